@@ -1,0 +1,1036 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The O_DIRECT test suite: the table of tests, the test functions, the check
+ * helpers that word the diagnostics, and the runner that isolates each test in
+ * a child process and prints the nested KTAP block.
+ *
+ * The tests target the class of bug shipped in 6.1.64: an O_DIRECT write that
+ * returns the full count but leaves the file position (and so the placement of
+ * the next write and i_size) wrong. So every write is followed by position and
+ * size checks, and every byte is read back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suite.h"
+
+/* Buffers for O_DIRECT: page alignment satisfies every device we boot. */
+#define IO_ALIGN 4096
+#define MAX_IOV 16
+#define DEFAULT_TIMEOUT_S 60
+/* After SIGKILL, how long to wait for a child stuck in the kernel. */
+#define KILL_GRACE_MS 3000
+
+void diag_reset(struct diag *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void diag_add(struct diag *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	if (d == NULL)
+		return;
+	if (d->count >= DIAG_MAX) {
+		d->dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(d->line[d->count], DIAG_LEN, fmt, ap);
+	va_end(ap);
+	/* A newline would end the KTAP diagnostic line early. */
+	for (p = d->line[d->count]; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	d->count++;
+}
+
+size_t check_fill(const unsigned char *buf, size_t len, long long file_off,
+		  unsigned char want, struct diag *d)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < len; i++) {
+		if (buf[i] == want)
+			continue;
+		if (bad == 0)
+			diag_add(d, "buffer wrong at %lld have %02x expected %02x",
+				 file_off + (long long)i, buf[i], want);
+		bad++;
+	}
+	return bad;
+}
+
+size_t check_bytes(const unsigned char *have, const unsigned char *want,
+		   size_t len, long long file_off, struct diag *d)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < len; i++) {
+		if (have[i] == want[i])
+			continue;
+		if (bad == 0)
+			diag_add(d, "buffer wrong at %lld have %02x expected %02x",
+				 file_off + (long long)i, have[i], want[i]);
+		bad++;
+	}
+	return bad;
+}
+
+int check_position(long long have, long long want, const char *op,
+		   unsigned int idx, unsigned int total, size_t len,
+		   struct diag *d)
+{
+	if (have == want)
+		return 0;
+	if (idx == 0)
+		diag_add(d, "%s (%zu bytes): position %lld, expected %lld", op,
+			 len, have, want);
+	else
+		diag_add(d, "%s %u of %u (%zu bytes): position %lld, expected %lld",
+			 op, idx, total, len, have, want);
+	return 1;
+}
+
+int check_size(long long have, long long want, const char *op,
+	       unsigned int idx, unsigned int total, struct diag *d)
+{
+	if (have == want)
+		return 0;
+	if (idx == 0)
+		diag_add(d, "%s: st_size %lld, expected %lld", op, have, want);
+	else
+		diag_add(d, "%s %u of %u: st_size %lld, expected %lld", op, idx,
+			 total, have, want);
+	return 1;
+}
+
+int check_io_len(long long have, size_t want, const char *op,
+		 long long file_off, struct diag *d)
+{
+	if (have >= 0 && (size_t)have == want)
+		return 0;
+	diag_add(d, "%s at %lld read %lld bytes, expected %zu", op, file_off,
+		 have, want);
+	return 1;
+}
+
+/*
+ * Problem counts of one test. Only the first problem of each kind gets a
+ * diagnostic line (the rest would repeat it), and the totals go in one last
+ * line, so a test prints a handful of lines however broken the kernel is.
+ */
+struct tally {
+	unsigned int ret;
+	unsigned int pos;
+	unsigned int size;
+	unsigned int io;
+	unsigned int errors;
+	size_t bytes;
+};
+
+static struct diag *first(unsigned int count, struct diag *d)
+{
+	return count == 0 ? d : NULL;
+}
+
+static enum test_status tally_verdict(const struct tally *ty, struct diag *d)
+{
+	char line[DIAG_LEN];
+	size_t used = 0;
+
+	if (ty->ret == 0 && ty->pos == 0 && ty->size == 0 && ty->io == 0 &&
+	    ty->errors == 0 && ty->bytes == 0)
+		return TEST_PASS;
+	if (ty->ret > 1 || ty->pos > 1 || ty->size > 1 || ty->io > 1 ||
+	    ty->bytes > 1) {
+		line[0] = '\0';
+#define TALLY_PART(cond, ...)                                                   \
+	do {                                                                    \
+		if ((cond) && used < sizeof(line)) {                            \
+			int w = snprintf(line + used, sizeof(line) - used,      \
+					 __VA_ARGS__);                           \
+			if (w > 0)                                              \
+				used += (size_t)w;                              \
+		}                                                               \
+	} while (0)
+		TALLY_PART(ty->ret, " wrong return %u", ty->ret);
+		TALLY_PART(ty->pos, " wrong position %u", ty->pos);
+		TALLY_PART(ty->size, " wrong st_size %u", ty->size);
+		TALLY_PART(ty->io, " short reads %u", ty->io);
+		TALLY_PART(ty->bytes, " wrong bytes %zu", ty->bytes);
+#undef TALLY_PART
+		diag_add(d, "totals:%s", line);
+	}
+	return TEST_FAIL;
+}
+
+static const char *const write_op_name[] = {
+	[OP_WRITE] = "write",
+	[OP_WRITEV] = "writev",
+	[OP_PWRITE] = "pwrite",
+	[OP_PWRITEV] = "pwritev",
+};
+
+static const char *const read_op_name[] = {
+	[RD_PREAD] = "pread",
+	[RD_PREADV] = "preadv",
+	[RD_READ] = "read",
+};
+
+static int op_is_positional(enum write_op op)
+{
+	return op == OP_PWRITE || op == OP_PWRITEV;
+}
+
+static unsigned char pattern(unsigned char base, unsigned int block)
+{
+	return (unsigned char)(base + block % 26);
+}
+
+/* Caller frees with free(). */
+static unsigned char *io_alloc(size_t len, struct diag *d)
+{
+	void *p = NULL;
+	int rc = posix_memalign(&p, IO_ALIGN, len);
+
+	if (rc != 0) {
+		diag_add(d, "posix_memalign(%zu): %s", len, strerror(rc));
+		return NULL;
+	}
+	memset(p, 0, len);
+	return p;
+}
+
+/*
+ * Open the test's file with O_DIRECT. Returns the fd, or -1 with a
+ * diagnostic; *unsupported is set when the failure means "no O_DIRECT here".
+ */
+static int open_direct(const char *path, int flags, int *unsupported,
+		       struct diag *d)
+{
+	int fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC | flags, 0600);
+
+	*unsupported = 0;
+	if (fd < 0) {
+		if (errno == EINVAL)
+			*unsupported = 1;
+		else
+			diag_add(d, "open %s: %s", path, strerror(errno));
+	}
+	return fd;
+}
+
+static const struct suite_io libc_io = {
+	.write = write,
+	.writev = writev,
+};
+static struct suite_io io = {
+	.write = write,
+	.writev = writev,
+};
+
+void suite_set_io(const struct suite_io *ops)
+{
+	io = ops != NULL ? *ops : libc_io;
+}
+
+static ssize_t do_write(int fd, enum write_op op, unsigned char *buf,
+			unsigned int nblocks, size_t bs, off_t off)
+{
+	struct iovec iov[MAX_IOV];
+	unsigned int k;
+
+	for (k = 0; k < nblocks && k < MAX_IOV; k++) {
+		iov[k].iov_base = buf + (size_t)k * bs;
+		iov[k].iov_len = bs;
+	}
+	switch (op) {
+	case OP_WRITE:
+		return io.write(fd, buf, (size_t)nblocks * bs);
+	case OP_WRITEV:
+		return io.writev(fd, iov, (int)k);
+	case OP_PWRITE:
+		return pwrite(fd, buf, (size_t)nblocks * bs, off);
+	case OP_PWRITEV:
+		return pwritev(fd, iov, (int)k, off);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+static ssize_t do_read(int fd, enum read_op op, unsigned char *buf, size_t len,
+		       off_t off)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	switch (op) {
+	case RD_PREAD:
+		return pread(fd, buf, len, off);
+	case RD_PREADV:
+		return preadv(fd, &iov, 1, off);
+	case RD_READ:
+		return read(fd, buf, len);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+/*
+ * Write blocks 0..nblocks-1 (block i filled with pattern(base, i)) with the
+ * row's write op, starting at file position 0 for the sequential ops. After
+ * every call check the return value, the file position and st_size, which can
+ * never drop below size_before. buf holds blocks_per_call blocks. Returns -1
+ * when a syscall failed outright (the test cannot go on).
+ */
+static int write_phase(int fd, const struct suite_test *t, unsigned char base,
+		       long long size_before, unsigned char *buf,
+		       struct tally *ty, struct diag *d)
+{
+	const char *name = write_op_name[t->write_op];
+	size_t bs = t->block_size;
+	unsigned int per = t->blocks_per_call;
+	unsigned int calls = t->nblocks / per;
+	off_t pos_start = lseek(fd, 0, SEEK_CUR);
+	unsigned int c, k;
+
+	for (c = 0; c < calls; c++) {
+		unsigned int blk = c * per;
+		size_t want = (size_t)per * bs;
+		long long end = (long long)(blk + per) * (long long)bs;
+		long long pos_want = op_is_positional(t->write_op) ? pos_start : end;
+		struct stat st;
+		ssize_t ret;
+		off_t pos;
+
+		for (k = 0; k < per; k++)
+			memset(buf + (size_t)k * bs, pattern(base, blk + k), bs);
+		/* An append must land at the end wherever the position is. */
+		if ((t->open_flags & O_APPEND) && lseek(fd, 0, SEEK_SET) != 0) {
+			diag_add(d, "lseek 0 before append: %s", strerror(errno));
+			ty->errors++;
+			return -1;
+		}
+		ret = do_write(fd, t->write_op, buf, per, bs,
+			       (off_t)blk * (off_t)bs);
+		if (ret < 0) {
+			diag_add(d, "%s %u of %u (%zu bytes) failed: %s", name,
+				 c + 1, calls, want, strerror(errno));
+			ty->errors++;
+			return -1;
+		}
+		if ((size_t)ret != want) {
+			diag_add(first(ty->ret, d),
+				 "%s %u of %u returned %zd, expected %zu", name,
+				 c + 1, calls, ret, want);
+			ty->ret++;
+		}
+		pos = lseek(fd, 0, SEEK_CUR);
+		ty->pos += check_position(pos, pos_want, name, c + 1, calls,
+					  want, first(ty->pos, d));
+		if (t->sync_op != SYNC_NONE &&
+		    (t->sync_op == SYNC_FSYNC ? fsync(fd) : fdatasync(fd)) != 0) {
+			diag_add(d, "%s after %s %u: %s",
+				 t->sync_op == SYNC_FSYNC ? "fsync" : "fdatasync",
+				 name, c + 1, strerror(errno));
+			ty->errors++;
+			return -1;
+		}
+		if (fstat(fd, &st) != 0) {
+			diag_add(d, "fstat: %s", strerror(errno));
+			ty->errors++;
+			return -1;
+		}
+		ty->size += check_size((long long)st.st_size,
+				       end > size_before ? end : size_before,
+				       name, c + 1, calls, first(ty->size, d));
+	}
+	return 0;
+}
+
+/*
+ * Read every block back with the row's read op and compare it with
+ * pattern(base, i). read() starts from position 0 and must advance by what it
+ * returned.
+ */
+static void read_phase(int fd, const struct suite_test *t, unsigned char base,
+		       unsigned char *buf, struct tally *ty, struct diag *d)
+{
+	const char *name = read_op_name[t->read_op];
+	size_t bs = t->block_size;
+	unsigned int i;
+
+	if (t->read_op == RD_READ && lseek(fd, 0, SEEK_SET) != 0) {
+		diag_add(d, "lseek 0 before read: %s", strerror(errno));
+		ty->errors++;
+		return;
+	}
+	for (i = 0; i < t->nblocks; i++) {
+		long long off = (long long)i * (long long)bs;
+		off_t before = lseek(fd, 0, SEEK_CUR);
+		ssize_t ret;
+
+		memset(buf, 0, bs);
+		ret = do_read(fd, t->read_op, buf, bs, (off_t)off);
+		if (ret < 0) {
+			diag_add(first(ty->io, d), "%s at %lld failed: %s",
+				 name, off, strerror(errno));
+			ty->io++;
+			continue;
+		}
+		ty->io += check_io_len(ret, bs, name, off, first(ty->io, d));
+		ty->bytes += check_fill(buf, (size_t)ret, off,
+					pattern(base, i), first(ty->bytes, d));
+		if (t->read_op == RD_READ)
+			ty->pos += check_position(lseek(fd, 0, SEEK_CUR),
+						  (long long)before + ret, name,
+						  i + 1, t->nblocks, bs,
+						  first(ty->pos, d));
+	}
+}
+
+/*
+ * Extending writes into a new file (write, writev, pwrite, pwritev, with
+ * O_SYNC/O_DSYNC/O_APPEND or fsync/fdatasync per the row), optionally a close
+ * and reopen, then the readback.
+ */
+static enum test_status test_extend(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d)
+{
+	struct tally ty = { 0 };
+	unsigned char *buf;
+	int fd, unsupported;
+
+	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
+			 &unsupported, d);
+	if (fd < 0) {
+		if (unsupported)
+			snprintf(d->skip_reason, sizeof(d->skip_reason),
+				 "O_DIRECT not supported");
+		return unsupported ? TEST_SKIP : TEST_FAIL;
+	}
+	buf = io_alloc(t->block_size * t->blocks_per_call, d);
+	if (buf == NULL) {
+		close(fd);
+		return TEST_FAIL;
+	}
+	if (write_phase(fd, t, 'a', 0, buf, &ty, d) != 0)
+		goto out;
+	if (t->flags & ST_REOPEN) {
+		struct stat st;
+		long long want = (long long)t->nblocks * (long long)t->block_size;
+
+		if (fsync(fd) != 0) {
+			diag_add(d, "fsync before close: %s", strerror(errno));
+			ty.errors++;
+		}
+		close(fd);
+		fd = open(env->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (fd < 0) {
+			diag_add(d, "reopen %s: %s", env->path, strerror(errno));
+			ty.errors++;
+			goto out;
+		}
+		if (fstat(fd, &st) != 0) {
+			diag_add(d, "fstat after reopen: %s", strerror(errno));
+			ty.errors++;
+			goto out;
+		}
+		ty.size += check_size((long long)st.st_size, want, "reopen", 0, 0,
+				      first(ty.size, d));
+	}
+	read_phase(fd, t, 'a', buf, &ty, d);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return tally_verdict(&ty, d);
+}
+
+/*
+ * Fill the file with positional writes (known good placement), rewind, then
+ * overwrite every block with the row's write op: the position must advance,
+ * st_size must not change, the new bytes must be there.
+ */
+static enum test_status test_overwrite(const struct suite_test *t,
+				       const struct suite_env *env,
+				       struct diag *d)
+{
+	struct suite_test fill = *t;
+	struct tally ty = { 0 };
+	long long size = (long long)t->nblocks * (long long)t->block_size;
+	unsigned char *buf;
+	int fd, unsupported;
+
+	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
+			 &unsupported, d);
+	if (fd < 0) {
+		if (unsupported)
+			snprintf(d->skip_reason, sizeof(d->skip_reason),
+				 "O_DIRECT not supported");
+		return unsupported ? TEST_SKIP : TEST_FAIL;
+	}
+	buf = io_alloc(t->block_size * t->blocks_per_call, d);
+	if (buf == NULL) {
+		close(fd);
+		return TEST_FAIL;
+	}
+	fill.write_op = OP_PWRITE;
+	fill.blocks_per_call = 1;
+	fill.sync_op = SYNC_NONE;
+	if (write_phase(fd, &fill, 'a', 0, buf, &ty, d) != 0)
+		goto out;
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		diag_add(d, "lseek 0 before overwrite: %s", strerror(errno));
+		ty.errors++;
+		goto out;
+	}
+	if (write_phase(fd, t, 'A', size, buf, &ty, d) != 0)
+		goto out;
+	read_phase(fd, t, 'A', buf, &ty, d);
+out:
+	close(fd);
+	free(buf);
+	return tally_verdict(&ty, d);
+}
+
+/*
+ * One write at offset block_size into a new file: with 512 bytes on a 4 KiB
+ * block filesystem this is ext4's sub-block O_DIRECT path, which must zero the
+ * rest of the block. Then a second write leaves a hole. Checks position, size
+ * and every byte including the zeros.
+ */
+static enum test_status test_subblock(const struct suite_test *t,
+				      const struct suite_env *env,
+				      struct diag *d)
+{
+	const char *name = write_op_name[t->write_op];
+	size_t bs = t->block_size;
+	size_t cap = 8 * bs > IO_ALIGN ? 8 * bs : IO_ALIGN;
+	const long long offs[2] = { (long long)bs, 3 * (long long)bs };
+	struct tally ty = { 0 };
+	unsigned char *buf, *want = NULL, *have = NULL;
+	long long size = 0;
+	unsigned int i;
+	int fd, unsupported;
+
+	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
+			 &unsupported, d);
+	if (fd < 0) {
+		if (unsupported)
+			snprintf(d->skip_reason, sizeof(d->skip_reason),
+				 "O_DIRECT not supported");
+		return unsupported ? TEST_SKIP : TEST_FAIL;
+	}
+	buf = io_alloc(bs, d);
+	want = io_alloc(cap, d);
+	have = io_alloc(cap, d);
+	if (buf == NULL || want == NULL || have == NULL) {
+		ty.errors++;
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		long long pos_want = op_is_positional(t->write_op) ? 0 :
+								      offs[i] + (long long)bs;
+		struct stat st;
+		ssize_t ret;
+
+		memset(buf, pattern('a', i), bs);
+		if (!op_is_positional(t->write_op) &&
+		    lseek(fd, (off_t)offs[i], SEEK_SET) != (off_t)offs[i]) {
+			diag_add(d, "lseek %lld: %s", offs[i], strerror(errno));
+			ty.errors++;
+			goto out;
+		}
+		ret = do_write(fd, t->write_op, buf, 1, bs, (off_t)offs[i]);
+		if (ret < 0) {
+			diag_add(d, "%s %u of 2 (%zu bytes at %lld) failed: %s",
+				 name, i + 1, bs, offs[i], strerror(errno));
+			ty.errors++;
+			goto out;
+		}
+		if ((size_t)ret != bs) {
+			diag_add(first(ty.ret, d),
+				 "%s %u of 2 returned %zd, expected %zu", name,
+				 i + 1, ret, bs);
+			ty.ret++;
+		}
+		memcpy(want + offs[i], buf, bs);
+		size = offs[i] + (long long)bs;
+		ty.pos += check_position(lseek(fd, 0, SEEK_CUR), pos_want, name,
+					 i + 1, 2, bs, first(ty.pos, d));
+		if (fstat(fd, &st) != 0) {
+			diag_add(d, "fstat: %s", strerror(errno));
+			ty.errors++;
+			goto out;
+		}
+		ty.size += check_size((long long)st.st_size, size, name, i + 1,
+				      2, first(ty.size, d));
+	}
+	{
+		/* Aligned length past EOF: O_DIRECT reads stop at i_size. */
+		size_t len = ((size_t)size + IO_ALIGN - 1) / IO_ALIGN * IO_ALIGN;
+		ssize_t ret = pread(fd, have, len, 0);
+
+		if (ret < 0) {
+			diag_add(d, "pread at 0 failed: %s", strerror(errno));
+			ty.errors++;
+			goto out;
+		}
+		ty.io += check_io_len(ret, (size_t)size, "pread", 0, d);
+		ty.bytes += check_bytes(have, want, (size_t)ret, 0, d);
+	}
+out:
+	close(fd);
+	free(buf);
+	free(want);
+	free(have);
+	return tally_verdict(&ty, d);
+}
+
+/*
+ * A misaligned O_DIRECT write (buffer address, file offset or length) must
+ * either fail with EINVAL and change nothing, or succeed (a filesystem may
+ * fall back to buffered I/O) with exactly the right bytes in place. The
+ * diagnostic says which of the two happened, also when the test passes.
+ */
+static enum test_status test_unaligned(const struct suite_test *t,
+				       const struct suite_env *env,
+				       struct diag *d)
+{
+	static const char *const what_name[] = {
+		[MIS_NONE] = "aligned",
+		[MIS_BUFFER] = "misaligned buffer",
+		[MIS_OFFSET] = "misaligned offset",
+		[MIS_LENGTH] = "odd length",
+	};
+	size_t bs = t->block_size;
+	size_t cap = 4 * bs;
+	struct tally ty = { 0 };
+	unsigned char *mem, *want = NULL, *have = NULL, *src;
+	long long size_before = 0, size_want;
+	size_t len = bs;
+	off_t off = 0;
+	struct stat st;
+	ssize_t ret;
+	int fd, rfd = -1, unsupported;
+
+	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
+			 &unsupported, d);
+	if (fd < 0) {
+		if (unsupported)
+			snprintf(d->skip_reason, sizeof(d->skip_reason),
+				 "O_DIRECT not supported");
+		return unsupported ? TEST_SKIP : TEST_FAIL;
+	}
+	mem = io_alloc(2 * bs, d);
+	want = io_alloc(cap, d);
+	have = io_alloc(cap, d);
+	if (mem == NULL || want == NULL || have == NULL) {
+		ty.errors++;
+		goto out;
+	}
+	src = mem;
+	switch (t->misalign) {
+	case MIS_BUFFER:
+		src = mem + 1;
+		break;
+	case MIS_OFFSET:
+		/* Known content around the target so a misplaced write shows. */
+		memset(mem, 'a', bs);
+		memset(mem + bs, 'b', bs);
+		if (pwrite(fd, mem, 2 * bs, 0) != (ssize_t)(2 * bs)) {
+			diag_add(d, "prefill pwrite of %zu bytes: %s", 2 * bs,
+				 strerror(errno));
+			ty.errors++;
+			goto out;
+		}
+		memcpy(want, mem, 2 * bs);
+		size_before = 2 * (long long)bs;
+		off = 1;
+		break;
+	case MIS_LENGTH:
+		len = bs / 2 + 1;
+		break;
+	case MIS_NONE:
+		break;
+	}
+	memset(src, 'm', len);
+	ret = pwrite(fd, src, len, off);
+	size_want = size_before;
+	if (ret < 0 && errno == EINVAL) {
+		diag_add(d, "%s: pwrite of %zu bytes at %lld rejected with EINVAL",
+			 what_name[t->misalign], len, (long long)off);
+	} else if (ret < 0) {
+		diag_add(d, "%s: pwrite of %zu bytes at %lld failed: %s, expected EINVAL or success",
+			 what_name[t->misalign], len, (long long)off,
+			 strerror(errno));
+		ty.errors++;
+		goto out;
+	} else {
+		diag_add(d, "%s: pwrite of %zu bytes at %lld accepted (%zd bytes written), checking data",
+			 what_name[t->misalign], len, (long long)off, ret);
+		memcpy(want + off, src, (size_t)ret);
+		if ((long long)off + ret > size_want)
+			size_want = (long long)off + ret;
+	}
+	if (fstat(fd, &st) != 0) {
+		diag_add(d, "fstat: %s", strerror(errno));
+		ty.errors++;
+		goto out;
+	}
+	ty.size += check_size((long long)st.st_size, size_want,
+			      what_name[t->misalign], 0, 0, d);
+	/*
+	 * Read through the page cache so this check does not depend on
+	 * O_DIRECT alignment; the direct write invalidated any cached pages.
+	 */
+	rfd = open(env->path, O_RDONLY | O_CLOEXEC);
+	if (rfd < 0) {
+		diag_add(d, "open for readback: %s", strerror(errno));
+		ty.errors++;
+		goto out;
+	}
+	ret = pread(rfd, have, cap, 0);
+	if (ret < 0) {
+		diag_add(d, "pread at 0 failed: %s", strerror(errno));
+		ty.errors++;
+		goto out;
+	}
+	ty.io += check_io_len(ret, (size_t)size_want, "pread", 0, d);
+	ty.bytes += check_bytes(have, want, (size_t)ret, 0, d);
+out:
+	if (rfd >= 0)
+		close(rfd);
+	close(fd);
+	free(mem);
+	free(want);
+	free(have);
+	return tally_verdict(&ty, d);
+}
+
+/*
+ * The table. Block i of every test is filled with 'a' + i like LTP's preadv03,
+ * so a block landing in the wrong place shows up as "have 62 expected 61".
+ */
+#define ROW(nm, fn, bs, per, fl, wop, rop, sop, mis, tf)                        \
+	{ .name = nm, .run = fn, .block_size = bs, .nblocks = 8,               \
+	  .blocks_per_call = per, .open_flags = fl, .write_op = wop,           \
+	  .read_op = rop, .sync_op = sop, .misalign = mis, .flags = tf }
+#define EXTEND(nm, bs, per, fl, wop, rop, sop)                                  \
+	ROW(nm "_" #bs, test_extend, bs, per, fl, wop, rop, sop, MIS_NONE, 0)
+#define PER_BS(bs)                                                             \
+	EXTEND("write_seq", bs, 1, 0, OP_WRITE, RD_PREAD, SYNC_NONE),          \
+	EXTEND("writev_seq", bs, 2, 0, OP_WRITEV, RD_PREADV, SYNC_NONE),       \
+	EXTEND("pwrite_seq", bs, 1, 0, OP_PWRITE, RD_READ, SYNC_NONE),         \
+	EXTEND("pwritev_seq", bs, 2, 0, OP_PWRITEV, RD_READ, SYNC_NONE),       \
+	EXTEND("write_osync", bs, 1, O_SYNC, OP_WRITE, RD_PREAD, SYNC_NONE),   \
+	EXTEND("write_odsync", bs, 1, O_DSYNC, OP_WRITE, RD_PREAD, SYNC_NONE), \
+	EXTEND("writev_osync", bs, 2, O_SYNC, OP_WRITEV, RD_PREADV, SYNC_NONE),\
+	EXTEND("write_fsync", bs, 1, 0, OP_WRITE, RD_PREAD, SYNC_FSYNC),       \
+	EXTEND("write_fdatasync", bs, 1, 0, OP_WRITE, RD_PREAD, SYNC_FDATASYNC),\
+	EXTEND("write_append", bs, 1, O_APPEND, OP_WRITE, RD_PREAD, SYNC_NONE),\
+	ROW("write_overwrite_" #bs, test_overwrite, bs, 1, 0, OP_WRITE,        \
+	    RD_PREAD, SYNC_NONE, MIS_NONE, 0),                                 \
+	ROW("write_reopen_" #bs, test_extend, bs, 1, 0, OP_WRITE, RD_PREAD,    \
+	    SYNC_NONE, MIS_NONE, ST_REOPEN)
+
+static const struct suite_test tests[] = {
+	PER_BS(512),
+	PER_BS(4096),
+	EXTEND("write_seq", 65536, 1, 0, OP_WRITE, RD_PREAD, SYNC_NONE),
+	EXTEND("writev_seq", 65536, 2, 0, OP_WRITEV, RD_PREADV, SYNC_NONE),
+	EXTEND("pwritev_seq", 65536, 2, 0, OP_PWRITEV, RD_READ, SYNC_NONE),
+	ROW("subblock_write_512", test_subblock, 512, 1, 0, OP_WRITE, RD_PREAD,
+	    SYNC_NONE, MIS_NONE, 0),
+	ROW("subblock_pwrite_512", test_subblock, 512, 1, 0, OP_PWRITE,
+	    RD_PREAD, SYNC_NONE, MIS_NONE, 0),
+	ROW("unaligned_buffer", test_unaligned, 4096, 1, 0, OP_PWRITE,
+	    RD_PREAD, SYNC_NONE, MIS_BUFFER, 0),
+	ROW("unaligned_offset", test_unaligned, 4096, 1, 0, OP_PWRITE,
+	    RD_PREAD, SYNC_NONE, MIS_OFFSET, 0),
+	ROW("unaligned_length", test_unaligned, 4096, 1, 0, OP_PWRITE,
+	    RD_PREAD, SYNC_NONE, MIS_LENGTH, 0),
+};
+
+const struct suite_test *suite_tests(size_t *n)
+{
+	*n = sizeof(tests) / sizeof(tests[0]);
+	return tests;
+}
+
+int suite_probe(const char *dir, struct suite_env *env, char *err,
+		size_t errlen)
+{
+	struct statx stx;
+	int fd, n;
+
+	memset(env, 0, sizeof(*env));
+	n = snprintf(env->path, sizeof(env->path), "%s/.rcgate-probe", dir);
+	if (n < 0 || (size_t)n >= sizeof(env->path)) {
+		snprintf(err, errlen, "directory name too long: %s", dir);
+		return -1;
+	}
+	fd = open(env->path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC,
+		  0600);
+	if (fd < 0 && errno == EINVAL) {
+		/* Tell "no O_DIRECT" apart from "cannot create files". */
+		fd = open(env->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			snprintf(err, errlen, "create %s: %s", env->path,
+				 strerror(errno));
+			return -1;
+		}
+		close(fd);
+		unlink(env->path);
+		env->odirect = 0;
+		return 0;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "create %s: %s", env->path, strerror(errno));
+		return -1;
+	}
+	env->odirect = 1;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN)) {
+		if (stx.stx_dio_offset_align == 0)
+			env->odirect = 0;
+		env->dio_offset_align = stx.stx_dio_offset_align;
+		env->dio_mem_align = stx.stx_dio_mem_align;
+	}
+	close(fd);
+	unlink(env->path);
+	return 0;
+}
+
+enum test_status suite_test_exec(const struct suite_test *t, const char *dir,
+				 const struct suite_env *probed, struct diag *d)
+{
+	struct suite_env env = *probed;
+	enum test_status st;
+	int n;
+
+	diag_reset(d);
+	if (!env.odirect) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "O_DIRECT not supported");
+		return TEST_SKIP;
+	}
+	/*
+	 * A 512-byte test on a 4Kn device would fail with EINVAL by design;
+	 * that is not a regression.
+	 */
+	if (t->misalign == MIS_NONE && env.dio_offset_align > 0 &&
+	    t->block_size % env.dio_offset_align != 0) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "block size %zu below the O_DIRECT alignment %u",
+			 t->block_size, env.dio_offset_align);
+		return TEST_SKIP;
+	}
+	if (t->blocks_per_call == 0 || t->blocks_per_call > MAX_IOV ||
+	    t->nblocks % t->blocks_per_call != 0) {
+		diag_add(d, "bad table row: %u blocks, %u per call", t->nblocks,
+			 t->blocks_per_call);
+		return TEST_FAIL;
+	}
+	n = snprintf(env.path, sizeof(env.path), "%s/%s.dat", dir, t->name);
+	if (n < 0 || (size_t)n >= sizeof(env.path)) {
+		diag_add(d, "path too long for %s", t->name);
+		return TEST_FAIL;
+	}
+	unlink(env.path);
+	st = t->run(t, &env, d);
+	unlink(env.path);
+	return st;
+}
+
+void suite_print_result(FILE *out, int indent, unsigned int number,
+			const char *name, enum test_status st,
+			const struct diag *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->count && i < DIAG_MAX; i++)
+		fprintf(out, "%*s# %s: %s\n", indent, "", name, d->line[i]);
+	if (d->dropped > 0)
+		fprintf(out, "%*s# %s: (%u more diagnostics not shown)\n",
+			indent, "", name, d->dropped);
+	if (st == TEST_SKIP)
+		fprintf(out, "%*sok %u %s # SKIP %s\n", indent, "", number, name,
+			d->skip_reason[0] != '\0' ? d->skip_reason : "skipped");
+	else
+		fprintf(out, "%*s%s %u %s\n", indent, "",
+			st == TEST_PASS ? "ok" : "not ok", number, name);
+	fflush(out);
+}
+
+/* Shared with the child: it writes, the parent reads after waitpid. */
+struct child_result {
+	int done;
+	enum test_status status;
+	struct diag diag;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Wait for pid until deadline_ms. Returns 1 when reaped (*status set), 0 on
+ * timeout, -1 on a waitpid error.
+ */
+static int wait_until(pid_t pid, long long deadline_ms, int *status)
+{
+	long step = 1;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (now_ms() >= deadline_ms)
+			return 0;
+		sleep_ms(step);
+		if (step < 20)
+			step *= 2;
+	}
+}
+
+enum test_status suite_test_isolated(const struct suite_test *t,
+				     const char *dir,
+				     const struct suite_env *env,
+				     unsigned int timeout_s, struct diag *d)
+{
+	struct child_result *res;
+	enum test_status st;
+	pid_t pid;
+	int status = 0, w;
+
+	diag_reset(d);
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		diag_add(d, "mmap for the result: %s", strerror(errno));
+		return TEST_FAIL;
+	}
+	memset(res, 0, sizeof(*res));
+	pid = fork();
+	if (pid < 0) {
+		diag_add(d, "fork: %s", strerror(errno));
+		munmap(res, sizeof(*res));
+		return TEST_FAIL;
+	}
+	if (pid == 0) {
+		static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+					    SIGABRT, SIGSYS, SIGALRM };
+		size_t i;
+
+		/*
+		 * The agent's fatal-signal handlers power the guest off; in a
+		 * test process a crash must only end the test.
+		 */
+		for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			signal(sigs[i], SIG_DFL);
+		res->status = suite_test_exec(t, dir, env, &res->diag);
+		__atomic_store_n(&res->done, 1, __ATOMIC_SEQ_CST);
+		_exit(0);
+	}
+	w = wait_until(pid, now_ms() + (long long)timeout_s * 1000, &status);
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		w = wait_until(pid, now_ms() + KILL_GRACE_MS, &status);
+		diag_add(d, "timed out after %u s%s", timeout_s,
+			 w == 1 ? "" : " (process stuck in the kernel, not reaped)");
+		st = TEST_FAIL;
+	} else if (w < 0) {
+		diag_add(d, "waitpid: %s", strerror(errno));
+		st = TEST_FAIL;
+	} else if (__atomic_load_n(&res->done, __ATOMIC_SEQ_CST)) {
+		*d = res->diag;
+		st = res->status;
+	} else if (WIFSIGNALED(status)) {
+		*d = res->diag;
+		diag_add(d, "test process killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		st = TEST_FAIL;
+	} else {
+		*d = res->diag;
+		diag_add(d, "test process exited with status %d without a result",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		st = TEST_FAIL;
+	}
+	munmap(res, sizeof(*res));
+	/* The child may have died before its own cleanup. */
+	{
+		char path[4096];
+		int n = snprintf(path, sizeof(path), "%s/%s.dat", dir, t->name);
+
+		if (n > 0 && (size_t)n < sizeof(path))
+			unlink(path);
+	}
+	return st;
+}
+
+int suite_run(const char *dir, const char *suite_name, FILE *out,
+	      const struct suite_options *opt, struct suite_counts *counts,
+	      char *err, size_t errlen)
+{
+	unsigned int timeout_s = opt != NULL && opt->timeout_s > 0 ?
+					 opt->timeout_s : DEFAULT_TIMEOUT_S;
+	struct suite_env env;
+	struct diag d;
+	size_t n, i;
+	const struct suite_test *t = suite_tests(&n);
+
+	memset(counts, 0, sizeof(*counts));
+	if (suite_probe(dir, &env, err, errlen) != 0)
+		return -1;
+	fprintf(out, "    KTAP version 1\n");
+	fprintf(out, "    # Subtest: %s\n", suite_name);
+	fprintf(out, "    1..%zu\n", n);
+	fflush(out);
+	for (i = 0; i < n; i++) {
+		enum test_status st;
+
+		/* Buffered output must not be duplicated into the child. */
+		fflush(out);
+		st = suite_test_isolated(&t[i], dir, &env, timeout_s, &d);
+		suite_print_result(out, 4, (unsigned int)(i + 1), t[i].name, st,
+				   &d);
+		if (st == TEST_PASS)
+			counts->pass++;
+		else if (st == TEST_FAIL)
+			counts->fail++;
+		else
+			counts->skip++;
+	}
+	return 0;
+}

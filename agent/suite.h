@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The agent's O_DIRECT test suite: the test table, the runner that prints one
+ * nested KTAP block per suite, and the pure check helpers (exposed so the unit
+ * tests can pin the exact diagnostic wording the daemon stores and reports).
+ */
+#ifndef RCGATE_AGENT_SUITE_H
+#define RCGATE_AGENT_SUITE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+enum test_status {
+	TEST_PASS,
+	TEST_FAIL,
+	TEST_SKIP,
+};
+
+/*
+ * Diagnostics of one test. A broken kernel can produce a problem per byte;
+ * only the first DIAG_MAX lines are kept and the rest are counted, so the
+ * output stays readable and the serial port is never flooded.
+ */
+#define DIAG_MAX 6
+#define DIAG_LEN 160
+#define DIAG_REASON_LEN 96
+
+struct diag {
+	unsigned int count;
+	unsigned int dropped;
+	char line[DIAG_MAX][DIAG_LEN];
+	char skip_reason[DIAG_REASON_LEN];
+};
+
+/* d may be NULL: callers pass NULL to count a repeated problem silently. */
+void diag_add(struct diag *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void diag_reset(struct diag *d);
+
+/*
+ * Check helpers. Each returns 0 when the value is as expected, otherwise a
+ * nonzero count, and adds one diagnostic line to d (when d is not NULL).
+ * Byte values are printed as two hex digits without 0x, like LTP's preadv03,
+ * so "buffer wrong at 0 have 62 expected 61" matches the 2023 report.
+ */
+size_t check_fill(const unsigned char *buf, size_t len, long long file_off,
+		  unsigned char want, struct diag *d);
+size_t check_bytes(const unsigned char *have, const unsigned char *want,
+		   size_t len, long long file_off, struct diag *d);
+/* "write 2 of 8 (512 bytes): position 512, expected 1024" */
+int check_position(long long have, long long want, const char *op,
+		   unsigned int idx, unsigned int total, size_t len,
+		   struct diag *d);
+/* "write 2 of 8: st_size 512, expected 1024" */
+int check_size(long long have, long long want, const char *op,
+	       unsigned int idx, unsigned int total, struct diag *d);
+/* "pread at 512 read 0 bytes, expected 512" */
+int check_io_len(long long have, size_t want, const char *op,
+		 long long file_off, struct diag *d);
+
+struct iovec;
+
+/*
+ * The sequential write syscalls the tests go through. Unit tests replace them
+ * to simulate a broken kernel (e.g. 6.1.64's position that never advances)
+ * and check that the suite catches it; everything else uses libc's.
+ */
+struct suite_io {
+	ssize_t (*write)(int fd, const void *buf, size_t len);
+	ssize_t (*writev)(int fd, const struct iovec *iov, int iovcnt);
+};
+
+/* NULL restores libc's functions. */
+void suite_set_io(const struct suite_io *io);
+
+enum write_op { OP_WRITE, OP_WRITEV, OP_PWRITE, OP_PWRITEV };
+enum read_op { RD_PREAD, RD_PREADV, RD_READ };
+enum sync_op { SYNC_NONE, SYNC_FSYNC, SYNC_FDATASYNC };
+enum misalign { MIS_NONE, MIS_BUFFER, MIS_OFFSET, MIS_LENGTH };
+
+/* Test flags. */
+#define ST_REOPEN 0x1 /* close and reopen the file before the readback */
+
+/*
+ * What the runner learned about the directory, handed to every test.
+ * dio_offset_align and dio_mem_align come from statx(STATX_DIOALIGN) and are
+ * 0 when the kernel does not say (before 6.1).
+ */
+struct suite_env {
+	char path[4096]; /* the test's own file, created and removed by it */
+	int odirect;     /* 0: open(O_DIRECT) fails with EINVAL here */
+	unsigned int dio_offset_align;
+	unsigned int dio_mem_align;
+};
+
+struct suite_test;
+typedef enum test_status (*suite_test_fn)(const struct suite_test *t,
+					  const struct suite_env *env,
+					  struct diag *d);
+
+/*
+ * One row of the suite. Not every function uses every parameter; a new test
+ * is a new row (and at most a new function), never a branch in the runner.
+ */
+struct suite_test {
+	const char *name;
+	suite_test_fn run;
+	size_t block_size;
+	unsigned int nblocks;
+	unsigned int blocks_per_call; /* blocks per write syscall (iovecs) */
+	int open_flags;               /* added to O_RDWR|O_DIRECT */
+	enum write_op write_op;
+	enum read_op read_op;
+	enum sync_op sync_op;
+	enum misalign misalign;
+	unsigned int flags;
+};
+
+struct suite_counts {
+	unsigned int pass;
+	unsigned int fail;
+	unsigned int skip;
+};
+
+struct suite_options {
+	unsigned int timeout_s; /* per test; 0 means the default of 60 */
+};
+
+/* The built-in table; *n receives its length. */
+const struct suite_test *suite_tests(size_t *n);
+
+/*
+ * Find out whether dir takes O_DIRECT and with which alignment. Returns 0
+ * (env->odirect says whether O_DIRECT works), or -1 with a message in err when
+ * dir cannot be used at all.
+ */
+int suite_probe(const char *dir, struct suite_env *env, char *err,
+		size_t errlen);
+
+/*
+ * Run one test in the calling process on <dir>/<name>.dat, which the test
+ * creates and removes. Handles the skips common to all tests (no O_DIRECT,
+ * block size below the O_DIRECT alignment). Used by the unit tests; suite_run
+ * isolates each test in a child process instead.
+ */
+enum test_status suite_test_exec(const struct suite_test *t, const char *dir,
+				 const struct suite_env *probed,
+				 struct diag *d);
+
+/*
+ * Run t like suite_test_exec, but in a forked child bounded by timeout_s
+ * seconds, so a crash or a hang in the kernel cannot take the agent (PID 1 in
+ * the guest) down with it: those become a failed test with a diagnostic.
+ */
+enum test_status suite_test_isolated(const struct suite_test *t,
+				     const char *dir,
+				     const struct suite_env *env,
+				     unsigned int timeout_s, struct diag *d);
+
+/* Print "[indent]# name: line" for every diagnostic, then the result line. */
+void suite_print_result(FILE *out, int indent, unsigned int number,
+			const char *name, enum test_status st,
+			const struct diag *d);
+
+/*
+ * Run every test of the table in dir and print the nested KTAP block
+ * (indentation 4, "KTAP version 1", "# Subtest: <suite_name>", plan, results)
+ * to out. The caller prints the parent's result line from counts (the suite
+ * is "not ok" when counts->fail > 0). Each test runs in a forked child, bounded
+ * by opt->timeout_s, so a crash or a hang becomes a failed test and not a
+ * stuck agent. Returns 0, or -1 with a message in err when dir is unusable; in
+ * that case nothing has been printed.
+ */
+int suite_run(const char *dir, const char *suite_name, FILE *out,
+	      const struct suite_options *opt, struct suite_counts *counts,
+	      char *err, size_t errlen);
+
+#endif

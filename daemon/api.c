@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * api.c - the REST API (/api/v1) and /healthz: the route table and one
+ * handler per route. Handlers validate input completely before touching
+ * the store, and answer with JSON bodies described in schemas/.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rcgate.h"
+
+static struct api_context ctx;
+static struct store *api_store;
+static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define MAX_LOG_BYTES (4u << 20)
+#define MAX_PAGE 200
+
+int api_open(const struct api_context *c, char *err, size_t errlen)
+{
+	ctx = *c;
+	api_store = store_open(c->db_path, err, errlen);
+	return api_store != NULL ? 0 : -1;
+}
+
+void api_close(void)
+{
+	store_close(api_store);
+	api_store = NULL;
+}
+
+int api_authorize(const char *token, enum http_scope scope)
+{
+	char hash[65];
+	int rc;
+
+	if (strlen(token) > 256)
+		return 0;
+	sha256_hex(token, strlen(token), hash);
+	pthread_mutex_lock(&api_lock);
+	rc = store_token_check(api_store, hash,
+			       scope == SCOPE_WRITE ? "write" : "read");
+	pthread_mutex_unlock(&api_lock);
+	return rc;
+}
+
+/* store_rows under the API's lock; one wrapper per argument shape keeps
+ * the varargs honest. */
+static json_t *rows_i(enum store_query q, int64_t id)
+{
+	char err[256];
+	json_t *r;
+
+	pthread_mutex_lock(&api_lock);
+	r = store_rows(api_store, q, err, sizeof(err), "i", id);
+	pthread_mutex_unlock(&api_lock);
+	if (r == NULL)
+		log_err("api: %s", err);
+	return r;
+}
+
+static json_t *rows_s(enum store_query q, const char *s)
+{
+	char err[256];
+	json_t *r;
+
+	pthread_mutex_lock(&api_lock);
+	r = store_rows(api_store, q, err, sizeof(err), "s", s);
+	pthread_mutex_unlock(&api_lock);
+	if (r == NULL)
+		log_err("api: %s", err);
+	return r;
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+	long v;
+
+	if (parse_long(s, 1, LONG_MAX, &v) < 0)
+		return -1;
+	*id = v;
+	return 0;
+}
+
+/* Release state from its jobs' states: the release is only as finished as
+ * its slowest job. */
+static const char *release_state(json_t *counts)
+{
+	long active = 0, queued = 0, infra = 0, done = 0, cancelled = 0;
+	size_t i;
+	json_t *row;
+
+	json_array_foreach(counts, i, row) {
+		const char *state = json_string_value(json_object_get(row, "state"));
+		long n = (long)json_integer_value(json_object_get(row, "n"));
+
+		if (state == NULL)
+			continue;
+		if (strcmp(state, "queued") == 0)
+			queued += n;
+		else if (strcmp(state, "done") == 0)
+			done += n;
+		else if (strcmp(state, "infra_error") == 0)
+			infra += n;
+		else if (strcmp(state, "cancelled") == 0)
+			cancelled += n;
+		else
+			active += n;
+	}
+	if (active > 0)
+		return "running";
+	if (queued > 0)
+		return done + infra > 0 ? "running" : "queued";
+	if (infra > 0)
+		return "infra_error";
+	if (done > 0)
+		return "done";
+	return cancelled > 0 ? "cancelled" : "empty";
+}
+
+static int h_healthz(struct http_request *req, struct http_response *resp)
+{
+	int version;
+
+	(void)req;
+	pthread_mutex_lock(&api_lock);
+	version = store_schema_version(api_store);
+	pthread_mutex_unlock(&api_lock);
+	if (version < 0)
+		return http_error(resp, 503, "database unavailable");
+	return http_json(resp, 200, json_pack("{s:s,s:s,s:i,s:i}", "status", "ok",
+			 "version", RCGATE_VERSION, "schema", version,
+			 "workers", (int)ctx.workers));
+}
+
+static int h_targets(struct http_request *req, struct http_response *resp)
+{
+	json_t *list = json_array();
+
+	(void)req;
+	for (size_t i = 0; i < target_count(); i++) {
+		const struct target *t = target_at(i);
+
+		json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s,s:s*,s:s,s:b}",
+			"name", t->name, "arch", t->arch, "emulator", t->emulator,
+			"machine", t->machine, "cpu", t->cpu, "console", t->console,
+			"virtio_mmio", t->virtio_mmio));
+	}
+	return http_json(resp, 200, json_pack("{s:o}", "targets", list));
+}
+
+static int page_arg(struct http_request *req, const char *key, long def,
+		    long max, long *out)
+{
+	const char *v = http_query(req, key);
+
+	if (v == NULL) {
+		*out = def;
+		return 0;
+	}
+	return parse_long(v, 0, max, out);
+}
+
+static int h_releases(struct http_request *req, struct http_response *resp)
+{
+	long limit, offset;
+	char err[256];
+	json_t *list;
+	size_t i;
+	json_t *row;
+
+	if (page_arg(req, "limit", 50, MAX_PAGE, &limit) < 0 ||
+	    page_arg(req, "offset", 0, LONG_MAX, &offset) < 0)
+		return http_error(resp, 400, "limit must be 0..%d and offset >= 0",
+				  MAX_PAGE);
+	pthread_mutex_lock(&api_lock);
+	list = store_rows(api_store, Q_RELEASES, err, sizeof(err), "ll", limit,
+			  offset);
+	pthread_mutex_unlock(&api_lock);
+	if (list == NULL)
+		return http_error(resp, 500, "%s", err);
+	json_array_foreach(list, i, row) {
+		json_t *counts = rows_i(Q_RELEASE_JOB_COUNTS,
+			json_integer_value(json_object_get(row, "id")));
+
+		json_object_set_new(row, "state", json_string(release_state(counts)));
+		json_decref(counts);
+	}
+	return http_json(resp, 200, json_pack("{s:o,s:i,s:i}", "releases", list,
+			 "limit", (int)limit, "offset", (int)offset));
+}
+
+/* The release with its jobs and each job's results; NULL if unknown. */
+static json_t *release_json(const char *version, int *status)
+{
+	json_t *rel = rows_s(Q_RELEASE, version), *r, *jobs, *counts, *job;
+	long pass = 0, fail = 0, skip = 0;
+	size_t i;
+
+	*status = 500;
+	if (rel == NULL)
+		return NULL;
+	if (json_array_size(rel) == 0) {
+		json_decref(rel);
+		*status = 404;
+		return NULL;
+	}
+	r = json_incref(json_array_get(rel, 0));
+	json_decref(rel);
+	jobs = rows_i(Q_RELEASE_JOBS, json_integer_value(json_object_get(r, "id")));
+	counts = rows_i(Q_RELEASE_JOB_COUNTS,
+			json_integer_value(json_object_get(r, "id")));
+	if (jobs == NULL || counts == NULL) {
+		json_decref(jobs);
+		json_decref(counts);
+		json_decref(r);
+		return NULL;
+	}
+	json_array_foreach(jobs, i, job) {
+		json_t *results = rows_i(Q_JOB_RESULTS,
+			json_integer_value(json_object_get(job, "id")));
+		size_t k;
+		json_t *res;
+
+		json_array_foreach(results, k, res) {
+			const char *st = json_string_value(json_object_get(res, "status"));
+
+			if (st == NULL)
+				continue;
+			if (strcmp(st, "pass") == 0)
+				pass++;
+			else if (strcmp(st, "fail") == 0)
+				fail++;
+			else if (strcmp(st, "skip") == 0)
+				skip++;
+		}
+		json_object_set_new(job, "results",
+				    results != NULL ? results : json_array());
+	}
+	json_object_set_new(r, "state", json_string(release_state(counts)));
+	json_object_set_new(r, "totals", json_pack("{s:i,s:i,s:i}", "pass",
+			    (int)pass, "fail", (int)fail, "skip", (int)skip));
+	json_object_set_new(r, "jobs", jobs);
+	json_decref(counts);
+	*status = 200;
+	return r;
+}
+
+static int h_release(struct http_request *req, struct http_response *resp)
+{
+	int status;
+	json_t *r = release_json(req->params[0], &status);
+
+	if (r == NULL)
+		return status == 404
+			? http_error(resp, 404, "no release %.60s", req->params[0])
+			: http_error(resp, 500, "database error");
+	return http_json(resp, 200, r);
+}
+
+/* Checks one artifact object of a POST /releases body. */
+static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
+			  char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	char sub[256];
+
+	if (!json_is_object(a)) {
+		errf(err, errlen, "artifacts[%zu] is not an object", i);
+		return -1;
+	}
+	json_object_foreach(a, key, v) {
+		if (strcmp(key, "target") != 0 && strcmp(key, "url") != 0 &&
+		    strcmp(key, "sha256") != 0 && strcmp(key, "kind") != 0) {
+			errf(err, errlen, "artifacts[%zu]: unknown key '%.40s'", i,
+			     key);
+			return -1;
+		}
+	}
+	out->target = json_string_value(json_object_get(a, "target"));
+	out->url = json_string_value(json_object_get(a, "url"));
+	out->sha256 = json_string_value(json_object_get(a, "sha256"));
+	out->kind = json_string_value(json_object_get(a, "kind"));
+	if (out->target == NULL || target_find(out->target) == NULL) {
+		errf(err, errlen, "artifacts[%zu].target must be one of x86_64,"
+		     " i386, arm64, armv7", i);
+		return -1;
+	}
+	if (out->url == NULL || strlen(out->url) > 2000) {
+		errf(err, errlen, "artifacts[%zu].url must be a URL of at most"
+		     " 2000 characters", i);
+		return -1;
+	}
+	if (fetch_url_check(out->url, sub, sizeof(sub)) < 0) {
+		errf(err, errlen, "artifacts[%zu].url: %s", i, sub);
+		return -1;
+	}
+	if (out->sha256 == NULL || !is_sha256_hex(out->sha256)) {
+		errf(err, errlen, "artifacts[%zu].sha256 must be 64 lowercase hex"
+		     " digits", i);
+		return -1;
+	}
+	if (out->kind == NULL)
+		out->kind = "deb";
+	if (strcmp(out->kind, "deb") != 0) {
+		errf(err, errlen, "artifacts[%zu].kind: only 'deb' is supported", i);
+		return -1;
+	}
+	return 0;
+}
+
+static int h_release_post(struct http_request *req, struct http_response *resp)
+{
+	json_error_t jerr;
+	json_t *body, *arts, *v;
+	struct artifact_in in[8];
+	struct kversion kv;
+	const char *version, *key;
+	char err[512];
+	int64_t release_id;
+	size_t n;
+	int rc;
+
+	if (req->body == NULL || req->body_len == 0)
+		return http_error(resp, 400, "request body is empty: expected a"
+				  " JSON object with version and artifacts");
+	body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (body == NULL)
+		return http_error(resp, 400, "malformed JSON at line %d column %d:"
+				  " %s", jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(body)) {
+		json_decref(body);
+		return http_error(resp, 400, "body must be a JSON object");
+	}
+	json_object_foreach(body, key, v) {
+		if (strcmp(key, "version") != 0 && strcmp(key, "artifacts") != 0) {
+			http_error(resp, 400, "unknown key '%.40s'", key);
+			json_decref(body);
+			return 0;
+		}
+	}
+	version = json_string_value(json_object_get(body, "version"));
+	if (version == NULL) {
+		json_decref(body);
+		return http_error(resp, 400, "version is missing or not a string");
+	}
+	if (kversion_parse(version, &kv, err, sizeof(err)) < 0) {
+		json_decref(body);
+		return http_error(resp, 400, "%s", err);
+	}
+	arts = json_object_get(body, "artifacts");
+	n = json_array_size(arts);
+	if (!json_is_array(arts) || n == 0 || n > target_count()) {
+		json_decref(body);
+		return http_error(resp, 400, "artifacts must be an array of 1..%zu"
+				  " objects", target_count());
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (artifact_check(json_array_get(arts, i), i, &in[i], err,
+				   sizeof(err)) < 0) {
+			json_decref(body);
+			return http_error(resp, 400, "%s", err);
+		}
+		for (size_t k = 0; k < i; k++) {
+			if (strcmp(in[k].target, in[i].target) == 0) {
+				json_decref(body);
+				return http_error(resp, 400, "target %s given twice",
+						  in[i].target);
+			}
+		}
+	}
+	pthread_mutex_lock(&api_lock);
+	rc = store_release_create(api_store, version, &kv, in, n, &release_id,
+				  err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc == -2) {
+		json_decref(body);
+		return http_error(resp, 409, "release %s already exists", version);
+	}
+	if (rc < 0) {
+		json_decref(body);
+		log_err("api: create release %s: %s", version, err);
+		return http_error(resp, 500, "cannot store the release");
+	}
+	log_info("release created version=%s jobs=%zu request_id=%s", version, n,
+		 req->request_id);
+	sched_kick();
+	{
+		int status;
+		json_t *r = release_json(version, &status);
+
+		json_decref(body);
+		return r != NULL ? http_json(resp, 201, r)
+				 : http_error(resp, 500, "database error");
+	}
+}
+
+static int h_release_cancel(struct http_request *req, struct http_response *resp)
+{
+	char err[256];
+	int n, rc;
+	json_t *rel = rows_s(Q_RELEASE, req->params[0]);
+
+	if (rel == NULL)
+		return http_error(resp, 500, "database error");
+	if (json_array_size(rel) == 0) {
+		json_decref(rel);
+		return http_error(resp, 404, "no release %.60s", req->params[0]);
+	}
+	json_decref(rel);
+	pthread_mutex_lock(&api_lock);
+	rc = store_release_cancel(api_store, req->params[0], &n, err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc < 0)
+		return http_error(resp, 500, "%s", err);
+	return http_json(resp, 200, json_pack("{s:s,s:i}", "version",
+			 req->params[0], "cancelled", n));
+}
+
+static int h_job(struct http_request *req, struct http_response *resp)
+{
+	int64_t id;
+	json_t *job, *j;
+
+	if (parse_id(req->params[0], &id) < 0)
+		return http_error(resp, 400, "job id must be a positive integer");
+	job = rows_i(Q_JOB, id);
+	if (job == NULL)
+		return http_error(resp, 500, "database error");
+	if (json_array_size(job) == 0) {
+		json_decref(job);
+		return http_error(resp, 404, "no job %lld", (long long)id);
+	}
+	j = json_incref(json_array_get(job, 0));
+	json_decref(job);
+	json_object_set_new(j, "results", rows_i(Q_JOB_RESULTS, id));
+	json_object_set_new(j, "events", rows_i(Q_JOB_EVENTS, id));
+	return http_json(resp, 200, j);
+}
+
+/* Appends "==== title ====" and the file's tail (at most cap bytes) to
+ * *buf; a missing file adds nothing. */
+static int append_file(char **buf, size_t *len, const char *title,
+		       const char *path, size_t cap)
+{
+	char err[256];
+	size_t flen = 0;
+	char *text = file_read(path, 64u << 20, &flen, err, sizeof(err));
+	const char *start;
+	char *nb;
+	size_t hlen, take;
+	char head[256];
+
+	if (text == NULL)
+		return 0;
+	start = text;
+	take = flen;
+	if (take > cap) {
+		start = text + (flen - cap);
+		take = cap;
+	}
+	hlen = (size_t)snprintf(head, sizeof(head), "==== %s%s ====\n", title,
+				take < flen ? " (tail)" : "");
+	nb = realloc(*buf, *len + hlen + take + 2);
+	if (nb == NULL) {
+		free(text);
+		return -1;
+	}
+	*buf = nb;
+	memcpy(*buf + *len, head, hlen);
+	memcpy(*buf + *len + hlen, start, take);
+	*len += hlen + take;
+	if (take > 0 && start[take - 1] != '\n')
+		(*buf)[(*len)++] = '\n';
+	(*buf)[*len] = '\0';
+	free(text);
+	return 0;
+}
+
+static int h_job_log(struct http_request *req, struct http_response *resp)
+{
+	int64_t id;
+	json_t *job;
+	long attempt;
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	char *buf = NULL;
+	size_t len = 0;
+	static const char *const parts[][2] = {
+		{ "rcgate", "job.log" },
+		{ "console", "console.log" },
+		{ "results (KTAP)", "results.ktap" },
+	};
+
+	if (parse_id(req->params[0], &id) < 0)
+		return http_error(resp, 400, "job id must be a positive integer");
+	job = rows_i(Q_JOB, id);
+	if (job == NULL)
+		return http_error(resp, 500, "database error");
+	if (json_array_size(job) == 0) {
+		json_decref(job);
+		return http_error(resp, 404, "no job %lld", (long long)id);
+	}
+	attempt = (long)json_integer_value(json_object_get(json_array_get(job, 0),
+							   "attempt"));
+	json_decref(job);
+	snprintf(dir, sizeof(dir), "%s/jobs/%lld/%ld", ctx.cfg->state_dir,
+		 (long long)id, attempt);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, parts[i][1]);
+		if (append_file(&buf, &len, parts[i][0], path,
+				MAX_LOG_BYTES / 2) < 0) {
+			free(buf);
+			return http_error(resp, 500, "out of memory");
+		}
+	}
+	if (buf == NULL) {
+		buf = strdup("");
+		if (buf == NULL)
+			return http_error(resp, 500, "out of memory");
+	}
+	return http_text(resp, 200, "text/plain; charset=utf-8", buf, len);
+}
+
+static const struct http_route routes[] = {
+	{ "GET", "/healthz", h_healthz, SCOPE_READ },
+	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ },
+	{ "GET", "/api/v1/releases", h_releases, SCOPE_READ },
+	{ "POST", "/api/v1/releases", h_release_post, SCOPE_WRITE },
+	{ "GET", "/api/v1/releases/{version}", h_release, SCOPE_READ },
+	{ "POST", "/api/v1/releases/{version}/cancel", h_release_cancel, SCOPE_WRITE },
+	{ "GET", "/api/v1/jobs/{id}", h_job, SCOPE_READ },
+	{ "GET", "/api/v1/jobs/{id}/log", h_job_log, SCOPE_READ },
+};
+
+const struct http_route *api_routes(size_t *n)
+{
+	*n = sizeof(routes) / sizeof(routes[0]);
+	return routes;
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * config.c - owns the configuration file. Format: "[section]" headers and
+ * "key = value" lines, '#' comments. Every directive is one row of
+ * directives[] with its type, bounds and default; nothing else in the
+ * daemon knows the file's syntax.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rcgate.h"
+
+enum dtype { D_STRING, D_LONG, D_ENUM };
+
+struct directive {
+	const char *section;
+	const char *key;
+	enum dtype type;
+	size_t offset;
+	const char *def;
+	long min, max;			/* D_LONG */
+	const char *const *choices;	/* D_ENUM */
+	const char *help;
+};
+
+#define OFF(f) offsetof(struct config, f)
+
+static const char *const accel_choices[] = { "auto", "tcg", "kvm", NULL };
+static const char *const level_choices[] = { "error", "warn", "info", "debug", NULL };
+
+static const struct directive directives[] = {
+	{ "daemon", "state_dir", D_STRING, OFF(state_dir), "/var/lib/rcgate", 0, 0, NULL,
+	  "database, caches, job logs, libvirt embed root" },
+	{ "daemon", "cache_dir", D_STRING, OFF(cache_dir), "", 0, 0, NULL,
+	  "kernel and initramfs cache (content-addressed, shareable); empty: <state_dir>/cache" },
+	{ "daemon", "listen", D_STRING, OFF(listen), "127.0.0.1", 0, 0, NULL,
+	  "IPv4 address the HTTP server binds" },
+	{ "daemon", "port", D_LONG, OFF(port), "8080", 0, 65535, NULL,
+	  "HTTP port (0 picks a free one; the port is logged)" },
+	{ "daemon", "log_file", D_STRING, OFF(log_file), "-", 0, 0, NULL,
+	  "log file, '-' for stderr" },
+	{ "daemon", "log_level", D_ENUM, OFF(log_level), "info", 0, 0, level_choices,
+	  "error, warn, info or debug" },
+	{ "daemon", "agent_dir", D_STRING, OFF(agent_dir), AGENT_DIR_DEFAULT, 0, 0, NULL,
+	  "directory holding rcgate-agent-<target> binaries" },
+	{ "daemon", "max_body_kb", D_LONG, OFF(max_body_kb), "1024", 1, 65536, NULL,
+	  "largest request body accepted" },
+	{ "libvirt", "uri", D_STRING, OFF(libvirt_uri), "", 0, 0, NULL,
+	  "libvirt URI; empty: qemu:///embed?root=<state_dir>/libvirt" },
+	{ "jobs", "workers", D_LONG, OFF(workers), "2", 1, 64, NULL,
+	  "guests run at once on this host" },
+	{ "jobs", "timeout", D_LONG, OFF(job_timeout), "300", 10, 86400, NULL,
+	  "seconds a guest may run before it is destroyed (infra error)" },
+	{ "jobs", "attempts", D_LONG, OFF(attempts), "2", 1, 10, NULL,
+	  "tries per job when infrastructure fails" },
+	{ "jobs", "accel", D_ENUM, OFF(accel), "auto", 0, 0, accel_choices,
+	  "auto probes KVM once per target and falls back to TCG" },
+	{ "jobs", "kvm_probe_timeout", D_LONG, OFF(kvm_probe_timeout), "30", 5, 600, NULL,
+	  "seconds the KVM probe boot may take" },
+	{ "jobs", "memory", D_LONG, OFF(guest_memory), "512", 128, 65536, NULL,
+	  "guest memory in MiB" },
+	{ "jobs", "disk_size", D_LONG, OFF(disk_size), "256", 16, 65536, NULL,
+	  "scratch disk size in MiB" },
+	{ "jobs", "max_artifact_mb", D_LONG, OFF(max_artifact_mb), "1024", 1, 65536, NULL,
+	  "largest kernel artifact fetched" },
+};
+
+#define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))
+
+static int directive_set(struct config *c, const struct directive *d,
+			 const char *value, char *err, size_t errlen)
+{
+	char *base = (char *)c;
+
+	switch (d->type) {
+	case D_LONG: {
+		long v;
+
+		if (parse_long(value, d->min, d->max, &v) < 0) {
+			errf(err, errlen, "%s: '%s' is not a number in %ld..%ld",
+			     d->key, value, d->min, d->max);
+			return -1;
+		}
+		*(long *)(base + d->offset) = v;
+		return 0;
+	}
+	case D_ENUM: {
+		size_t i;
+
+		for (i = 0; d->choices[i] != NULL; i++) {
+			if (strcmp(d->choices[i], value) == 0)
+				break;
+		}
+		if (d->choices[i] == NULL) {
+			errf(err, errlen, "%s: '%s' is not one of the allowed values",
+			     d->key, value);
+			return -1;
+		}
+	}
+		/* FALLTHROUGH */
+	case D_STRING: {
+		char **slot = (char **)(base + d->offset);
+		char *copy = strdup(value);
+
+		if (copy == NULL) {
+			errf(err, errlen, "out of memory");
+			return -1;
+		}
+		free(*slot);
+		*slot = copy;
+		return 0;
+	}
+	}
+	return -1;
+}
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < NDIRECTIVES; i++) {
+		/* Defaults are checked by the unit test; they cannot fail. */
+		directive_set(c, &directives[i], directives[i].def, NULL, 0);
+	}
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+int config_parse(struct config *c, const char *text, const char *name,
+		 char *err, size_t errlen)
+{
+	char section[64] = "";
+	const char *p = text;
+	int lineno = 0;
+
+	while (*p != '\0') {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		char line[1024], *s, *eq, *key, *value, *hash;
+		const struct directive *d = NULL;
+		char sub[512];
+
+		lineno++;
+		if (len >= sizeof(line)) {
+			errf(err, errlen, "%s:%d: line too long", name, lineno);
+			return -1;
+		}
+		memcpy(line, p, len);
+		line[len] = '\0';
+		p = nl != NULL ? nl + 1 : p + len;
+		hash = strchr(line, '#');
+		if (hash != NULL)
+			*hash = '\0';
+		s = trim(line);
+		if (*s == '\0')
+			continue;
+		if (*s == '[') {
+			char *close = strchr(s, ']');
+
+			if (close == NULL || close[1] != '\0' ||
+			    (size_t)(close - s - 1) >= sizeof(section)) {
+				errf(err, errlen, "%s:%d: bad section header", name,
+				     lineno);
+				return -1;
+			}
+			*close = '\0';
+			snprintf(section, sizeof(section), "%s", trim(s + 1));
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (eq == NULL) {
+			errf(err, errlen, "%s:%d: expected 'key = value'", name,
+			     lineno);
+			return -1;
+		}
+		*eq = '\0';
+		key = trim(s);
+		value = trim(eq + 1);
+		for (size_t i = 0; i < NDIRECTIVES; i++) {
+			if (strcmp(directives[i].section, section) == 0 &&
+			    strcmp(directives[i].key, key) == 0)
+				d = &directives[i];
+		}
+		if (d == NULL) {
+			errf(err, errlen, "%s:%d: unknown directive '%s' in [%s]",
+			     name, lineno, key, section);
+			return -1;
+		}
+		if (directive_set(c, d, value, sub, sizeof(sub)) < 0) {
+			errf(err, errlen, "%s:%d: %s", name, lineno, sub);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int config_load(struct config *c, const char *path, char *err, size_t errlen)
+{
+	char *text = file_read(path, 1 << 20, NULL, err, errlen);
+	int rc;
+
+	if (text == NULL)
+		return -1;
+	rc = config_parse(c, text, path, err, errlen);
+	free(text);
+	return rc;
+}
+
+void config_free(struct config *c)
+{
+	for (size_t i = 0; i < NDIRECTIVES; i++) {
+		if (directives[i].type != D_LONG) {
+			char **slot = (char **)((char *)c + directives[i].offset);
+
+			free(*slot);
+			*slot = NULL;
+		}
+	}
+}
+
+void config_dump(const struct config *c, FILE *out)
+{
+	const char *section = "";
+
+	for (size_t i = 0; i < NDIRECTIVES; i++) {
+		const struct directive *d = &directives[i];
+		const char *base = (const char *)c;
+
+		if (strcmp(section, d->section) != 0) {
+			fprintf(out, "%s[%s]\n", i ? "\n" : "", d->section);
+			section = d->section;
+		}
+		fprintf(out, "# %s\n", d->help);
+		if (d->type == D_LONG)
+			fprintf(out, "%s = %ld\n", d->key,
+				*(const long *)(base + d->offset));
+		else
+			fprintf(out, "%s = %s\n", d->key,
+				*(char *const *)(base + d->offset));
+	}
+}
+
+char *config_libvirt_uri(const struct config *c)
+{
+	char *uri;
+
+	if (c->libvirt_uri[0] != '\0')
+		return strdup(c->libvirt_uri);
+	if (asprintf(&uri, "qemu:///embed?root=%s/libvirt", c->state_dir) < 0)
+		return NULL;
+	return uri;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * guest.h - running one test guest through libvirt (guest.c) and the domain
+ * XML that describes it (guest_xml.c). Nothing outside those two files
+ * includes libvirt headers; callers see only these types.
+ */
+#ifndef RCGATE_GUEST_H
+#define RCGATE_GUEST_H
+
+#include <stddef.h>
+
+/* XML namespace of our <metadata> element; guests without it are not ours. */
+#define GUEST_METADATA_NS "https://rcgate.invalid/xmlns/guest/1"
+#define GUEST_METADATA_PREFIX "rcgate"
+
+struct guest_spec {
+	const char *name;	/* "rcgate-<job>-<attempt>" */
+	const char *arch;	/* libvirt arch: x86_64, i686, aarch64, armv7l */
+	const char *emulator;	/* /usr/bin/qemu-system-x86_64 */
+	const char *machine;	/* q35, pc, virt */
+	/* NULL: machine default; "max": mode='maximum'; "host":
+	 * host-passthrough; otherwise a model name such as cortex-a57. */
+	const char *cpu;
+	int use_kvm;
+	unsigned memory_mib, vcpus;
+	const char *kernel, *initrd, *cmdline;	/* initrd, cmdline may be NULL */
+	const char *disk;	/* raw image as virtio vda; NULL = none */
+	/* Put the disk and the virtio-serial controller on virtio-mmio
+	 * (armv7 virt: the non-LPAE kernel cannot reach the PCIe ECAM). */
+	int virtio_mmio;
+	const char *console_log;	/* serial console -> file; NULL = none */
+	const char *channel_log;	/* virtio-serial named port -> file */
+	const char *channel_name;	/* e.g. org.rcgate.results */
+	const char *job_tag;	/* free text kept in <metadata> */
+};
+
+enum guest_outcome {
+	GUEST_COMPLETED,	/* marker line seen in channel_log */
+	GUEST_TIMEOUT,
+	GUEST_STOPPED,		/* domain ended (poweroff/crash) without marker */
+	GUEST_CANCELLED,
+};
+
+const char *guest_outcome_name(enum guest_outcome);
+
+/* Levels match enum log_level in rcgate.h. */
+enum { GUEST_LOG_ERR, GUEST_LOG_WARN, GUEST_LOG_INFO, GUEST_LOG_DEBUG };
+
+/*
+ * Route libvirt's error reports (and our own progress lines) to fn; NULL
+ * drops them. libvirt never prints to stderr by itself once a guest_host
+ * has been opened. Call before the first guest_host_open.
+ */
+void guest_set_log(void (*fn)(int level, const char *msg));
+
+struct guest_host;
+
+/*
+ * One libvirt connection. For qemu:///embed?root=DIR, DIR (absolute) is
+ * created and DIR/etc/qemu.conf written first, and a process-wide libvirt
+ * event loop thread is started (it stops when the last host is closed).
+ * libvirt allows one embed root per process at a time.
+ * Returns NULL with err set on failure; free with guest_host_close.
+ */
+struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen);
+void guest_host_close(struct guest_host *);
+
+/*
+ * Boot spec as a transient domain and wait until a line starting with
+ * marker (at column 0) appears in spec->channel_log, the domain stops by
+ * itself, timeout_s seconds pass since the call, or *cancel (may be NULL)
+ * becomes non-zero. channel_log and console_log are truncated first.
+ * The domain is always destroyed before return. Returns 0 with *outcome
+ * and *elapsed_s (seconds since the call) set, or -1 on libvirt/setup
+ * errors with err naming the failed call and libvirt's message.
+ * Safe to call from several threads on one host.
+ */
+int guest_run(struct guest_host *, const struct guest_spec *,
+	      const char *marker, int timeout_s, const volatile int *cancel,
+	      enum guest_outcome *outcome, double *elapsed_s, char *err,
+	      size_t errlen);
+
+/*
+ * After a daemon crash: destroy running domains whose name starts with
+ * name_prefix and whose metadata carries our namespace. Call before any
+ * guest_run on this host. *ndestroyed (may be NULL) counts them.
+ */
+int guest_destroy_orphans(struct guest_host *, const char *name_prefix,
+			  int *ndestroyed, char *err, size_t errlen);
+
+/*
+ * Domain XML for spec, every string escaped here. Returns NULL with err
+ * set on a missing or invalid field; the caller frees the result with
+ * free().
+ */
+char *guest_xml(const struct guest_spec *, char *err, size_t errlen);
+
+#endif

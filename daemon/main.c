@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * main.c - rcgated's process: options, start and stop order, signals.
+ *
+ *   rcgated [-d] [-n [-v]] [-f config] [-T name [-s scope]]
+ *
+ * -d stays in the foreground, -n checks the configuration and exits (-v
+ * prints every directive), -T creates an API token, prints it once and
+ * stores only its hash.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "rcgate.h"
+#include "guest.h"
+
+#define DEFAULT_CONFIG "/etc/rcgate/rcgated.conf"
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: rcgated [-d] [-n [-v]] [-f config]"
+		" [-T name [-s read|write|admin]]\n");
+	exit(2);
+}
+
+static void guest_log(int level, const char *msg)
+{
+	log_msg((enum log_level)level, "libvirt: %s", msg);
+}
+
+static int create_token(const struct config *cfg, const char *db,
+			const char *name, const char *scope)
+{
+	unsigned char raw[20];
+	char token[64], hash[65], err[256];
+	struct store *st;
+	size_t used;
+
+	if (strcmp(scope, "read") != 0 && strcmp(scope, "write") != 0 &&
+	    strcmp(scope, "admin") != 0) {
+		fprintf(stderr, "rcgated: scope must be read, write or admin\n");
+		return 1;
+	}
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		fprintf(stderr, "rcgated: getrandom: %s\n", strerror(errno));
+		return 1;
+	}
+	used = (size_t)snprintf(token, sizeof(token), "rcg_");
+	for (size_t i = 0; i < sizeof(raw); i++)
+		used += (size_t)snprintf(token + used, sizeof(token) - used,
+					 "%02x", raw[i]);
+	sha256_hex(token, strlen(token), hash);
+	(void)cfg;
+	st = store_open(db, err, sizeof(err));
+	if (st == NULL || store_token_add(st, name, hash, scope, err,
+					  sizeof(err)) < 0) {
+		fprintf(stderr, "rcgated: %s\n", err);
+		store_close(st);
+		return 1;
+	}
+	store_close(st);
+	printf("%s\n", token);
+	return 0;
+}
+
+static void write_runfile(const char *dir, const char *name, long value)
+{
+	char path[PATH_MAX], text[32], err[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(text, sizeof(text), "%ld\n", value);
+	if (file_write_atomic(path, text, strlen(text), err, sizeof(err)) < 0)
+		log_warn("%s", err);
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	const char *config_path = NULL, *token_name = NULL, *scope = "write";
+	int foreground = 0, check_only = 0, verbose = 0, opt, rc = 1, sig;
+	char err[1024], db[PATH_MAX], cache[PATH_MAX];
+	enum log_level level;
+	sigset_t sigs;
+	struct guest_host *host = NULL;
+	struct http_server *http = NULL;
+	char *uri = NULL;
+	unsigned port = 0;
+	size_t nroutes;
+	const struct http_route *routes;
+
+	while ((opt = getopt(argc, argv, "df:nvT:s:")) != -1) {
+		switch (opt) {
+		case 'd': foreground = 1; break;
+		case 'f': config_path = optarg; break;
+		case 'n': check_only = 1; break;
+		case 'v': verbose = 1; break;
+		case 'T': token_name = optarg; break;
+		case 's': scope = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	config_defaults(&cfg);
+	if (config_path == NULL && access(DEFAULT_CONFIG, R_OK) == 0)
+		config_path = DEFAULT_CONFIG;
+	if (config_path != NULL &&
+	    config_load(&cfg, config_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rcgated: %s\n", err);
+		config_free(&cfg);
+		return 1;
+	}
+	if (check_only) {
+		if (verbose)
+			config_dump(&cfg, stdout);
+		fprintf(stderr, "rcgated: configuration OK\n");
+		config_free(&cfg);
+		return 0;
+	}
+	snprintf(db, sizeof(db), "%s/rcgate.db", cfg.state_dir);
+	if (cfg.cache_dir[0] != '\0')
+		snprintf(cache, sizeof(cache), "%s", cfg.cache_dir);
+	else
+		snprintf(cache, sizeof(cache), "%s/cache", cfg.state_dir);
+	if (mkdir_p(cfg.state_dir, 0755, err, sizeof(err)) < 0 ||
+	    mkdir_p(cache, 0755, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rcgated: %s\n", err);
+		goto out;
+	}
+	if (token_name != NULL) {
+		rc = create_token(&cfg, db, token_name, scope);
+		goto out;
+	}
+	log_level_parse(cfg.log_level, &level);
+	if (log_open(cfg.log_file, level, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rcgated: %s\n", err);
+		goto out;
+	}
+	if (!foreground && daemon(0, strcmp(cfg.log_file, "-") == 0) < 0) {
+		log_err("daemon: %s", strerror(errno));
+		goto out;
+	}
+	/* Signals are taken by sigwait() below, never by another thread. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (fetch_init(err, sizeof(err)) < 0)
+		goto fail;
+	guest_set_log(guest_log);
+	uri = config_libvirt_uri(&cfg);
+	if (uri == NULL) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	host = guest_host_open(uri, err, sizeof(err));
+	if (host == NULL)
+		goto fail;
+	{
+		struct api_context ac = { &cfg, db, (unsigned)cfg.workers };
+		struct sched_context sctx = { &cfg, db, cache, host };
+
+		if (api_open(&ac, err, sizeof(err)) < 0)
+			goto fail;
+		routes = api_routes(&nroutes);
+		http = http_start(cfg.listen, cfg.port, routes, nroutes,
+				  (size_t)cfg.max_body_kb << 10, api_authorize,
+				  &port, err, sizeof(err));
+		if (http == NULL)
+			goto fail;
+		if (sched_start(&sctx, err, sizeof(err)) < 0)
+			goto fail;
+	}
+	write_runfile(cfg.state_dir, "rcgated.pid", (long)getpid());
+	write_runfile(cfg.state_dir, "rcgated.port", (long)port);
+	log_info("rcgated %s started listen=%s:%u libvirt=%s workers=%ld"
+		 " state=%s", RCGATE_VERSION, cfg.listen, port, uri, cfg.workers,
+		 cfg.state_dir);
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			log_reopen();
+			log_info("log reopened");
+			continue;
+		}
+		log_info("signal %d: shutting down", sig);
+		break;
+	}
+	rc = 0;
+	goto stop;
+fail:
+	log_err("%s", err);
+stop:
+	http_stop(http);
+	sched_stop();
+	api_close();
+	guest_host_close(host);
+	fetch_cleanup();
+	free(uri);
+	log_info("rcgated stopped");
+	log_close();
+out:
+	config_free(&cfg);
+	return rc;
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rcgate.h - the daemon's internal header, one section per module.
+ *
+ * Modules written by other hands keep their own headers (ktap.h, kmod.h,
+ * initramfs.h, guest.h) so each can be built and tested on its own; see
+ * docs/design.md.
+ */
+#ifndef RCGATE_H
+#define RCGATE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define RCGATE_VERSION "0.1"
+#define RCGATE_MARKER "# rcgate-complete"
+
+/* ---- util.c: errors, files, hashing, processes ---- */
+void errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Read a whole file of at most cap bytes; NUL-terminated; caller frees. */
+char *file_read(const char *path, size_t cap, size_t *len, char *err,
+		size_t errlen);
+int file_write_atomic(const char *path, const void *buf, size_t len,
+		      char *err, size_t errlen);
+int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
+int rm_rf(const char *path);
+/* sha256 of a file as 64 lowercase hex digits + NUL into out[65]. */
+int sha256_file(const char *path, char out[65], char *err, size_t errlen);
+void sha256_hex(const void *buf, size_t len, char out[65]);
+int is_sha256_hex(const char *s);
+/* Run argv (no shell), wait, capture up to cap bytes of combined output
+ * into out (may be NULL). Returns the exit status or -1. */
+int run_argv(char *const argv[], char *out, size_t cap, char *err,
+	     size_t errlen);
+double now_monotonic(void);
+/* ISO 8601 UTC timestamp of now into buf[32]. */
+void now_iso8601(char buf[32]);
+int parse_long(const char *s, long min, long max, long *out);
+
+/* ---- log.c: one-line log records to stderr or a file ---- */
+enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+int log_open(const char *path, enum log_level level, char *err, size_t errlen);
+int log_reopen(void);
+void log_close(void);
+int log_level_parse(const char *s, enum log_level *out);
+void log_msg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/* ---- config.c: the configuration file ---- */
+struct config {
+	char *state_dir;
+	char *cache_dir;	/* empty: <state_dir>/cache */
+	char *listen;
+	long port;
+	char *log_file;
+	char *log_level;
+	char *agent_dir;
+	char *libvirt_uri;	/* empty: qemu:///embed under state_dir */
+	long workers;
+	long job_timeout;	/* seconds, wall clock per boot */
+	long attempts;		/* automatic tries on infra error */
+	char *accel;		/* auto | tcg | kvm */
+	long kvm_probe_timeout;
+	long guest_memory;	/* MiB */
+	long disk_size;		/* MiB */
+	long max_artifact_mb;
+	long max_body_kb;
+};
+void config_defaults(struct config *);
+/* Parse text; unknown directives and bad values are errors naming the line. */
+int config_parse(struct config *, const char *text, const char *name,
+		 char *err, size_t errlen);
+int config_load(struct config *, const char *path, char *err, size_t errlen);
+void config_free(struct config *);
+/* Print every directive with its effective value (rcgated -n -v). */
+void config_dump(const struct config *, FILE *out);
+char *config_libvirt_uri(const struct config *);	/* caller frees */
+
+/* ---- version.c: kernel version strings ---- */
+struct kversion {
+	char branch[32];	/* "6.1" */
+	long major, minor, patch;
+	long rc;		/* 0 for a release */
+};
+int kversion_parse(const char *s, struct kversion *out, char *err,
+		   size_t errlen);
+
+/* ---- targets.c: the target table (data, not code) ---- */
+struct target {
+	const char *name;	/* x86_64, i386, arm64, armv7 */
+	const char *arch;	/* libvirt arch */
+	const char *emulator;
+	const char *machine;
+	const char *cpu;	/* NULL: machine default */
+	const char *console;	/* kernel console device */
+	int virtio_mmio;
+	const char *const *modules;	/* wanted in the initramfs */
+	double timeout_factor;	/* slower targets get longer under TCG */
+};
+const struct target *target_find(const char *name);
+size_t target_count(void);
+const struct target *target_at(size_t i);
+
+/* ---- store.c: SQLite, the only user of sqlite3.h ---- */
+struct store;
+struct json_t;
+/* Opens (creating) the database, sets WAL and applies pending migrations.
+ * One store per thread. */
+struct store *store_open(const char *path, char *err, size_t errlen);
+void store_close(struct store *);
+int store_schema_version(struct store *);
+
+struct artifact_in {
+	const char *target, *url, *sha256, *kind;
+};
+/* Creates the release, its artifacts and one queued job per artifact in one
+ * transaction. Returns 0, -1 on error, -2 if the version exists. */
+int store_release_create(struct store *, const char *version,
+			 const struct kversion *, const struct artifact_in *,
+			 size_t n, int64_t *release_id, char *err,
+			 size_t errlen);
+
+/* Read-only queries come back as JSON (one object per row, column names as
+ * keys) so the HTTP layer needs no per-table structs. */
+enum store_query {
+	Q_RELEASES,		/* limit, offset */
+	Q_RELEASE,		/* version */
+	Q_RELEASE_JOBS,		/* release id */
+	Q_JOB,			/* job id */
+	Q_JOB_RESULTS,		/* job id */
+	Q_JOB_EVENTS,		/* job id */
+	Q_RELEASE_JOB_COUNTS,	/* release id: state, n */
+};
+/* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
+ * 'd' double.
+ * Returns a new JSON array (caller json_decref's) or NULL with err set. */
+struct json_t *store_rows(struct store *, enum store_query, char *err,
+			  size_t errlen, const char *types, ...);
+
+struct job {
+	int64_t id, release_id;
+	long attempt;
+	char target[16];
+	char suite[32];
+	char version[48];
+	char url[2048];
+	char sha256[65];
+	char kind[16];
+};
+/* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
+ * 0 = none queued, -1 = error. */
+int store_job_claim(struct store *, const char *worker, struct job *out,
+		    char *err, size_t errlen);
+/* Compare-and-set of a job's state, with an event row. Returns 1 if the job
+ * was in 'from' and is now in 'to', 0 if it was not in 'from' (e.g. it was
+ * cancelled meanwhile), -1 on error. from NULL = any active state. */
+int store_job_transition(struct store *, int64_t id, const char *from,
+			 const char *to, const char *message, char *err,
+			 size_t errlen);
+int store_job_note(struct store *, int64_t id, const char *accel,
+		   const char *kernel_version, char *err, size_t errlen);
+struct result_row {
+	const char *test, *status, *diagnostic;
+};
+/* Stores all results and moves running -> done in one transaction. */
+int store_job_done(struct store *, int64_t id, const struct result_row *,
+		   size_t n, double boot_seconds, char *err, size_t errlen);
+/* Records an infrastructure failure. With attempts left the job goes back
+ * to 'queued' with attempt+1 (*requeued = 1), else it ends in infra_error. */
+int store_job_infra(struct store *, int64_t id, const char *kind,
+		    const char *message, long max_attempts, int *requeued,
+		    char *err, size_t errlen);
+/* After a crash: every job left in fetching/booting/running is queued again. */
+int store_requeue_unfinished(struct store *, int *count, char *err,
+			     size_t errlen);
+int store_release_cancel(struct store *, const char *version, int *count,
+			 char *err, size_t errlen);
+int store_job_state_get(struct store *, int64_t id, char *state, size_t len);
+
+int store_token_add(struct store *, const char *name, const char *hash,
+		    const char *scope, char *err, size_t errlen);
+/* 1 if a token with this hash exists and carries scope, 0 if not, -1 error. */
+int store_token_check(struct store *, const char *hash, const char *scope);
+
+/* ---- http.c: libmicrohttpd, the only user of microhttpd.h ---- */
+struct http_request {
+	const char *method;
+	const char *path;
+	const char *params[4];		/* {captures} of the route pattern */
+	const char *body;		/* NUL-terminated, may be NULL */
+	size_t body_len;
+	const char *request_id;
+	void *conn;			/* for http_query/http_header */
+};
+struct http_response {
+	int status;
+	char *body;			/* malloc'ed, freed by http.c */
+	size_t len;
+	const char *content_type;
+	const char *allow;		/* for 405 */
+	int auth_challenge;		/* 401: add WWW-Authenticate */
+};
+enum http_scope { SCOPE_READ, SCOPE_WRITE };
+struct http_route {
+	const char *method;
+	const char *pattern;		/* "/api/v1/releases/{version}" */
+	int (*handler)(struct http_request *, struct http_response *);
+	enum http_scope scope;
+};
+/* Starts serving routes[] on listen:port (0 = any free port); *bound_port
+ * gets the port. Returns NULL on error. */
+struct http_server *http_start(const char *listen, long port,
+			       const struct http_route *routes, size_t nroutes,
+			       size_t max_body,
+			       int (*authorize)(const char *token,
+						enum http_scope scope),
+			       unsigned *bound_port, char *err, size_t errlen);
+void http_stop(struct http_server *);
+/* Matches a path (modified in place) against "/a/{x}/b"; captures go to
+ * params. Returns 1 on a match. */
+int http_route_match(const char *pattern, char *path, const char **params,
+		     size_t maxparams);
+const char *http_query(struct http_request *, const char *key);
+const char *http_header(struct http_request *, const char *key);
+/* Response helpers: take ownership of json (jansson json_t *). */
+int http_json(struct http_response *, int status, struct json_t *json);
+int http_error(struct http_response *, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int http_text(struct http_response *, int status, const char *type,
+	      char *body, size_t len);
+
+/* ---- api.c: the REST API's routes and handlers ---- */
+struct api_context {
+	const struct config *cfg;
+	const char *db_path;
+	unsigned workers;
+};
+const struct http_route *api_routes(size_t *n);
+int api_authorize(const char *token, enum http_scope scope);
+int api_open(const struct api_context *, char *err, size_t errlen);
+void api_close(void);
+
+/* ---- fetch.c: libcurl downloads into a content-addressed cache ---- */
+int fetch_init(char *err, size_t errlen);
+void fetch_cleanup(void);
+/* Accepts only http, https and file URLs that libcurl can parse. */
+int fetch_url_check(const char *url, char *err, size_t errlen);
+/* Makes sure <cache_dir>/<sha256> holds the artifact, downloading url if it
+ * is not cached; verifies the hash before the file appears there. Progress
+ * and errors are written to joblog (may be NULL). path gets the cached
+ * file's path. */
+int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
+		   long max_bytes, char *path, size_t pathlen, FILE *joblog,
+		   char *err, size_t errlen);
+
+/* ---- sched.c: the worker pool that runs jobs ---- */
+struct guest_host;
+struct sched_context {
+	const struct config *cfg;
+	const char *db_path;
+	const char *cache_dir;
+	struct guest_host *host;
+};
+/* Requeues what a previous run left unfinished and starts cfg->workers
+ * worker threads plus a monitor that notices cancelled jobs. */
+int sched_start(const struct sched_context *, char *err, size_t errlen);
+/* Destroys running guests (their jobs stay unfinished and are requeued at
+ * the next start) and joins every thread. */
+void sched_stop(void);
+/* Wakes idle workers: new jobs were queued. */
+void sched_kick(void);
+/* Guests running now, for /healthz and /metrics. */
+unsigned sched_running(void);
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * targets.c - the guest targets as a table of data. Settings follow what
+ * kernel test farms use (kunit_tool's qemu_configs, DESIGN.md): arm64 virt
+ * with cortex-a57 (cpu max is ~4x slower under TCG), armv7 virt with
+ * cortex-a15 and virtio-mmio placement (the non-LPAE armmp kernel cannot
+ * reach the PCIe ECAM window), i386 pc, x86_64 q35.
+ */
+#include <string.h>
+
+#include "rcgate.h"
+
+/* Every module the guest may need; names absent from a kernel or built into
+ * it are skipped by the initramfs builder (and logged on the job). */
+static const char *const pci_modules[] = {
+	"virtio_pci", "virtio_blk", "virtio_console", "crc32c", "ext4", NULL
+};
+static const char *const mmio_modules[] = {
+	"virtio_mmio", "virtio_blk", "virtio_console", "crc32c", "ext4", NULL
+};
+
+static const struct target targets[] = {
+	{ "x86_64", "x86_64", "/usr/bin/qemu-system-x86_64", "q35", NULL,
+	  "ttyS0", 0, pci_modules, 1.0 },
+	{ "i386", "i686", "/usr/bin/qemu-system-i386", "pc", NULL,
+	  "ttyS0", 0, pci_modules, 1.0 },
+	{ "arm64", "aarch64", "/usr/bin/qemu-system-aarch64", "virt",
+	  "cortex-a57", "ttyAMA0", 0, pci_modules, 1.5 },
+	{ "armv7", "armv7l", "/usr/bin/qemu-system-arm", "virt", "cortex-a15",
+	  "ttyAMA0", 1, mmio_modules, 1.5 },
+};
+
+size_t target_count(void)
+{
+	return sizeof(targets) / sizeof(targets[0]);
+}
+
+const struct target *target_at(size_t i)
+{
+	return i < target_count() ? &targets[i] : NULL;
+}
+
+const struct target *target_find(const char *name)
+{
+	for (size_t i = 0; i < target_count(); i++) {
+		if (strcmp(targets[i].name, name) == 0)
+			return &targets[i];
+	}
+	return NULL;
+}

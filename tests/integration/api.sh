@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The REST API over a real socket: status codes, error bodies, tokens,
+# size caps, and jobs whose artifacts cannot be had ending as infra errors.
+. "$(dirname "$0")/lib.sh"
+echo "1..24"
+start_daemon "attempts = 2"
+SHA=4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754
+
+req GET /healthz
+check "healthz answers 200 ok" [ "$CODE" = 200 -a "$(jqb .status)" = ok ]
+req GET /api/v1/targets
+check "targets lists the four targets" [ "$(jqb '[.targets[].name] | join(",")')" = "x86_64,i386,arm64,armv7" ]
+
+body='{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///nonexistent/k.deb","sha256":"'$SHA'"}]}'
+req POST /api/v1/releases -d "$body"
+check "POST without a token is 401" [ "$CODE" = 401 ]
+req POST /api/v1/releases -H "Authorization: Bearer rcg_wrong" -d "$body"
+check "POST with a wrong token is 401 with a JSON error" [ "$CODE" = 401 -a "$(jqb .error.status)" = 401 ]
+
+post() { req POST /api/v1/releases -H "$(auth)" -H 'Content-Type: application/json' -d "$1"; }
+bad() {	# bad "description" body "message substring"
+	post "$2"
+	if [ "$CODE" = 400 ] && jqb .error.message | grep -qF -- "$3"; then ok "$1"
+	else not_ok "$1"; diag "got $CODE $BODY"; fi
+}
+bad "malformed JSON is 400 naming the position" '{"version":' "malformed JSON at line 1"
+bad "empty body is 400" '' "request body is empty"
+bad "non-object body is 400" '[1,2]' "body must be a JSON object"
+bad "missing version is 400" '{"artifacts":[]}' "version is missing"
+bad "bad version is 400" '{"version":"6.1.64-rc","artifacts":[]}' "is not like 6.1.64"
+bad "empty artifacts is 400" '{"version":"6.1.64-rc1","artifacts":[]}' "artifacts must be an array"
+bad "unknown target is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"sparc","url":"file:///k","sha256":"'$SHA'"}]}' "target must be one of"
+bad "ftp URL is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"ftp://h/k.deb","sha256":"'$SHA'"}]}' "scheme must be http, https or file"
+bad "short sha256 is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///k","sha256":"abc"}]}' "sha256 must be 64"
+bad "unknown key is 400" '{"version":"6.1.64-rc1","artifcts":[]}' "unknown key 'artifcts'"
+bad "duplicate target is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///k","sha256":"'$SHA'"},{"target":"x86_64","url":"file:///k","sha256":"'$SHA'"}]}' "given twice"
+
+big=$(head -c 70000 /dev/zero | tr '\0' 'a')
+post "{\"version\":\"$big\"}"
+check "a body over max_body_kb is 413" [ "$CODE" = 413 ]
+
+req GET /api/v1/releases/9.9.9
+check "unknown release is 404" [ "$CODE" = 404 -a "$(jqb .error.status)" = 404 ]
+req DELETE /api/v1/releases
+check "wrong method is 405 with Allow" [ "$CODE" = 405 ]
+req GET /api/v1/jobs/abc
+check "non-numeric job id is 400" [ "$CODE" = 400 ]
+
+post "$body"
+check "a valid release is 201 with one queued job" [ "$CODE" = 201 -a "$(jqb '.jobs | length')" = 1 ]
+post "$body"
+check "the same version again is 409" [ "$CODE" = 409 ]
+
+# The artifact does not exist: an infra error (fetch), tried twice, never a
+# test failure.
+if wait_release 6.1.64-rc1 60; then
+	check "missing artifact ends as infra_error/fetch" [ "$(jqb '.jobs[0].state')" = infra_error -a "$(jqb '.jobs[0].error_kind')" = fetch ]
+	check "it was tried twice and stored no results" [ "$(jqb '.jobs[0].attempt')" = 2 -a "$(jqb '.totals.fail')" = 0 ]
+else
+	not_ok "missing artifact ends as infra_error/fetch"; not_ok "tried twice"
+fi
+# A wrong sha256 for a real file is refused after download.
+deb=$(kernel_deb x86_64 | head -1)
+if [ -f "$deb" ]; then
+	post '{"version":"6.1.65-rc1","artifacts":[{"target":"x86_64","url":"file://'"$deb"'","sha256":"'"$(printf '0%.0s' $(seq 64))"'"}]}'
+	wait_release 6.1.65-rc1 120
+	req GET "/api/v1/jobs/$(jqb '.jobs[0].id')"
+	if jqb .error | grep -q 'sha256 mismatch' && [ "$(jqb .state)" = infra_error ]; then
+		ok "a hash mismatch is infra_error naming sha256"
+	else
+		not_ok "a hash mismatch is infra_error naming sha256"; diag "$BODY"
+	fi
+else
+	skip_test "a hash mismatch is infra_error" "no kernel package (run scripts/setup)"
+fi
+exit 0

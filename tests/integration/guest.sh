@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Real guests through libvirt: the Debian 6.1 x86_64 kernel boots with the
+# agent as /init, runs the O_DIRECT suite on ext4, and the results come back
+# through the API; a guest that never finishes is destroyed at the timeout
+# and ends as an infra error with its console log kept.
+. "$(dirname "$0")/lib.sh"
+echo "1..10"
+mapfile -t k < <(kernel_deb x86_64)
+DEB=${k[0]:-}; SHA=${k[1]:-}
+if [ ! -f "$DEB" ]; then
+	for i in $(seq 1 10); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	exit 0
+fi
+start_daemon "timeout = 240" "attempts = 1"
+req POST /api/v1/releases -H "$(auth)" \
+	-d '{"version":"6.1.192","artifacts":[{"target":"x86_64","url":"file://'"$DEB"'","sha256":"'"$SHA"'"}]}'
+check "release 6.1.192 accepted" [ "$CODE" = 201 ]
+t0=$SECONDS
+if wait_release 6.1.192 600; then ok "the job finished within 600 s ($((SECONDS - t0)) s)"; else not_ok "the job finished"; fi
+job=$(jqb '.jobs[0].id')
+check "the x86_64 job is done (not an infra error)" [ "$(jqb '.jobs[0].state')" = done ]
+diag "job: $(printf '%s' "$BODY" | jq -c '.jobs[0] | {state, accel, error_kind, error, boot_seconds, kernel_version}')"
+npass=$(jqb '[.jobs[0].results[] | select(.status == "pass")] | length')
+nfail=$(jqb '[.jobs[0].results[] | select(.status == "fail")] | length')
+check "the suite reported at least 10 results ($npass pass)" [ "${npass:-0}" -ge 10 ]
+check "no test fails on Debian's 6.1.192 (fail=$nfail)" [ "${nfail:-1}" = 0 ]
+check "position tests ran on ext4" [ "$(jqb '[.jobs[0].results[].test | select(startswith("ext4.write_seq_"))] | length')" -ge 2 ]
+check "kernel version and boot time are recorded" [ "$(jqb '.jobs[0].kernel_version')" = 6.1.0-57-cloud-amd64 -a "$(jqb '.jobs[0].boot_seconds > 0')" = true ]
+req GET "/api/v1/jobs/$job/log"
+if grep -q 'Linux version 6.1' "$STATE/body" && grep -q '^# rcgate-complete' "$STATE/body"; then
+	ok "the job log has the console and the KTAP"
+else
+	not_ok "the job log has the console and the KTAP"
+fi
+stop_daemon
+rm -rf "$STATE"
+
+# A guest whose /init never reports: an "agent" that just sleeps.
+SLEEPDIR=$(mktemp -d)
+cp "$BUILD/tests/integration/sleeper" "$SLEEPDIR/rcgate-agent-x86_64"
+AGENT_DIR=$SLEEPDIR start_daemon "timeout = 20" "attempts = 1"
+req POST /api/v1/releases -H "$(auth)" \
+	-d '{"version":"6.1.193-rc1","artifacts":[{"target":"x86_64","url":"file://'"$DEB"'","sha256":"'"$SHA"'"}]}'
+wait_release 6.1.193-rc1 180
+check "a hanging guest ends as infra_error/boot_timeout" [ "$(jqb '.jobs[0].state')" = infra_error -a "$(jqb '.jobs[0].error_kind')" = boot_timeout ]
+job=$(jqb '.jobs[0].id')
+req GET "/api/v1/jobs/$job/log"
+if grep -q 'Linux version' "$STATE/body" && ! pgrep -f "guest=rcgate-$job-" >/dev/null; then
+	ok "its console log is kept and no guest is left running"
+else
+	not_ok "its console log is kept and no guest is left running"
+fi
+rm -rf "$SLEEPDIR"
+exit 0

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared by the integration tests: a real rcgated on a free loopback port
+# with its own state dir, a token, curl helpers and TAP output.
+set -u
+SRC=${RCGATE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${RCGATE_BUILDDIR:-$SRC}
+RCGATED=$BUILD/rcgated
+KERNEL_CACHE=${RCGATE_KERNEL_CACHE:-/var/cache/rcgate/debs}
+TESTNUM=0
+FAILED=0
+DAEMON_PID=
+
+ok() { TESTNUM=$((TESTNUM + 1)); echo "ok $TESTNUM - $*"; }
+not_ok() { TESTNUM=$((TESTNUM + 1)); FAILED=$((FAILED + 1)); echo "not ok $TESTNUM - $*"; }
+skip_test() { TESTNUM=$((TESTNUM + 1)); echo "ok $TESTNUM - $1 # SKIP $2"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+check() {	# check "description" command...
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+# The x86_64 Debian kernel from tests/kernels/debian-6.1.lock.
+kernel_deb() {	# kernel_deb target -> path and sha256 on two lines
+	awk -v t="$1" '$1 == t { print $2, $3, $4 }' "$SRC/tests/kernels/debian-6.1.lock" |
+	while read -r pkg version sha; do
+		arch=$(case "$1" in x86_64) echo amd64 ;; i386) echo i386 ;;
+			arm64) echo arm64 ;; armv7) echo armhf ;; esac)
+		echo "$KERNEL_CACHE/${pkg}_${version}_${arch}.deb"
+		echo "$sha"
+	done
+}
+
+# start_daemon [extra config lines...]: fresh state dir, port 0.
+start_daemon() {
+	STATE=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-test.XXXXXX")
+	{
+		echo "[daemon]"
+		echo "state_dir = $STATE"
+		echo "cache_dir = ${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}"
+		echo "port = 0"
+		echo "log_file = $STATE/rcgated.log"
+		echo "log_level = debug"
+		echo "agent_dir = ${AGENT_DIR:-$BUILD/agent}"
+		echo "max_body_kb = 64"
+		echo "[jobs]"
+		echo "accel = tcg"
+		printf '%s\n' "$@"
+	} > "$STATE/rcgated.conf"
+	"$RCGATED" -n -f "$STATE/rcgated.conf" 2>/dev/null || { echo "Bail out! bad test config"; exit 1; }
+	TOKEN=$("$RCGATED" -f "$STATE/rcgated.conf" -T test -s write) || { echo "Bail out! token"; exit 1; }
+	"$RCGATED" -d -f "$STATE/rcgated.conf" &
+	DAEMON_PID=$!
+	for _ in $(seq 1 100); do
+		[ -s "$STATE/rcgated.port" ] && break
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ ! -s "$STATE/rcgated.port" ]; then
+		echo "Bail out! rcgated did not start"; cat "$STATE/rcgated.log" >&2; exit 1
+	fi
+	PORT=$(cat "$STATE/rcgated.port")
+	BASE="http://127.0.0.1:$PORT"
+}
+
+stop_daemon() {
+	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+		kill -TERM "$DAEMON_PID"
+		wait "$DAEMON_PID" 2>/dev/null
+	fi
+	DAEMON_PID=
+}
+
+cleanup() {
+	stop_daemon
+	if [ "$FAILED" -gt 0 ] && [ -n "${STATE:-}" ]; then
+		diag "state kept in $STATE; daemon log tail:"
+		tail -n 30 "$STATE/rcgated.log" 2>/dev/null | sed 's/^/# /'
+	elif [ -n "${STATE:-}" ]; then
+		rm -rf "$STATE"
+	fi
+}
+trap cleanup EXIT
+
+# req METHOD PATH [curl args...]: sets CODE and BODY.
+req() {
+	local method=$1 path=$2; shift 2
+	local out
+	out=$(curl -sS -o "$STATE/body" -w '%{http_code}' -X "$method" "$@" "$BASE$path") || out=000
+	CODE=$out
+	BODY=$(cat "$STATE/body" 2>/dev/null)
+}
+auth() { echo "Authorization: Bearer $TOKEN"; }
+
+# wait_release VERSION SECONDS: until no job is queued or active.
+wait_release() {
+	local deadline=$((SECONDS + $2)) state
+	while [ $SECONDS -lt $deadline ]; do
+		req GET "/api/v1/releases/$1"
+		state=$(printf '%s' "$BODY" | jq -r .state 2>/dev/null)
+		case "$state" in done|infra_error|cancelled) return 0 ;; esac
+		sleep 1
+	done
+	return 1
+}
+
+jqb() { printf '%s' "$BODY" | jq -r "$@"; }

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Unit tests for config.c: defaults, parsing, errors that name the line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rcgate.h"
+
+static void test_defaults(void **state)
+{
+	struct config c;
+	char *uri;
+
+	(void)state;
+	config_defaults(&c);
+	assert_string_equal(c.state_dir, "/var/lib/rcgate");
+	assert_int_equal(c.port, 8080);
+	assert_int_equal(c.workers, 2);
+	assert_string_equal(c.accel, "auto");
+	assert_int_equal(c.attempts, 2);
+	uri = config_libvirt_uri(&c);
+	assert_string_equal(uri, "qemu:///embed?root=/var/lib/rcgate/libvirt");
+	free(uri);
+	config_free(&c);
+}
+
+static void test_golden_file(void **state)
+{
+	struct config c;
+	char err[256], path[4096];
+	const char *src = getenv("RCGATE_SRCDIR");
+	char *uri;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/data/config/full.conf",
+		 src != NULL ? src : ".");
+	config_defaults(&c);
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
+	assert_string_equal(c.state_dir, "/tmp/rcgate state");
+	assert_string_equal(c.listen, "127.0.0.1");
+	assert_int_equal(c.port, 0);
+	assert_string_equal(c.log_level, "debug");
+	assert_int_equal(c.workers, 3);
+	assert_string_equal(c.accel, "tcg");
+	assert_int_equal(c.job_timeout, 120);
+	uri = config_libvirt_uri(&c);
+	assert_string_equal(uri, "qemu:///system");
+	free(uri);
+	config_free(&c);
+}
+
+struct bad_case {
+	const char *text;
+	const char *error;	/* substring the message must contain */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ "[daemon]\nnosuch = 1\n", "t:2: unknown directive 'nosuch' in [daemon]" },
+	{ "port = 80\n", "t:1: unknown directive 'port' in []" },
+	{ "[daemon]\nport = eighty\n", "t:2: port: 'eighty' is not a number in 0..65535" },
+	{ "[daemon]\nport = 70000\n", "t:2: port" },
+	{ "[jobs]\nworkers = 0\n", "workers: '0' is not a number in 1..64" },
+	{ "[jobs]\naccel = hvf\n", "t:2: accel: 'hvf' is not one of the allowed values" },
+	{ "[daemon\n", "t:1: bad section header" },
+	{ "[daemon]\njust words\n", "t:2: expected 'key = value'" },
+	{ "[jobs]\ntimeout = 5\n", "timeout: '5' is not a number in 10..86400" },
+};
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		struct config c;
+		char err[256] = "";
+
+		config_defaults(&c);
+		assert_int_equal(config_parse(&c, bad_cases[i].text, "t", err,
+					      sizeof(err)), -1);
+		if (strstr(err, bad_cases[i].error) == NULL)
+			fail_msg("case %zu: error '%s' lacks '%s'", i, err,
+				 bad_cases[i].error);
+		config_free(&c);
+	}
+}
+
+static void test_long_line(void **state)
+{
+	struct config c;
+	char err[256];
+	char *text = malloc(5000);
+
+	(void)state;
+	memset(text, 'a', 4999);
+	text[4999] = '\0';
+	config_defaults(&c);
+	assert_int_equal(config_parse(&c, text, "t", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "line too long"));
+	config_free(&c);
+	free(text);
+}
+
+static void test_dump_round_trip(void **state)
+{
+	struct config a, b;
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	(void)state;
+	config_defaults(&a);
+	free(a.state_dir);
+	a.state_dir = strdup("/srv/rcgate");
+	a.workers = 7;
+	config_dump(&a, fp);
+	fclose(fp);
+	config_defaults(&b);
+	assert_int_equal(config_parse(&b, buf, "dump", err, sizeof(err)), 0);
+	assert_string_equal(b.state_dir, "/srv/rcgate");
+	assert_int_equal(b.workers, 7);
+	free(buf);
+	config_free(&a);
+	config_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_golden_file),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_dump_round_trip),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

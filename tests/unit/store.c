@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unit tests for store.c on a real SQLite file: migrations, release
+ * creation, the job state machine (claim, compare-and-set transitions,
+ * retries on infra errors, requeue after a crash, cancellation), results
+ * and tokens.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "rcgate.h"
+
+static const char *const sha =
+	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
+
+struct fixture {
+	char dir[64];
+	char db[128];
+	struct store *st;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/rcgate-store-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+	f->st = store_open(f->db, err, sizeof(err));
+	if (f->st == NULL)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	store_close(f->st);
+	rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+static void add_release(struct store *st, const char *version, size_t n)
+{
+	static const struct artifact_in arts[] = {
+		{ "x86_64", "file:///k/amd64.deb", NULL, "deb" },
+		{ "arm64", "http://127.0.0.1:1/arm64.deb", NULL, "deb" },
+	};
+	struct artifact_in in[2];
+	struct kversion kv;
+	int64_t id;
+	char err[256];
+
+	for (size_t i = 0; i < n; i++) {
+		in[i] = arts[i];
+		in[i].sha256 = sha;
+	}
+	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(st, version, &kv, in, n, &id, err,
+					      sizeof(err)), 0);
+}
+
+static void test_migrations(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+	struct store *again;
+
+	assert_true(store_schema_version(f->st) >= 1);
+	/* Re-opening applies nothing and keeps the version. */
+	again = store_open(f->db, err, sizeof(err));
+	assert_non_null(again);
+	assert_int_equal(store_schema_version(again), store_schema_version(f->st));
+	store_close(again);
+}
+
+static void test_release_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+	json_t *rows, *jobs;
+	struct kversion kv;
+	int64_t id;
+	struct artifact_in a = { "x86_64", "file:///x", sha, "deb" };
+
+	add_release(f->st, "6.1.64-rc1", 2);
+	rows = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s", "6.1.64-rc1");
+	assert_int_equal(json_array_size(rows), 1);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(rows, 0), "branch")), "6.1");
+	assert_int_equal(json_integer_value(json_object_get(
+		json_array_get(rows, 0), "rc")), 1);
+	jobs = store_rows(f->st, Q_RELEASE_JOBS, err, sizeof(err), "i",
+			  json_integer_value(json_object_get(json_array_get(rows, 0),
+							     "id")));
+	assert_int_equal(json_array_size(jobs), 2);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(jobs, 0), "state")), "queued");
+	json_decref(rows);
+	json_decref(jobs);
+	/* The same version twice is refused and adds nothing. */
+	kversion_parse("6.1.64-rc1", &kv, err, sizeof(err));
+	assert_int_equal(store_release_create(f->st, "6.1.64-rc1", &kv, &a, 1,
+					      &id, err, sizeof(err)), -2);
+	rows = store_rows(f->st, Q_RELEASES, err, sizeof(err), "ll", 10L, 0L);
+	assert_int_equal(json_array_size(rows), 1);
+	json_decref(rows);
+}
+
+static void test_job_lifecycle(void **state)
+{
+	struct fixture *f = *state;
+	char err[256], st[32];
+	struct job job;
+	struct result_row rows[] = {
+		{ "ext4.write_seq_512", "fail", "buffer wrong at 0 have 62 expected 61" },
+		{ "ext4.pwritev_seq_512", "pass", NULL },
+	};
+	json_t *res;
+
+	add_release(f->st, "6.1.64-rc1", 1);
+	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
+	assert_string_equal(job.target, "x86_64");
+	assert_string_equal(job.version, "6.1.64-rc1");
+	assert_string_equal(job.sha256, sha);
+	assert_int_equal(job.attempt, 1);
+	/* Nothing else is queued. */
+	{
+		struct job other;
+
+		assert_int_equal(store_job_claim(f->st, "w1", &other, err,
+						 sizeof(err)), 0);
+	}
+	/* A transition from the wrong state does nothing. */
+	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
+					      NULL, err, sizeof(err)), 0);
+	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
+					      NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
+					      NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_done(f->st, job.id, rows, 2, 3.25, err,
+					sizeof(err)), 1);
+	assert_int_equal(store_job_state_get(f->st, job.id, st, sizeof(st)), 0);
+	assert_string_equal(st, "done");
+	res = store_rows(f->st, Q_JOB_RESULTS, err, sizeof(err), "i", job.id);
+	assert_int_equal(json_array_size(res), 2);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(res, 0), "diagnostic")),
+		"buffer wrong at 0 have 62 expected 61");
+	assert_true(json_is_null(json_object_get(json_array_get(res, 1),
+						 "diagnostic")));
+	json_decref(res);
+	res = store_rows(f->st, Q_JOB_EVENTS, err, sizeof(err), "i", job.id);
+	/* queued, fetching, booting, running, done */
+	assert_int_equal(json_array_size(res), 5);
+	json_decref(res);
+}
+
+static void test_infra_retry(void **state)
+{
+	struct fixture *f = *state;
+	char err[256], st[32];
+	struct job job;
+	int requeued;
+
+	add_release(f->st, "6.1.65-rc1", 1);
+	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
+	assert_int_equal(store_job_infra(f->st, job.id, "boot_timeout", "no output",
+					 2, &requeued, err, sizeof(err)), 1);
+	assert_int_equal(requeued, 1);
+	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
+	assert_int_equal(job.attempt, 2);
+	assert_int_equal(store_job_infra(f->st, job.id, "boot_timeout", "no output",
+					 2, &requeued, err, sizeof(err)), 1);
+	assert_int_equal(requeued, 0);
+	assert_int_equal(store_job_state_get(f->st, job.id, st, sizeof(st)), 0);
+	assert_string_equal(st, "infra_error");
+	/* An infra error never leaves results behind. */
+	{
+		json_t *res = store_rows(f->st, Q_JOB_RESULTS, err, sizeof(err),
+					 "i", job.id);
+
+		assert_int_equal(json_array_size(res), 0);
+		json_decref(res);
+	}
+}
+
+static void test_requeue_and_cancel(void **state)
+{
+	struct fixture *f = *state;
+	char err[256], st[32];
+	struct job a, b;
+	int n;
+	struct result_row row = { "ext4.x", "pass", NULL };
+
+	add_release(f->st, "5.15.140-rc1", 2);
+	assert_int_equal(store_job_claim(f->st, "w0", &a, err, sizeof(err)), 1);
+	assert_int_equal(store_job_claim(f->st, "w1", &b, err, sizeof(err)), 1);
+	store_job_transition(f->st, a.id, "fetching", "booting", NULL, err,
+			     sizeof(err));
+	/* The daemon dies here: both come back queued. */
+	assert_int_equal(store_requeue_unfinished(f->st, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(store_job_state_get(f->st, a.id, st, sizeof(st)), 0);
+	assert_string_equal(st, "queued");
+	/* Cancel while one runs: the worker's results are dropped. */
+	assert_int_equal(store_job_claim(f->st, "w0", &a, err, sizeof(err)), 1);
+	store_job_transition(f->st, a.id, "fetching", "booting", NULL, err, sizeof(err));
+	store_job_transition(f->st, a.id, "booting", "running", NULL, err, sizeof(err));
+	assert_int_equal(store_release_cancel(f->st, "5.15.140-rc1", &n, err,
+					      sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(store_job_done(f->st, a.id, &row, 1, 1.0, err,
+					sizeof(err)), 0);
+	assert_int_equal(store_job_state_get(f->st, a.id, st, sizeof(st)), 0);
+	assert_string_equal(st, "cancelled");
+	assert_int_equal(store_job_claim(f->st, "w0", &b, err, sizeof(err)), 0);
+}
+
+static void test_tokens(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+
+	assert_int_equal(store_token_add(f->st, "ci", "aa", "write", err,
+					 sizeof(err)), 0);
+	assert_int_equal(store_token_add(f->st, "ro", "bb", "read", err,
+					 sizeof(err)), 0);
+	assert_int_equal(store_token_check(f->st, "aa", "write"), 1);
+	assert_int_equal(store_token_check(f->st, "bb", "write"), 0);
+	assert_int_equal(store_token_check(f->st, "cc", "write"), 0);
+	/* Hashes are unique. */
+	assert_int_equal(store_token_add(f->st, "dup", "aa", "write", err,
+					 sizeof(err)), -1);
+}
+
+static void test_newer_schema_refused(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+	struct store *st;
+	json_t *rows;
+
+	(void)rows;
+	store_close(f->st);
+	{
+		/* Simulate a database written by a future rcgated. */
+		char *argv[] = { "sqlite3", f->db, "PRAGMA user_version = 999;", NULL };
+
+		if (run_argv(argv, NULL, 0, err, sizeof(err)) != 0) {
+			f->st = store_open(f->db, err, sizeof(err));
+			skip();
+		}
+	}
+	st = store_open(f->db, err, sizeof(err));
+	assert_null(st);
+	assert_non_null(strstr(err, "newer than this rcgated"));
+	f->st = NULL;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_infra_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requeue_and_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}
