@@ -46,7 +46,7 @@ static const char embed_qemu_conf[] =
 struct guest_host {
 	virConnectPtr conn;
 	int uses_loop;
-	int embed;		/* qemu:///embed: no AUTODESTROY there */
+	unsigned create_flags;	/* for virDomainCreateXML */
 };
 
 /* Everything below is process-wide because libvirt's event loop is. */
@@ -347,7 +347,13 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 		return NULL;
 	}
 	h->uses_loop = 1;
-	h->embed = strncmp(uri, EMBED_PREFIX, strlen(EMBED_PREFIX)) == 0;
+	/* AUTODESTROY: if a libvirtd-backed connection drops, so does the
+	 * guest. The embedded driver refuses the flag ("not supported for
+	 * embedded drivers yet"), the test driver too; for those,
+	 * guest_destroy_orphans is the safety net. */
+	if (strncmp(uri, "qemu", 4) == 0 &&
+	    strncmp(uri, EMBED_PREFIX, strlen(EMBED_PREFIX)) != 0)
+		h->create_flags = VIR_DOMAIN_START_AUTODESTROY;
 	h->conn = virConnectOpen(uri);
 	if (h->conn == NULL) {
 		const char *msg = last_error();
@@ -531,11 +537,7 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 		free(xml);
 		return -1;
 	}
-	/* AUTODESTROY: if a libvirtd-backed connection drops, so does the
-	 * guest. The embedded driver refuses the flag ("not supported for
-	 * embedded drivers yet"); guest_destroy_orphans covers that case. */
-	dom = virDomainCreateXML(h->conn, xml,
-				 h->embed ? 0 : VIR_DOMAIN_START_AUTODESTROY);
+	dom = virDomainCreateXML(h->conn, xml, h->create_flags);
 	free(xml);
 	if (dom == NULL) {
 		snprintf(err, errlen, "virDomainCreateXML(%s): %s", spec->name,

@@ -295,6 +295,24 @@ static void accel_record(const struct target *t, int kvm_works)
 	log_info("accel target=%s verdict=%s", t->name, kvm_works ? "kvm" : "tcg");
 }
 
+/* The agent's own "# rcgate-infra:" reason, if its output has one. */
+static char *agent_infra_reason(const char *ktap_path)
+{
+	size_t len = 0;
+	char *text = file_read(ktap_path, 16u << 20, &len, NULL, 0);
+	struct ktap_report rep;
+	char *reason = NULL;
+
+	if (text == NULL)
+		return NULL;
+	ktap_parse(text, len, &rep);
+	free(text);
+	if (rep.infra_reason != NULL)
+		reason = strdup(rep.infra_reason);
+	ktap_report_free(&rep);
+	return reason;
+}
+
 static int console_has(const char *path, const char *needle)
 {
 	char *text = file_read(path, 32u << 20, NULL, NULL, 0);
@@ -521,6 +539,22 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		     : "cancelled");
 		break;
 	case GUEST_TIMEOUT:
+	case GUEST_STOPPED: {
+		char *reason = agent_infra_reason(ktap);
+
+		if (reason != NULL) {
+			infra(&r, "agent", reason);
+			free(reason);
+			break;
+		}
+		if (outcome == GUEST_STOPPED) {
+			if (console_has(console, "Kernel panic"))
+				infra(&r, "kernel_panic", "kernel panicked (see console log)");
+			else
+				infra(&r, "agent_output", "guest stopped before the agent"
+				      " reported completion");
+			break;
+		}
 		if (console_has(console, "Kernel panic"))
 			infra(&r, "kernel_panic", "kernel panicked (see console log);"
 			      " guest destroyed at the timeout");
@@ -528,13 +562,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 			infra(&r, "boot_timeout", "no complete result before the"
 			      " timeout; guest destroyed");
 		break;
-	case GUEST_STOPPED:
-		if (console_has(console, "Kernel panic"))
-			infra(&r, "kernel_panic", "kernel panicked (see console log)");
-		else
-			infra(&r, "agent_output", "guest stopped before the agent"
-			      " reported completion");
-		break;
+	}
 	}
 	/* The scratch disk is large and worthless after the run. */
 	unlink(disk);

@@ -11,12 +11,17 @@
 #include "rcgate.h"
 
 /* Every module the guest may need; names absent from a kernel or built into
- * it are skipped by the initramfs builder (and logged on the job). */
+ * it are skipped by the initramfs builder (and logged on the job). ext4
+ * needs crc32c only as a softdep, and the alias "crc32c" may resolve to an
+ * accelerated module the emulated CPU lacks (crc32-arm-ce on cortex-a15,
+ * crc32c-intel without SSE4.2): name the generic one explicitly. */
 static const char *const pci_modules[] = {
-	"virtio_pci", "virtio_blk", "virtio_console", "crc32c", "ext4", NULL
+	"virtio_pci", "virtio_blk", "virtio_console", "crc32c_generic", "crc32c",
+	"ext4", NULL
 };
 static const char *const mmio_modules[] = {
-	"virtio_mmio", "virtio_blk", "virtio_console", "crc32c", "ext4", NULL
+	"virtio_mmio", "virtio_blk", "virtio_console", "crc32c_generic", "crc32c",
+	"ext4", NULL
 };
 
 static const struct target targets[] = {
