@@ -321,7 +321,7 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 	struct artifact_in in[8];
 	struct kversion kv;
 	const char *version, *key;
-	char err[512];
+	char err[512], vcopy[48];
 	int64_t release_id;
 	size_t n;
 	int rc;
@@ -353,6 +353,9 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 		json_decref(body);
 		return http_error(resp, 400, "%s", err);
 	}
+	/* kversion_parse capped the length; keep a copy that outlives body. */
+	snprintf(vcopy, sizeof(vcopy), "%s", version);
+	version = vcopy;
 	arts = json_object_get(body, "artifacts");
 	n = json_array_size(arts);
 	if (!json_is_array(arts) || n == 0 || n > target_count()) {
@@ -368,9 +371,11 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 		}
 		for (size_t k = 0; k < i; k++) {
 			if (strcmp(in[k].target, in[i].target) == 0) {
+				/* in[] points into body: answer before freeing. */
+				http_error(resp, 400, "target %s given twice",
+					   in[i].target);
 				json_decref(body);
-				return http_error(resp, 400, "target %s given twice",
-						  in[i].target);
+				return 0;
 			}
 		}
 	}

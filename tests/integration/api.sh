@@ -12,7 +12,9 @@ check "healthz answers 200 ok" [ "$CODE" = 200 -a "$(jqb .status)" = ok ]
 req GET /api/v1/targets
 check "targets lists the four targets" [ "$(jqb '[.targets[].name] | join(",")')" = "x86_64,i386,arm64,armv7" ]
 
-body='{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///nonexistent/k.deb","sha256":"'$SHA'"}]}'
+# The cache is content-addressed: a hash nobody has fetched yet.
+NOSHA=$(printf 'ab%.0s' $(seq 32))
+body='{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///nonexistent/k.deb","sha256":"'$NOSHA'"}]}'
 req POST /api/v1/releases -d "$body"
 check "POST without a token is 401" [ "$CODE" = 401 ]
 req POST /api/v1/releases -H "Authorization: Bearer rcg_wrong" -d "$body"
