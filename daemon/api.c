@@ -275,8 +275,13 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 		return -1;
 	}
 	json_object_foreach(a, key, v) {
-		if (strcmp(key, "target") != 0 && strcmp(key, "url") != 0 &&
-		    strcmp(key, "sha256") != 0 && strcmp(key, "kind") != 0) {
+		static const char *const known[] = { "target", "url", "sha256",
+			"kind", "modules_url", "modules_sha256", NULL };
+		size_t k;
+
+		for (k = 0; known[k] != NULL && strcmp(known[k], key) != 0; k++)
+			;
+		if (known[k] == NULL) {
 			errf(err, errlen, "artifacts[%zu]: unknown key '%.40s'", i,
 			     key);
 			return -1;
@@ -307,9 +312,32 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	}
 	if (out->kind == NULL)
 		out->kind = "deb";
-	if (strcmp(out->kind, "deb") != 0) {
-		errf(err, errlen, "artifacts[%zu].kind: only 'deb' is supported", i);
+	if (strcmp(out->kind, "deb") != 0 && strcmp(out->kind, "image") != 0) {
+		errf(err, errlen, "artifacts[%zu].kind must be 'deb' (a Debian"
+		     " linux-image package) or 'image' (a kernel image)", i);
 		return -1;
+	}
+	out->modules_url = json_string_value(json_object_get(a, "modules_url"));
+	out->modules_sha256 = json_string_value(json_object_get(a,
+							       "modules_sha256"));
+	if ((out->modules_url == NULL) != (out->modules_sha256 == NULL) ||
+	    (out->modules_url != NULL && strcmp(out->kind, "image") != 0)) {
+		errf(err, errlen, "artifacts[%zu]: modules_url and modules_sha256"
+		     " go together, with kind 'image'", i);
+		return -1;
+	}
+	if (out->modules_url != NULL) {
+		if (strlen(out->modules_url) > 2000 ||
+		    fetch_url_check(out->modules_url, sub, sizeof(sub)) < 0) {
+			errf(err, errlen, "artifacts[%zu].modules_url: %s", i,
+			     strlen(out->modules_url) > 2000 ? "too long" : sub);
+			return -1;
+		}
+		if (!is_sha256_hex(out->modules_sha256)) {
+			errf(err, errlen, "artifacts[%zu].modules_sha256 must be 64"
+			     " lowercase hex digits", i);
+			return -1;
+		}
 	}
 	return 0;
 }

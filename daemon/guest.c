@@ -300,6 +300,11 @@ static int embed_prepare(const char *uri, char *err, size_t errlen)
 	}
 	memcpy(root, p, len);
 	root[len] = '\0';
+	/* Monitor sockets live at ROOT/lib/qemu/domain-N-<name cut to 20>/
+	 * monitor.sock, and sun_path holds 108 bytes. */
+	if (len > 48)
+		glog(GUEST_LOG_WARN, "embed root %s is longer than 48 bytes: "
+		     "guests may fail to start (UNIX socket path limit)", root);
 	snprintf(path, sizeof(path), "%s/etc", root);
 	if (mkdir_parents(path, err, errlen) < 0)
 		return -1;
@@ -516,7 +521,7 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 {
 	struct marker_scan scan = { .fd = -1 };
 	struct timespec pause = { 0, POLL_INTERVAL_NS };
-	double start = monotonic_s(), now;
+	double start = monotonic_s(), now, decided;
 	virDomainPtr dom;
 	char *xml;
 	int rc = -1, stopped = 0;
@@ -580,6 +585,7 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 	}
 	rc = 0;
 out:
+	decided = monotonic_s();
 	/* -no-shutdown keeps a powered-off guest around; do not wait. */
 	if (domain_destroy(dom, spec->name, rc < 0 ? NULL : err,
 			   rc < 0 ? 0 : errlen) < 0)
@@ -591,8 +597,9 @@ out:
 		*elapsed_s = monotonic_s() - start;
 	if (rc == 0)
 		glog(GUEST_LOG_DEBUG, "guest finished name=%s outcome=%s "
-		     "elapsed=%.2fs", spec->name, guest_outcome_name(*outcome),
-		     monotonic_s() - start);
+		     "decided=%.2fs destroy=%.2fs", spec->name,
+		     guest_outcome_name(*outcome), decided - start,
+		     monotonic_s() - decided);
 	return rc;
 }
 

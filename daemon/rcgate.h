@@ -120,6 +120,7 @@ int store_schema_version(struct store *);
 
 struct artifact_in {
 	const char *target, *url, *sha256, *kind;
+	const char *modules_url, *modules_sha256;	/* kind 'image', optional */
 };
 /* Creates the release, its artifacts and one queued job per artifact in one
  * transaction. Returns 0, -1 on error, -2 if the version exists. */
@@ -154,6 +155,8 @@ struct job {
 	char url[2048];
 	char sha256[65];
 	char kind[16];
+	char modules_url[2048];		/* "" when none */
+	char modules_sha256[65];
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */

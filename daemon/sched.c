@@ -170,7 +170,8 @@ static int make_disk(struct run *r, const char *path, char *err, size_t errlen)
 
 /* Kernel + initramfs for (artifact, agent, module list), built once and
  * kept under <cache>/initramfs/<key>/. */
-static int prepare_boot(struct run *r, const char *artifact, char *kernel,
+static int prepare_boot(struct run *r, const char *artifact,
+			const char *modules_tar, char *kernel,
 			char *initrd, size_t len, char *kver, size_t kverlen,
 			char *err, size_t errlen)
 {
@@ -186,8 +187,10 @@ static int prepare_boot(struct run *r, const char *artifact, char *kernel,
 		 r->target->name);
 	if (sha256_file(agent, agent_sha, err, errlen) < 0)
 		return -1;
-	used = (size_t)snprintf(keysrc, sizeof(keysrc), "%s %s %s", r->job->sha256,
-				agent_sha, r->target->name);
+	used = (size_t)snprintf(keysrc, sizeof(keysrc), "%s %s %s %s %s",
+				r->job->kind, r->job->sha256,
+				r->job->modules_sha256, agent_sha,
+				r->target->name);
 	for (const char *const *m = r->target->modules; *m != NULL; m++)
 		used += (size_t)snprintf(keysrc + used, sizeof(keysrc) - used,
 					 " %s", *m);
@@ -212,7 +215,12 @@ static int prepare_boot(struct run *r, const char *artifact, char *kernel,
 		return -1;
 	snprintf(tk, sizeof(tk), "%s/kernel", tmp);
 	snprintf(ti, sizeof(ti), "%s/initrd.gz", tmp);
-	req.package = artifact;
+	if (strcmp(r->job->kind, "image") == 0) {
+		req.kernel_image = artifact;
+		req.modules_tar = modules_tar;
+	} else {
+		req.package = artifact;
+	}
 	req.agent = agent;
 	req.modules = r->target->modules;
 	req.kernel_out = tk;
@@ -451,7 +459,8 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 static void run_job(struct store *st, struct worker *w, const struct job *job)
 {
 	struct run r = { .st = st, .w = w, .job = job };
-	char err[1024], artifact[PATH_MAX], kernel[PATH_MAX], initrd[PATH_MAX],
+	char err[1024], artifact[PATH_MAX], modules[PATH_MAX], kernel[PATH_MAX],
+		initrd[PATH_MAX],
 		kver[128], disk[PATH_MAX + 16], console[PATH_MAX + 16],
 		ktap[PATH_MAX + 16], adir[PATH_MAX];
 	enum guest_outcome outcome;
@@ -481,9 +490,17 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "fetch", err);
 		goto out;
 	}
+	if (job->modules_url[0] != '\0' &&
+	    fetch_artifact(job->modules_url, job->modules_sha256, adir,
+			   sc.cfg->max_artifact_mb << 20, modules,
+			   sizeof(modules), r.log, err, sizeof(err)) < 0) {
+		infra(&r, "fetch", err);
+		goto out;
+	}
 	if (!advance(&r, "fetching", "booting"))
 		goto out;
-	if (prepare_boot(&r, artifact, kernel, initrd, sizeof(kernel), kver,
+	if (prepare_boot(&r, artifact, job->modules_url[0] ? modules : NULL,
+			 kernel, initrd, sizeof(kernel), kver,
 			 sizeof(kver), err, sizeof(err)) < 0) {
 		infra(&r, "artifact", err);
 		goto out;
