@@ -531,6 +531,11 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 		snprintf(err, errlen, "guest_run: missing argument");
 		return -1;
 	}
+	if (strlen(marker) >= sizeof(scan.head)) {
+		snprintf(err, errlen, "guest_run: marker longer than %zu bytes",
+			 sizeof(scan.head) - 1);
+		return -1;
+	}
 	if (elapsed_s != NULL)
 		*elapsed_s = 0;
 	xml = guest_xml(spec, err, errlen);

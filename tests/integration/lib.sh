@@ -104,3 +104,35 @@ wait_release() {
 }
 
 jqb() { printf '%s' "$BODY" | jq -r "$@"; }
+
+# start_httpd DIR: a fault-injecting file server (httpd.py); sets HTTPD_URL.
+start_httpd() {
+	HTTPD_DIR=$1
+	HTTPD_LOG=$(mktemp)
+	rm -f "$HTTPD_DIR/.port"
+	python3 "$SRC/tests/integration/httpd.py" "$HTTPD_DIR" "$HTTPD_DIR/.port" 2>"$HTTPD_LOG" &
+	HTTPD_PID=$!
+	for _ in $(seq 1 50); do [ -s "$HTTPD_DIR/.port" ] && break; sleep 0.1; done
+	HTTPD_URL="http://127.0.0.1:$(cat "$HTTPD_DIR/.port")"
+}
+stop_httpd() { [ -n "${HTTPD_PID:-}" ] && kill "$HTTPD_PID" 2>/dev/null; wait "$HTTPD_PID" 2>/dev/null; HTTPD_PID=; }
+
+# The lock file's kernels as an artifacts JSON list; $1 = URL prefix per
+# file name (default file:// of the package cache).
+artifacts_json() {
+	local prefix=${1:-file://$KERNEL_CACHE} out= target pkg version sha arch
+	while read -r target pkg version sha; do
+		case "$target" in ''|'#'*) continue ;; esac
+		arch=$(case "$target" in x86_64) echo amd64 ;; i386) echo i386 ;;
+			arm64) echo arm64 ;; armv7) echo armhf ;; esac)
+		out+="${out:+,}{\"target\":\"$target\",\"url\":\"$prefix/${pkg}_${version}_${arch}.deb\",\"sha256\":\"$sha\"}"
+	done < "$SRC/tests/kernels/debian-6.1.lock"
+	echo "[$out]"
+}
+have_all_kernels() {
+	local f
+	for t in x86_64 i386 arm64 armv7; do
+		f=$(kernel_deb $t | head -1)
+		[ -n "$f" ] && [ -f "$f" ] || return 1
+	done
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""A small HTTP file server for the integration tests: serves DIR on
+127.0.0.1 (port written to PORTFILE), honours Range, and injects faults by
+path prefix:
+  /files/NAME      plain
+  /drop/NAME       the first GET closes the connection halfway through
+  /slow/NAME       sends at about 1 MiB/s
+  /flaky/NAME      the first GET answers 503
+Every request is logged to stderr as: METHOD PATH RANGE STATUS."""
+import http.server
+import os
+import sys
+import threading
+import time
+
+ROOT = sys.argv[1]
+PORTFILE = sys.argv[2]
+seen = set()
+lock = threading.Lock()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def note(self, status):
+        sys.stderr.write("%s %s %s %d\n" % (self.command, self.path,
+                         self.headers.get("Range", "-"), status))
+        sys.stderr.flush()
+
+    def do_GET(self):
+        parts = self.path.split("/")
+        if len(parts) != 3 or parts[1] not in ("files", "drop", "slow", "flaky"):
+            return self.fail(404)
+        mode, name = parts[1], parts[2]
+        path = os.path.join(ROOT, os.path.basename(name))
+        if not os.path.isfile(path):
+            return self.fail(404)
+        with lock:
+            first = (mode, name) not in seen
+            seen.add((mode, name))
+        if mode == "flaky" and first:
+            return self.fail(503)
+        size = os.path.getsize(path)
+        start = 0
+        rng = self.headers.get("Range")
+        if rng and rng.startswith("bytes=") and rng.endswith("-"):
+            start = int(rng[6:-1])
+            if start >= size:
+                return self.fail(416)
+        length = size - start
+        self.send_response(206 if start else 200)
+        self.send_header("Content-Length", str(length))
+        self.send_header("Accept-Ranges", "bytes")
+        if start:
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size))
+        self.end_headers()
+        self.note(206 if start else 200)
+        limit = length // 2 if mode == "drop" and first else length
+        with open(path, "rb") as f:
+            f.seek(start)
+            sent = 0
+            while sent < limit:
+                chunk = f.read(min(65536, limit - sent))
+                if not chunk:
+                    break
+                try:
+                    self.wfile.write(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+                sent += len(chunk)
+                if mode == "slow":
+                    time.sleep(0.0625)
+        if limit < length:
+            self.close_connection = True
+            self.connection.shutdown(2)
+
+    def fail(self, status):
+        body = b"error\n"
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.note(status)
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(PORTFILE + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(PORTFILE + ".tmp", PORTFILE)
+server.serve_forever()
