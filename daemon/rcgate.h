@@ -282,4 +282,36 @@ void sched_stop(void);
 void sched_kick(void);
 /* Guests running now, for /healthz and /metrics. */
 unsigned sched_running(void);
+
+/* ---- regress.c: regression decisions (pure: plain data in and out) ---- */
+enum baseline_status { BASE_NONE, BASE_PASS, BASE_FAIL };
+enum test_class {
+	CLASS_PASS,		/* no failing run */
+	CLASS_KNOWN_FAILURE,	/* fails on the baseline too */
+	CLASS_RERUN,		/* failed, not yet rerun enough to decide */
+	CLASS_REGRESSION,	/* every run failed, the baseline passed (or none) */
+	CLASS_FLAKY,		/* failed and passed: shown, never blocks */
+};
+struct test_runs {
+	int runs, fails;	/* skips are not runs */
+	enum baseline_status baseline;
+};
+enum test_class regress_classify(const struct test_runs *, int reruns);
+const char *regress_class_name(enum test_class);
+/* Diagnostics with run-specific noise (addresses, timestamps, long numbers)
+ * replaced, so the same failure on two rcs has one signature. */
+void regress_normalize_diag(const char *in, char *out, size_t len);
+/* sha256 hex of test, target and the normalised diagnostic. */
+void regress_signature(const char *test, const char *target,
+		       const char *diagnostic, char out[65]);
+/* The filesystem a test ran on: the first component of "ext4.write_seq". */
+void regress_test_fs(const char *test, char *out, size_t len);
+
+enum gate_verdict { GATE_PASS, GATE_BLOCK, GATE_PENDING, GATE_INCOMPLETE };
+struct gate_input {
+	int jobs, unfinished, infra_errors;
+	int blocking_regressions;	/* open/confirmed, not flaky, not fixed */
+};
+enum gate_verdict regress_gate(const struct gate_input *);
+const char *regress_gate_name(enum gate_verdict);
 #endif

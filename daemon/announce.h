@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * announce.h - stable rc review announcements: raw RFC 822 mail in, the rc's
+ * identity (version, branch, deadline, Message-ID, patch URL, git tree) out.
+ *
+ * Pure: no I/O and no global state beyond GMime's one-time initialisation.
+ * GMime does all the MIME work (header unfolding, RFC 2047 encoded words,
+ * quoted-printable and base64 bodies, multipart, charsets, dates); this
+ * module only interprets the decoded values.
+ *
+ * What is an announcement:
+ *   - Subject "[PATCH <X.Y> <0..0>/<N>] <X.Y.Z>-rc<R> review" (000/N, 00/N
+ *     and 0/N alike; the version's X.Y must equal the bracket's X.Y), not
+ *     "Re:"/"Fwd:" and not a reply (In-Reply-To with "Re:" anywhere in the
+ *     subject); or, with any subject, "X-stable: review" together with a
+ *     valid X-KernelTest-Version;
+ *   - a Message-ID (it is what replies thread on).
+ * The X-KernelTest-{Version,Branch,Tree,Patch,Deadline} headers win over
+ * the subject and the body when present; a present but malformed one is an
+ * error rather than silently ignored. The body (the first text/plain part)
+ * gives the deadline ("Responses should be made by <RFC 2822 date>"), the
+ * stable-review patch URL and the "git-url branch" line; an announcement
+ * without a body is still one, with those fields empty.
+ */
+#ifndef RCGATE_ANNOUNCE_H
+#define RCGATE_ANNOUNCE_H
+
+#include <stddef.h>
+
+#define ANNOUNCE_MAX_INPUT (4u << 20)	/* bytes; more is an error */
+
+struct announcement {
+	char version[48];	/* "6.1.64-rc1" */
+	char branch[32];	/* "6.1" */
+	char subject[512];	/* decoded, control characters made spaces */
+	char message_id[512];	/* without <> */
+	char from[512];		/* decoded: "Greg Kroah-Hartman <gregkh@...>" */
+	char *to;		/* decoded address list, malloc'd, or NULL */
+	char *cc;		/* decoded address list, malloc'd, or NULL */
+	char date[32];		/* Date: in UTC, "2023-11-24T17:48:39Z", or "" */
+	char deadline[32];	/* UTC, "2023-11-26T17:19:17Z", or "" */
+	char patch_url[1024];	/* "" if none */
+	char git_tree[1024];	/* "" if none */
+	char git_branch[128];	/* "linux-6.1.y", "" if none */
+	long npatches;		/* N of 000/N, -1 if unknown */
+};
+
+/*
+ * Initialises GMime once per process; safe from any thread, any number of
+ * times. announce_parse() and report.c call it themselves.
+ */
+void announce_init(void);
+
+/*
+ * Parses the raw message raw[0..len) (need not be NUL-terminated).
+ * Returns 0 if it is an rc review announcement (*out filled in), 1 if it is
+ * a valid mail that is not one (err says why: "reply (Re:)", "subject is
+ * not an rc review", "no Message-ID", ...), -1 if the input is malformed or
+ * unusable (err says why: empty, over ANNOUNCE_MAX_INPUT, not a message,
+ * truncated header block, a field too long for *out, a malformed
+ * X-KernelTest header). *out is always initialised, so announce_free() is
+ * safe after any return; on a non-zero return it holds no allocations.
+ */
+int announce_parse(const char *raw, size_t len, struct announcement *out,
+		   char *err, size_t errlen);
+
+/* Frees out->to and out->cc and sets them to NULL; out itself is the caller's. */
+void announce_free(struct announcement *out);
+
+#endif /* RCGATE_ANNOUNCE_H */
