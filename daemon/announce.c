@@ -169,7 +169,8 @@ static size_t tokenize(const char *s, const char *end, const char **tok,
 /*
  * "[PATCH 6.1 000/372] 6.1.64-rc1 review". Returns 0 and fills *sp if the
  * subject has that shape (any patch number: the caller tells the cover
- * letter from the patches), -1 otherwise.
+ * letter from the patches), 1 if only the bracket has it (a patch of a
+ * series: *sp has branch, num and total), -1 otherwise.
  */
 static int parse_subject(const char *subject, struct subject_parts *sp)
 {
@@ -196,13 +197,14 @@ static int parse_subject(const char *subject, struct subject_parts *sp)
 	    sp->total < 1)
 		return -1;
 
+	sp->version[0] = '\0';
 	n = tokenize(close + 1, close + 1 + strlen(close + 1), tok, toklen, 2);
 	if (n != 2 || toklen[1] != 6 || strncmp(tok[1], "review", 6) != 0)
-		return -1;
+		return 1;
 	if (toklen[0] >= sizeof(sp->version) ||
 	    parse_version(tok[0], toklen[0], sp->version_branch,
 			  sizeof(sp->version_branch)) < 0)
-		return -1;
+		return 1;
 	memcpy(sp->version, tok[0], toklen[0]);
 	sp->version[toklen[0]] = '\0';
 	return 0;
@@ -220,6 +222,15 @@ static const char *reply_prefix(const char *subject)
 		if (strncasecmp(p, prefixes[i], strlen(prefixes[i])) == 0)
 			return i == 0 || i == 3 ? "reply (Re:)" : "forward (Fwd:)";
 	return NULL;
+}
+
+/* "Re:" as a word anywhere ("... (was Re: [PATCH ...])"), not "Failure:". */
+static int has_re_word(const char *subject)
+{
+	for (const char *p = subject; (p = strcasestr(p, "re:")); p++)
+		if (p == subject || !isalpha((unsigned char)p[-1]))
+			return 1;
+	return 0;
 }
 
 /* Formats d in UTC as "2023-11-26T17:19:17Z" into out[32]. */
@@ -554,7 +565,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 	GMimeTextPart *text;
 	GDateTime *date;
 	char version_branch[16], *s;
-	int subject_ok;
+	int subject_ok, subject_rc;
 
 	if (!from || internet_address_list_length(from) == 0) {
 		set_err(err, errlen, "no From: address");
@@ -569,7 +580,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		return 1;
 	}
 	if (g_mime_object_get_header(obj, "In-Reply-To") &&
-	    strcasestr(subject, "re:")) {
+	    has_re_word(subject)) {
 		set_err(err, errlen, "reply (In-Reply-To and Re: in the subject)");
 		return 1;
 	}
@@ -586,8 +597,9 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 			 &xdeadline_len, err, errlen) < 0)
 		return -1;
 
-	subject_ok = parse_subject(subject, &sp) == 0;
-	if (subject_ok && sp.num != 0) {
+	subject_rc = parse_subject(subject, &sp);
+	subject_ok = subject_rc == 0;
+	if (subject_rc >= 0 && sp.num != 0) {
 		set_err(err, errlen,
 			"patch %ld/%ld of a series, not the cover letter",
 			sp.num, sp.total);

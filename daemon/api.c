@@ -194,6 +194,29 @@ static int h_releases(struct http_request *req, struct http_response *resp)
 			 "limit", (int)limit, "offset", (int)offset));
 }
 
+static void split_also(json_t *rows)
+{
+	size_t i;
+	json_t *row;
+
+	/* "5.15.140-rc1 5.10.202-rc1" -> ["5.15.140-rc1", "5.10.202-rc1"] */
+	json_array_foreach(rows, i, row) {
+		const char *s = json_string_value(json_object_get(row, "also_in"));
+		json_t *list = json_array();
+
+		while (s != NULL && *s != '\0') {
+			const char *sp = strchr(s, ' ');
+			size_t n = sp != NULL ? (size_t)(sp - s) : strlen(s);
+
+			json_array_append_new(list, json_stringn(s, n));
+			s = sp != NULL ? sp + 1 : NULL;
+		}
+		json_object_set_new(row, "also_in", list);
+		json_object_set_new(row, "flaky", json_boolean(
+			json_integer_value(json_object_get(row, "flaky"))));
+	}
+}
+
 /* The release with its jobs and each job's results; NULL if unknown. */
 static json_t *release_json(const char *version, int *status)
 {
@@ -242,6 +265,20 @@ static json_t *release_json(const char *version, int *status)
 				    results != NULL ? results : json_array());
 	}
 	json_object_set_new(r, "state", json_string(release_state(counts)));
+	{
+		char err[256];
+		json_t *g, *regs;
+
+		pthread_mutex_lock(&api_lock);
+		g = engine_gate(api_store, json_integer_value(json_object_get(r, "id")),
+				err, sizeof(err));
+		pthread_mutex_unlock(&api_lock);
+		json_object_set_new(r, "gate", g != NULL ? g : json_null());
+		regs = rows_i(Q_RELEASE_REGRESSIONS,
+			      json_integer_value(json_object_get(r, "id")));
+		split_also(regs);
+		json_object_set_new(r, "regressions", regs != NULL ? regs : json_array());
+	}
 	json_object_set_new(r, "totals", json_pack("{s:i,s:i,s:i}", "pass",
 			    (int)pass, "fail", (int)fail, "skip", (int)skip));
 	json_object_set_new(r, "jobs", jobs);
@@ -348,8 +385,8 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 	json_t *body, *arts, *v;
 	struct artifact_in in[8];
 	struct kversion kv;
-	const char *version, *key;
-	char err[512], vcopy[48];
+	const char *version, *key, *baseline = NULL;
+	char err[512], vcopy[48], bcopy[48];
 	int64_t release_id;
 	size_t n;
 	int rc;
@@ -366,7 +403,8 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 		return http_error(resp, 400, "body must be a JSON object");
 	}
 	json_object_foreach(body, key, v) {
-		if (strcmp(key, "version") != 0 && strcmp(key, "artifacts") != 0) {
+		if (strcmp(key, "version") != 0 && strcmp(key, "artifacts") != 0 &&
+		    strcmp(key, "baseline") != 0) {
 			http_error(resp, 400, "unknown key '%.40s'", key);
 			json_decref(body);
 			return 0;
@@ -384,6 +422,20 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 	/* kversion_parse capped the length; keep a copy that outlives body. */
 	snprintf(vcopy, sizeof(vcopy), "%s", version);
 	version = vcopy;
+	baseline = json_string_value(json_object_get(body, "baseline"));
+	if (json_object_get(body, "baseline") != NULL) {
+		struct kversion bkv;
+
+		if (baseline == NULL ||
+		    kversion_parse(baseline, &bkv, err, sizeof(err)) < 0 ||
+		    strcmp(bkv.branch, kv.branch) != 0) {
+			json_decref(body);
+			return http_error(resp, 400, "baseline must be a version of"
+					  " the same branch (%s)", kv.branch);
+		}
+		snprintf(bcopy, sizeof(bcopy), "%s", baseline);
+		baseline = bcopy;
+	}
 	arts = json_object_get(body, "artifacts");
 	n = json_array_size(arts);
 	if (!json_is_array(arts) || n == 0 || n > target_count()) {
@@ -408,7 +460,8 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 		}
 	}
 	pthread_mutex_lock(&api_lock);
-	rc = store_release_create(api_store, version, &kv, in, n, &release_id,
+	rc = store_release_create(api_store, version, &kv, baseline, in, n,
+				  &release_id,
 				  err, sizeof(err));
 	pthread_mutex_unlock(&api_lock);
 	if (rc == -2) {
@@ -559,6 +612,247 @@ static int h_job_log(struct http_request *req, struct http_response *resp)
 	return http_text(resp, 200, "text/plain; charset=utf-8", buf, len);
 }
 
+
+/* The release row for {version}, or NULL with the error response set. */
+static json_t *release_or_error(struct http_request *req,
+				struct http_response *resp)
+{
+	json_t *rel = rows_s(Q_RELEASE, req->params[0]), *r;
+
+	if (rel == NULL) {
+		http_error(resp, 500, "database error");
+		return NULL;
+	}
+	if (json_array_size(rel) == 0) {
+		json_decref(rel);
+		http_error(resp, 404, "no release %.60s", req->params[0]);
+		return NULL;
+	}
+	r = json_incref(json_array_get(rel, 0));
+	json_decref(rel);
+	return r;
+}
+
+static int64_t jid(json_t *o)
+{
+	return json_integer_value(json_object_get(o, "id"));
+}
+
+static int h_release_gate(struct http_request *req, struct http_response *resp)
+{
+	json_t *rel = release_or_error(req, resp), *g;
+	char err[256];
+
+	if (rel == NULL)
+		return 0;
+	pthread_mutex_lock(&api_lock);
+	g = engine_gate(api_store, jid(rel), err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (g == NULL) {
+		json_decref(rel);
+		return http_error(resp, 500, "%s", err);
+	}
+	json_object_set(g, "version", json_object_get(rel, "version"));
+	json_object_set(g, "deadline", json_object_get(rel, "deadline"));
+	json_decref(rel);
+	return http_json(resp, 200, g);
+}
+
+static int h_release_regressions(struct http_request *req,
+				 struct http_response *resp)
+{
+	json_t *rel = release_or_error(req, resp), *regs;
+
+	if (rel == NULL)
+		return 0;
+	regs = rows_i(Q_RELEASE_REGRESSIONS, jid(rel));
+	json_decref(rel);
+	if (regs == NULL)
+		return http_error(resp, 500, "database error");
+	split_also(regs);
+	return http_json(resp, 200, json_pack("{s:s,s:o}", "version",
+			 req->params[0], "regressions", regs));
+}
+
+static int report_part(struct http_request *req, struct http_response *resp,
+		       const char *field, const char *type)
+{
+	json_t *rel = release_or_error(req, resp), *rep;
+	const char *text;
+	char *copy;
+
+	if (rel == NULL)
+		return 0;
+	rep = rows_i(Q_RELEASE_REPORT, jid(rel));
+	json_decref(rel);
+	if (rep == NULL)
+		return http_error(resp, 500, "database error");
+	text = json_string_value(json_object_get(json_array_get(rep, 0), field));
+	if (text == NULL) {
+		json_decref(rep);
+		return http_error(resp, 404, json_array_size(rep) == 0
+				  ? "no report yet: the release is still being tested"
+				  : "no e-mail report: the release has no announcement");
+	}
+	copy = strdup(text);
+	json_decref(rep);
+	if (copy == NULL)
+		return http_error(resp, 500, "out of memory");
+	return http_text(resp, 200, type, copy, strlen(copy));
+}
+
+static int h_report_txt(struct http_request *req, struct http_response *resp)
+{
+	return report_part(req, resp, "text", "text/plain; charset=utf-8");
+}
+
+static int h_report_eml(struct http_request *req, struct http_response *resp)
+{
+	return report_part(req, resp, "email", "message/rfc822");
+}
+
+static int h_regressions(struct http_request *req, struct http_response *resp)
+{
+	long limit, offset;
+	const char *state = http_query(req, "state");
+	const char *branch = http_query(req, "branch");
+	char err[256];
+	json_t *list;
+
+	if (page_arg(req, "limit", 50, MAX_PAGE, &limit) < 0 ||
+	    page_arg(req, "offset", 0, LONG_MAX, &offset) < 0)
+		return http_error(resp, 400, "limit must be 0..%d and offset >= 0",
+				  MAX_PAGE);
+	if (state != NULL && strcmp(state, "open") != 0 &&
+	    strcmp(state, "confirmed") != 0 && strcmp(state, "fixed") != 0 &&
+	    strcmp(state, "invalid") != 0)
+		return http_error(resp, 400, "state must be open, confirmed, fixed"
+				  " or invalid");
+	if (branch != NULL && strlen(branch) > 16)
+		return http_error(resp, 400, "branch is like 6.1");
+	pthread_mutex_lock(&api_lock);
+	list = store_rows(api_store, Q_REGRESSIONS, err, sizeof(err), "ssll",
+			  state, branch, limit, offset);
+	pthread_mutex_unlock(&api_lock);
+	if (list == NULL)
+		return http_error(resp, 500, "%s", err);
+	return http_json(resp, 200, json_pack("{s:o,s:i,s:i}", "regressions", list,
+			 "limit", (int)limit, "offset", (int)offset));
+}
+
+/* One regression with every affected rc, its branches and its history. */
+static json_t *regression_json(int64_t id)
+{
+	json_t *g = rows_i(Q_REGRESSION, id), *r, *occ;
+	size_t i;
+	json_t *row;
+
+	if (g == NULL || json_array_size(g) == 0) {
+		json_decref(g);
+		return NULL;
+	}
+	r = json_incref(json_array_get(g, 0));
+	json_decref(g);
+	occ = rows_i(Q_REGRESSION_OCCURRENCES, id);
+	json_array_foreach(occ, i, row)
+		json_object_set_new(row, "flaky", json_boolean(
+			json_integer_value(json_object_get(row, "flaky"))));
+	json_object_set_new(r, "occurrences", occ);
+	json_object_set_new(r, "branches", rows_i(Q_REGRESSION_BRANCHES, id));
+	json_object_set_new(r, "events", rows_i(Q_REGRESSION_EVENTS, id));
+	return r;
+}
+
+static int h_regression(struct http_request *req, struct http_response *resp)
+{
+	int64_t id;
+	json_t *r;
+
+	if (parse_id(req->params[0], &id) < 0)
+		return http_error(resp, 400, "regression id must be a positive integer");
+	r = regression_json(id);
+	if (r == NULL)
+		return http_error(resp, 404, "no regression %lld", (long long)id);
+	return http_json(resp, 200, r);
+}
+
+static int h_regression_triage(struct http_request *req,
+			       struct http_response *resp)
+{
+	json_error_t jerr;
+	json_t *body;
+	const char *state, *reason;
+	char err[256];
+	int64_t id;
+	int rc;
+
+	if (parse_id(req->params[0], &id) < 0)
+		return http_error(resp, 400, "regression id must be a positive integer");
+	if (req->body == NULL)
+		return http_error(resp, 400, "expected {\"state\": ..., \"reason\": ...}");
+	body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (body == NULL)
+		return http_error(resp, 400, "malformed JSON at line %d column %d: %s",
+				  jerr.line, jerr.column, jerr.text);
+	state = json_string_value(json_object_get(body, "state"));
+	reason = json_string_value(json_object_get(body, "reason"));
+	if (!json_is_object(body) || json_object_size(body) != 2 ||
+	    state == NULL || reason == NULL) {
+		json_decref(body);
+		return http_error(resp, 400, "expected exactly {\"state\": ...,"
+				  " \"reason\": ...}");
+	}
+	if (strcmp(state, "invalid") != 0 && strcmp(state, "open") != 0 &&
+	    strcmp(state, "confirmed") != 0) {
+		json_decref(body);
+		return http_error(resp, 400, "state must be invalid, open or"
+				  " confirmed (fixed is decided by test results)");
+	}
+	if (reason[0] == '\0' || strlen(reason) > 1000) {
+		json_decref(body);
+		return http_error(resp, 400, "reason must be 1..1000 characters");
+	}
+	pthread_mutex_lock(&api_lock);
+	rc = store_regression_triage(api_store, id, state, reason, err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	json_decref(body);
+	if (rc < 0)
+		return http_error(resp, 500, "%s", err);
+	if (rc == 0)
+		return http_error(resp, 404, "no regression %lld", (long long)id);
+	log_info("regression=%lld triaged request_id=%s", (long long)id,
+		 req->request_id);
+	return http_json(resp, 200, regression_json(id));
+}
+
+static int h_announcement(struct http_request *req, struct http_response *resp)
+{
+	char err[512], version[48] = "";
+	int created = 0, rc;
+
+	if (req->body == NULL || req->body_len == 0)
+		return http_error(resp, 400, "expected a raw RFC 822 message");
+	pthread_mutex_lock(&api_lock);
+	rc = trigger_announcement(api_store, req->body, req->body_len, version,
+				  sizeof(version), &created, err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc < 0)
+		return http_error(resp, 400, "malformed message: %s", err);
+	if (rc > 0) {
+		log_info("announcement ignored: %s request_id=%s", err,
+			 req->request_id);
+		return http_error(resp, 422, "not an rc announcement: %s", err);
+	}
+	sched_kick();
+	{
+		int status;
+		json_t *r = release_json(version, &status);
+
+		return r != NULL ? http_json(resp, created ? 201 : 200, r)
+				 : http_error(resp, 500, "database error");
+	}
+}
+
 static const struct http_route routes[] = {
 	{ "GET", "/healthz", h_healthz, SCOPE_READ },
 	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ },
@@ -566,6 +860,14 @@ static const struct http_route routes[] = {
 	{ "POST", "/api/v1/releases", h_release_post, SCOPE_WRITE },
 	{ "GET", "/api/v1/releases/{version}", h_release, SCOPE_READ },
 	{ "POST", "/api/v1/releases/{version}/cancel", h_release_cancel, SCOPE_WRITE },
+	{ "GET", "/api/v1/releases/{version}/gate", h_release_gate, SCOPE_READ },
+	{ "GET", "/api/v1/releases/{version}/regressions", h_release_regressions, SCOPE_READ },
+	{ "GET", "/api/v1/releases/{version}/report.txt", h_report_txt, SCOPE_READ },
+	{ "GET", "/api/v1/releases/{version}/report.eml", h_report_eml, SCOPE_READ },
+	{ "GET", "/api/v1/regressions", h_regressions, SCOPE_READ },
+	{ "GET", "/api/v1/regressions/{id}", h_regression, SCOPE_READ },
+	{ "POST", "/api/v1/regressions/{id}", h_regression_triage, SCOPE_WRITE },
+	{ "POST", "/api/v1/announcements", h_announcement, SCOPE_WRITE },
 	{ "GET", "/api/v1/jobs/{id}", h_job, SCOPE_READ },
 	{ "GET", "/api/v1/jobs/{id}/log", h_job_log, SCOPE_READ },
 };

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "rcgate.h"
+#include "announce.h"
 #include "guest.h"
 
 #define DEFAULT_CONFIG "/etc/rcgate/rcgated.conf"
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
 	struct config cfg;
 	const char *config_path = NULL, *token_name = NULL, *scope = "write";
 	int foreground = 0, check_only = 0, verbose = 0, opt, rc = 1, sig;
-	char err[1024], db[PATH_MAX], cache[PATH_MAX];
+	char err[1024], db[PATH_MAX], cache[PATH_MAX], base_url[512];
 	enum log_level level;
 	sigset_t sigs;
 	struct guest_host *host = NULL;
@@ -156,6 +157,7 @@ int main(int argc, char **argv)
 
 	if (fetch_init(err, sizeof(err)) < 0)
 		goto fail;
+	announce_init();	/* GMime, before any thread uses it */
 	guest_set_log(guest_log);
 	uri = config_libvirt_uri(&cfg);
 	if (uri == NULL) {
@@ -167,7 +169,7 @@ int main(int argc, char **argv)
 		goto fail;
 	{
 		struct api_context ac = { &cfg, db, (unsigned)cfg.workers };
-		struct sched_context sctx = { &cfg, db, cache, host };
+		struct sched_context sctx = { &cfg, db, cache, base_url, host };
 
 		if (api_open(&ac, err, sizeof(err)) < 0)
 			goto fail;
@@ -177,7 +179,16 @@ int main(int argc, char **argv)
 				  &port, err, sizeof(err));
 		if (http == NULL)
 			goto fail;
+		if (cfg.public_url[0] != '\0')
+			snprintf(base_url, sizeof(base_url), "%s", cfg.public_url);
+		else
+			snprintf(base_url, sizeof(base_url), "http://%s:%u",
+				 cfg.listen, port);
 		if (sched_start(&sctx, err, sizeof(err)) < 0)
+			goto fail;
+		if (notify_start(&cfg, db, err, sizeof(err)) < 0)
+			goto fail;
+		if (trigger_start(&cfg, db, err, sizeof(err)) < 0)
 			goto fail;
 	}
 	write_runfile(cfg.state_dir, "rcgated.pid", (long)getpid());
@@ -202,6 +213,8 @@ fail:
 	log_err("%s", err);
 stop:
 	http_stop(http);
+	trigger_stop();
+	notify_stop();
 	sched_stop();
 	api_close();
 	guest_host_close(host);

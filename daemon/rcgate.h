@@ -73,6 +73,16 @@ struct config {
 	long disk_size;		/* MiB */
 	long max_artifact_mb;
 	long max_body_kb;
+	long reruns;		/* extra runs of a failing target */
+	long link_window_days;	/* occurrences this recent link */
+	char *farm;		/* name in reports */
+	char *public_url;	/* base of links; empty: http://listen:port */
+	char *mail_from;
+	char *smtp_url;		/* empty: no mail */
+	char *webhook_url;	/* empty: no webhook */
+	char *webhook_secret;
+	long notify_attempts;
+	char *maildir;		/* watched for announcements; empty: none */
 };
 void config_defaults(struct config *);
 /* Parse text; unknown directives and bad values are errors naming the line. */
@@ -123,11 +133,14 @@ struct artifact_in {
 	const char *modules_url, *modules_sha256;	/* kind 'image', optional */
 };
 /* Creates the release, its artifacts and one queued job per artifact in one
- * transaction. Returns 0, -1 on error, -2 if the version exists. */
+ * transaction; a release known only from its announcement gets its
+ * artifacts here. baseline may be NULL (the engine picks the last tested
+ * release of the branch). Returns 0, -1 on error, -2 if the version exists
+ * with artifacts. */
 int store_release_create(struct store *, const char *version,
-			 const struct kversion *, const struct artifact_in *,
-			 size_t n, int64_t *release_id, char *err,
-			 size_t errlen);
+			 const struct kversion *, const char *baseline,
+			 const struct artifact_in *, size_t n,
+			 int64_t *release_id, char *err, size_t errlen);
 
 /* Read-only queries come back as JSON (one object per row, column names as
  * keys) so the HTTP layer needs no per-table structs. */
@@ -139,6 +152,19 @@ enum store_query {
 	Q_JOB_RESULTS,		/* job id */
 	Q_JOB_EVENTS,		/* job id */
 	Q_RELEASE_JOB_COUNTS,	/* release id: state, n */
+	Q_RELEASE_BY_ID,	/* release id */
+	Q_RELEASE_RUNS,		/* release id: per target+test runs, fails */
+	Q_BASELINE_AUTO,	/* branch, patch, release id */
+	Q_RELEASE_GATE,		/* release id: jobs, unfinished, infra, blocking */
+	Q_RELEASE_REGRESSIONS,	/* release id */
+	Q_REGRESSIONS,		/* state or NULL, branch or NULL, limit, offset */
+	Q_REGRESSION,		/* regression id */
+	Q_REGRESSION_OCCURRENCES,	/* regression id */
+	Q_REGRESSION_BRANCHES,	/* regression id */
+	Q_REGRESSION_EVENTS,	/* regression id */
+	Q_RERUN_COUNT,		/* release id, target */
+	Q_RELEASES_UNANALYSED,	/* none */
+	Q_RELEASE_REPORT,	/* release id: newest report */
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
  * 'd' double.
@@ -187,6 +213,65 @@ int store_requeue_unfinished(struct store *, int *count, char *err,
 int store_release_cancel(struct store *, const char *version, int *count,
 			 char *err, size_t errlen);
 int store_job_state_get(struct store *, int64_t id, char *state, size_t len);
+
+/* Regression bookkeeping (store.c). */
+struct occurrence_in {
+	const char *signature, *test, *target, *fs, *diagnostic;
+	int64_t release_id, job_id;
+	const char *branch;
+	int flaky, runs, fails;
+	long window_days;	/* link to a regression seen this recently */
+};
+/* Links the failure to the regression with its signature seen within the
+ * window (creating one if none), records the occurrence for the release
+ * and opens the branch. Reproduced failures confirm an open regression. */
+int store_regression_link(struct store *, const struct occurrence_in *,
+			  int64_t *regression_id, int *created, char *err,
+			  size_t errlen);
+/* Marks regressions fixed on the release's branch where this (later)
+ * release passes their test; a regression fixed on every branch it hit is
+ * fixed. *nfixed counts branch fixes. */
+int store_regressions_fixed(struct store *, int64_t release_id,
+			    int *nfixed, char *err, size_t errlen);
+/* Claims the release's analysis: 1 if this caller set 'analysed'. */
+int store_release_claim_analysis(struct store *, int64_t release_id,
+				 char *err, size_t errlen);
+int store_job_rerun(struct store *, int64_t release_id, const char *target,
+		    char *err, size_t errlen);
+int store_regression_triage(struct store *, int64_t id, const char *state,
+			    const char *reason, char *err, size_t errlen);
+/* Report and its deliveries in one transaction. */
+struct outbox_in {
+	const char *kind, *destination, *payload;
+};
+int store_report_add(struct store *, int64_t release_id, const char *gate,
+		     const char *text, const char *email,
+		     const struct outbox_in *, size_t n, char *err,
+		     size_t errlen);
+struct outbox_item {
+	int64_t id;
+	char kind[16];
+	char destination[1024];
+	char *payload;		/* caller frees */
+	long attempts;
+};
+/* The oldest due delivery: 1 found, 0 none, -1 error. */
+int store_outbox_next(struct store *, struct outbox_item *, char *err,
+		      size_t errlen);
+/* ok: sent. Otherwise retried after delay_s, or failed after max tries. */
+int store_outbox_done(struct store *, int64_t id, int ok, const char *error,
+		      long delay_s, long max_attempts, char *err,
+		      size_t errlen);
+struct announce_in {
+	const char *version, *branch, *subject, *message_id, *from, *to, *cc,
+		*date, *deadline, *patch_url, *git_tree, *git_branch;
+	long rc, patch;
+};
+/* Creates the release from an announcement, or fills the announcement
+ * into an existing release that has none. 0 created, 1 updated, 2 already
+ * announced (nothing changed), -1 error. */
+int store_release_announce(struct store *, const struct announce_in *,
+			   int64_t *release_id, char *err, size_t errlen);
 
 int store_token_add(struct store *, const char *name, const char *hash,
 		    const char *scope, char *err, size_t errlen);
@@ -270,6 +355,7 @@ struct sched_context {
 	const struct config *cfg;
 	const char *db_path;
 	const char *cache_dir;
+	const char *base_url;		/* for links in reports */
 	struct guest_host *host;
 };
 /* Requeues what a previous run left unfinished and starts cfg->workers
@@ -314,4 +400,38 @@ struct gate_input {
 };
 enum gate_verdict regress_gate(const struct gate_input *);
 const char *regress_gate_name(enum gate_verdict);
+
+/* ---- engine.c: decides a finished release's regressions and reports ---- */
+/* Called whenever a job of the release ends. When the release has no
+ * unfinished job left it reruns failing targets (once per configured
+ * rerun), then links regressions across rcs, marks fixes, writes the
+ * report and queues its deliveries. Serialised internally. */
+int engine_release_settled(struct store *, const struct config *,
+			   const char *base_url, int64_t release_id, char *err,
+			   size_t errlen);
+/* The gate of a release as JSON {verdict, reasons[], ...}; NULL if unknown. */
+struct json_t *engine_gate(struct store *, int64_t release_id, char *err,
+			   size_t errlen);
+
+/* ---- notify.c: delivers the outbox (SMTP and webhooks, libcurl) ---- */
+int notify_start(const struct config *, const char *db_path, char *err,
+		 size_t errlen);
+void notify_stop(void);
+void notify_kick(void);
+/* Hex HMAC-SHA256 of body with key, as sent in X-Rcgate-Signature. */
+void notify_signature(const char *key, const char *body, size_t len,
+		      char out[65]);
+
+/* ---- trigger.c: rc announcements from the API and a watched Maildir ---- */
+/* Parses a raw announcement and records the release. 0 = recorded
+ * (*created says whether it is new; version set), 1 = not an rc
+ * announcement (err says why; ignored), -1 = malformed (err says why). */
+int trigger_announcement(struct store *, const char *raw, size_t len,
+			 char *version, size_t vlen, int *created, char *err,
+			 size_t errlen);
+/* Watches cfg->maildir/new: each message is ingested, then moved to cur/
+ * (or to .rcgate-rejected/ with the reason logged). */
+int trigger_start(const struct config *, const char *db_path, char *err,
+		  size_t errlen);
+void trigger_stop(void);
 #endif

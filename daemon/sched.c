@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "rcgate.h"
 #include "guest.h"
 #include "initramfs.h"
@@ -618,6 +620,10 @@ static void *worker_main(void *arg)
 			 (long long)job.id, job.version, job.target, job.attempt);
 		run_job(st, w, &job);
 		atomic_store(&w->job_id, 0);
+		if (engine_release_settled(st, sc.cfg, sc.base_url, job.release_id,
+					   err, sizeof(err)) < 0)
+			log_err("release analysis (job %lld): %s",
+				(long long)job.id, err);
 	}
 	store_close(st);
 	return NULL;
@@ -662,6 +668,22 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 	if (store_requeue_unfinished(st, &n, err, errlen) < 0) {
 		store_close(st);
 		return -1;
+	}
+	{
+		/* Releases whose last job ended just before a crash. */
+		json_t *todo = store_rows(st, Q_RELEASES_UNANALYSED, err, errlen, "");
+		size_t i;
+		json_t *row;
+
+		json_array_foreach(todo, i, row) {
+			char e2[512];
+
+			if (engine_release_settled(st, sc.cfg, sc.base_url,
+					json_integer_value(json_object_get(row, "id")),
+					e2, sizeof(e2)) < 0)
+				log_err("release analysis: %s", e2);
+		}
+		json_decref(todo);
 	}
 	store_close(st);
 	if (n > 0)

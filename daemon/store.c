@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -52,6 +53,81 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_JOB_COUNTS] =
 		"SELECT state, count(*) AS n FROM job WHERE release_id = ?"
 		" GROUP BY state",
+	[Q_RELEASE_BY_ID] =
+		"SELECT id, version, branch, rc, patch, created, announced,"
+		" deadline, message_id, baseline, subject, mail_from, mail_to,"
+		" mail_cc, analysed FROM release WHERE id = ?",
+	[Q_RELEASE_RUNS] =
+		"SELECT j.target, x.test, count(*) AS runs,"
+		" sum(x.status = 'fail') AS fails,"
+		" max(CASE WHEN x.status = 'fail' THEN x.diagnostic END) AS diagnostic,"
+		" max(CASE WHEN x.status = 'fail' THEN j.id END) AS job_id"
+		" FROM result x JOIN job j ON j.id = x.job_id"
+		" WHERE j.release_id = ? AND j.state = 'done'"
+		" AND x.status IN ('pass','fail') GROUP BY j.target, x.test"
+		" ORDER BY j.target, x.test",
+	[Q_BASELINE_AUTO] =
+		"SELECT r.id, r.version FROM release r WHERE r.branch = ?"
+		" AND r.rc = 0 AND r.patch < ? AND r.id != ? AND EXISTS"
+		" (SELECT 1 FROM job j WHERE j.release_id = r.id"
+		"  AND j.state = 'done') ORDER BY r.patch DESC LIMIT 1",
+	[Q_RELEASE_GATE] =
+		"SELECT (SELECT count(*) FROM job WHERE release_id = r.id) AS jobs,"
+		" (SELECT count(*) FROM job WHERE release_id = r.id AND state IN"
+		"  ('queued','fetching','booting','running')) AS unfinished,"
+		" (SELECT count(*) FROM job WHERE release_id = r.id"
+		"  AND state = 'infra_error') AS infra,"
+		" (SELECT count(*) FROM occurrence o JOIN regression g"
+		"  ON g.id = o.regression_id WHERE o.release_id = r.id"
+		"  AND o.flaky = 0 AND g.state != 'invalid') AS blocking,"
+		" r.analysed FROM release r WHERE r.id = ?",
+	[Q_RELEASE_REGRESSIONS] =
+		"SELECT g.id, g.test, g.target, g.fs, g.state, g.diagnostic,"
+		" o.flaky, o.runs, o.fails, b.state AS branch_state, b.fixed_in,"
+		" (SELECT group_concat(r2.version, ' ') FROM occurrence o2"
+		"  JOIN release r2 ON r2.id = o2.release_id"
+		"  WHERE o2.regression_id = g.id AND r2.id != o.release_id) AS also_in"
+		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
+		" JOIN release r ON r.id = o.release_id"
+		" LEFT JOIN regression_branch b ON b.regression_id = g.id"
+		"  AND b.branch = r.branch"
+		" WHERE o.release_id = ? ORDER BY o.flaky, g.id",
+	[Q_REGRESSIONS] =
+		"SELECT g.id, g.test, g.target, g.fs, g.state, g.first_seen,"
+		" g.updated, (SELECT count(*) FROM occurrence o"
+		"  WHERE o.regression_id = g.id) AS occurrences,"
+		" (SELECT group_concat(r.version, ' ') FROM occurrence o"
+		"  JOIN release r ON r.id = o.release_id"
+		"  WHERE o.regression_id = g.id) AS releases"
+		" FROM regression g WHERE (?1 IS NULL OR g.state = ?1)"
+		" AND (?2 IS NULL OR EXISTS (SELECT 1 FROM regression_branch b"
+		"  WHERE b.regression_id = g.id AND b.branch = ?2))"
+		" ORDER BY g.id DESC LIMIT ?3 OFFSET ?4",
+	[Q_REGRESSION] =
+		"SELECT id, signature, test, target, fs, diagnostic, state, reason,"
+		" first_seen, updated FROM regression WHERE id = ?",
+	[Q_REGRESSION_OCCURRENCES] =
+		"SELECT r.version, r.branch, r.rc, r.message_id, r.deadline,"
+		" o.job_id, o.flaky, o.runs, o.fails, o.seen"
+		" FROM occurrence o JOIN release r ON r.id = o.release_id"
+		" WHERE o.regression_id = ? ORDER BY r.branch, r.patch, r.rc",
+	[Q_REGRESSION_BRANCHES] =
+		"SELECT branch, state, fixed_in, updated FROM regression_branch"
+		" WHERE regression_id = ? ORDER BY branch",
+	[Q_REGRESSION_EVENTS] =
+		"SELECT at, state, message FROM regression_event"
+		" WHERE regression_id = ? ORDER BY id",
+	[Q_RERUN_COUNT] =
+		"SELECT count(*) AS n FROM job WHERE release_id = ? AND target = ?"
+		" AND rerun_of IS NOT NULL",
+	[Q_RELEASES_UNANALYSED] =
+		"SELECT r.id FROM release r WHERE r.analysed IS NULL AND EXISTS"
+		" (SELECT 1 FROM job j WHERE j.release_id = r.id) AND NOT EXISTS"
+		" (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.state IN"
+		"  ('queued','fetching','booting','running'))",
+	[Q_RELEASE_REPORT] =
+		"SELECT id, created, gate, text, email FROM report"
+		" WHERE release_id = ? ORDER BY id DESC LIMIT 1",
 };
 
 static int store_fail(struct store *st, const char *what, char *err,
@@ -324,32 +400,74 @@ json_t *store_rows(struct store *st, enum store_query q, char *err,
 	return rows;
 }
 
+/* The id of the release with this version, 0 if none, -1 on error. */
+static int64_t release_id_of(struct store *st, const char *version)
+{
+	sqlite3_stmt *stmt = prepare(st, "SELECT id FROM release WHERE version = ?",
+				     NULL, 0);
+	int64_t id = 0;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, version, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		id = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	return id;
+}
+
+static int64_t count_of(struct store *st, const char *sql, int64_t id)
+{
+	sqlite3_stmt *stmt = prepare(st, sql, NULL, 0);
+	int64_t n = -1;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, id);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		n = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	return n;
+}
+
 int store_release_create(struct store *st, const char *version,
-			 const struct kversion *kv,
+			 const struct kversion *kv, const char *baseline,
 			 const struct artifact_in *arts, size_t n,
 			 int64_t *release_id, char *err, size_t errlen)
 {
 	char now[32];
-	int rc;
+	int64_t existing;
 
 	now_iso8601(now);
 	if (begin(st, err, errlen) < 0)
 		return -1;
-	rc = run(st, "INSERT INTO release (version, branch, rc, created)"
-		     " VALUES (?, ?, ?, ?)", err, errlen, "ssls", version,
-		 kv->branch, kv->rc, now);
-	if (rc < 0) {
-		int exists = sqlite3_extended_errcode(st->db) ==
-			     SQLITE_CONSTRAINT_UNIQUE;
-
-		rollback(st);
-		if (exists) {
+	existing = release_id_of(st, version);
+	if (existing < 0) {
+		store_fail(st, "find release", err, errlen);
+		goto fail;
+	}
+	if (existing > 0) {
+		/* An announced rc gets its kernels later, once; anything else
+		 * with this version is a duplicate. */
+		if (count_of(st, "SELECT count(*) FROM artifact WHERE release_id = ?",
+			     existing) != 0) {
+			rollback(st);
 			errf(err, errlen, "release %s exists", version);
 			return -2;
 		}
-		return -1;
+		*release_id = existing;
+		if (baseline != NULL &&
+		    run(st, "UPDATE release SET baseline = ? WHERE id = ?", err,
+			errlen, "si", baseline, existing) < 0)
+			goto fail;
+	} else {
+		if (run(st, "INSERT INTO release (version, branch, rc, patch,"
+			    " baseline, created) VALUES (?, ?, ?, ?, ?, ?)", err,
+			errlen, "ssllss", version, kv->branch, kv->rc, kv->patch,
+			baseline, now) < 0)
+			goto fail;
+		*release_id = sqlite3_last_insert_rowid(st->db);
 	}
-	*release_id = sqlite3_last_insert_rowid(st->db);
 	for (size_t i = 0; i < n; i++) {
 		int64_t artifact_id, job_id;
 
@@ -698,4 +816,359 @@ int store_token_check(struct store *st, const char *hash, const char *scope)
 	}
 	sqlite3_finalize(stmt);
 	return rc;
+}
+
+static int regression_event(struct store *st, int64_t id, const char *state,
+			    const char *message, char *err, size_t errlen)
+{
+	char now[32];
+
+	now_iso8601(now);
+	return run(st, "INSERT INTO regression_event (regression_id, at, state,"
+		       " message) VALUES (?, ?, ?, ?)", err, errlen, "isss", id,
+		   now, state, message);
+}
+
+int store_regression_link(struct store *st, const struct occurrence_in *o,
+			  int64_t *regression_id, int *created, char *err,
+			  size_t errlen)
+{
+	char now[32], since[32], msg[160];
+	sqlite3_stmt *stmt;
+	time_t t = time(NULL) - (time_t)o->window_days * 86400;
+	struct tm tm;
+	int64_t id = 0;
+
+	*created = 0;
+	now_iso8601(now);
+	gmtime_r(&t, &tm);
+	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	/* The same failure seen recently on any rc of any branch is the same
+	 * regression: that is what links 5.10, 5.15 and 6.1 in one cycle. */
+	stmt = prepare(st, "SELECT g.id FROM regression g WHERE g.signature = ?"
+			   " AND (SELECT max(seen) FROM occurrence"
+			   "  WHERE regression_id = g.id) >= ?"
+			   " ORDER BY g.id DESC LIMIT 1", err, errlen);
+	if (stmt == NULL)
+		goto fail;
+	sqlite3_bind_text(stmt, 1, o->signature, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, since, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		id = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	if (id == 0) {
+		if (run(st, "INSERT INTO regression (signature, test, target, fs,"
+			    " diagnostic, first_seen, updated)"
+			    " VALUES (?, ?, ?, ?, ?, ?, ?)", err, errlen, "sssssss",
+			o->signature, o->test, o->target, o->fs, o->diagnostic,
+			now, now) < 0)
+			goto fail;
+		id = sqlite3_last_insert_rowid(st->db);
+		*created = 1;
+		if (regression_event(st, id, "open", "first seen", err, errlen) < 0)
+			goto fail;
+	}
+	if (run(st, "INSERT INTO occurrence (regression_id, release_id, job_id,"
+		    " flaky, runs, fails, seen) VALUES (?, ?, ?, ?, ?, ?, ?)"
+		    " ON CONFLICT (regression_id, release_id) DO UPDATE SET"
+		    " flaky = excluded.flaky, runs = excluded.runs,"
+		    " fails = excluded.fails, seen = excluded.seen", err, errlen,
+		"iiiiiis", id, o->release_id, o->job_id, (int64_t)o->flaky,
+		(int64_t)o->runs, (int64_t)o->fails, now) < 0)
+		goto fail;
+	if (!o->flaky) {
+		/* A failure on this branch (again) opens the branch, even one
+		 * that a later rc had fixed. */
+		int changed = run(st, "INSERT INTO regression_branch (regression_id,"
+				      " branch, state, updated) VALUES (?, ?, 'open', ?)"
+				      " ON CONFLICT (regression_id, branch) DO UPDATE"
+				      " SET state = 'open', fixed_in = NULL,"
+				      " updated = excluded.updated"
+				      " WHERE regression_branch.state != 'open'",
+				  err, errlen, "iss", id, o->branch, now);
+
+		if (changed < 0)
+			goto fail;
+		if (run(st, "UPDATE regression SET state = CASE"
+			    " WHEN state = 'fixed' THEN 'open'"
+			    " WHEN state = 'open' AND ? >= 2 THEN 'confirmed'"
+			    " ELSE state END, updated = ? WHERE id = ?", err, errlen,
+			"isi", (int64_t)o->fails, now, id) < 0)
+			goto fail;
+	}
+	snprintf(msg, sizeof(msg), "seen on release %lld (%s, %d of %d runs failed%s)",
+		 (long long)o->release_id, o->branch, o->fails, o->runs,
+		 o->flaky ? ", flaky" : "");
+	if (regression_event(st, id, "occurrence", msg, err, errlen) < 0 ||
+	    commit(st, err, errlen) < 0)
+		goto fail;
+	*regression_id = id;
+	return 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+int store_regressions_fixed(struct store *st, int64_t release_id, int *nfixed,
+			    char *err, size_t errlen)
+{
+	char now[32];
+	sqlite3_stmt *sel;
+	int n = 0, rc;
+
+	now_iso8601(now);
+	*nfixed = 0;
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	/* Open regressions of this release's branch, seen on an earlier rc
+	 * or release of the branch, whose test now passes (and never fails)
+	 * on this release's target. */
+	sel = prepare(st,
+		"SELECT g.id, r.branch, r.version FROM regression_branch b"
+		" JOIN regression g ON g.id = b.regression_id"
+		" JOIN release r ON r.id = ?1"
+		" WHERE b.branch = r.branch AND b.state = 'open'"
+		" AND g.state IN ('open','confirmed')"
+		" AND EXISTS (SELECT 1 FROM occurrence o JOIN release e"
+		"  ON e.id = o.release_id WHERE o.regression_id = g.id"
+		"  AND e.branch = r.branch AND o.flaky = 0 AND e.id != r.id"
+		"  AND (e.patch < r.patch OR (e.patch = r.patch AND e.rc != 0"
+		"   AND (r.rc = 0 OR e.rc < r.rc))))"
+		" AND EXISTS (SELECT 1 FROM result x JOIN job j ON j.id = x.job_id"
+		"  WHERE j.release_id = r.id AND j.target = g.target"
+		"  AND x.test = g.test AND x.status = 'pass')"
+		" AND NOT EXISTS (SELECT 1 FROM result x JOIN job j"
+		"  ON j.id = x.job_id WHERE j.release_id = r.id"
+		"  AND j.target = g.target AND x.test = g.test"
+		"  AND x.status = 'fail')", err, errlen);
+	if (sel == NULL)
+		goto fail;
+	sqlite3_bind_int64(sel, 1, release_id);
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(sel, 0);
+		char branch[32], version[48], msg[128];
+
+		copy_col(branch, sizeof(branch), sel, 1);
+		copy_col(version, sizeof(version), sel, 2);
+		snprintf(msg, sizeof(msg), "fixed on %s: passes on %s", branch,
+			 version);
+		if (run(st, "UPDATE regression_branch SET state = 'fixed',"
+			    " fixed_in = ?, updated = ? WHERE regression_id = ?"
+			    " AND branch = ?", err, errlen, "ssis", version, now,
+			id, branch) < 0 ||
+		    regression_event(st, id, "fixed", msg, err, errlen) < 0) {
+			sqlite3_finalize(sel);
+			goto fail;
+		}
+		n++;
+	}
+	sqlite3_finalize(sel);
+	if (rc != SQLITE_DONE) {
+		store_fail(st, "fixed", err, errlen);
+		goto fail;
+	}
+	/* Fixed everywhere it was seen: the regression is fixed. */
+	if (run(st, "UPDATE regression SET state = 'fixed', updated = ?"
+		    " WHERE state IN ('open','confirmed') AND EXISTS (SELECT 1"
+		    " FROM regression_branch b WHERE b.regression_id = regression.id)"
+		    " AND NOT EXISTS (SELECT 1 FROM regression_branch b"
+		    " WHERE b.regression_id = regression.id AND b.state = 'open')",
+		err, errlen, "s", now) < 0 ||
+	    commit(st, err, errlen) < 0)
+		goto fail;
+	*nfixed = n;
+	return 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+int store_release_claim_analysis(struct store *st, int64_t release_id,
+				 char *err, size_t errlen)
+{
+	char now[32];
+
+	now_iso8601(now);
+	return run(st, "UPDATE release SET analysed = ? WHERE id = ?"
+		       " AND analysed IS NULL", err, errlen, "si", now,
+		   release_id);
+}
+
+int store_job_rerun(struct store *st, int64_t release_id, const char *target,
+		    char *err, size_t errlen)
+{
+	char now[32];
+	int64_t job_id;
+
+	now_iso8601(now);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	if (run(st, "INSERT INTO job (release_id, artifact_id, target, suite,"
+		    " created, rerun_of) SELECT release_id, artifact_id, target,"
+		    " suite, ?, id FROM job WHERE release_id = ? AND target = ?"
+		    " AND rerun_of IS NULL ORDER BY id LIMIT 1", err, errlen,
+		"sis", now, release_id, target) <= 0)
+		goto fail;
+	job_id = sqlite3_last_insert_rowid(st->db);
+	if (run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
+		    " VALUES (?, ?, 'queued', 1, 'rerun of a failure')", err,
+		errlen, "is", job_id, now) < 0 ||
+	    commit(st, err, errlen) < 0)
+		goto fail;
+	return 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+int store_regression_triage(struct store *st, int64_t id, const char *state,
+			    const char *reason, char *err, size_t errlen)
+{
+	char now[32];
+	int n;
+
+	now_iso8601(now);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	n = run(st, "UPDATE regression SET state = ?, reason = ?, updated = ?"
+		    " WHERE id = ?", err, errlen, "sssi", state, reason, now, id);
+	if (n < 0 || (n > 0 && regression_event(st, id, state, reason, err,
+						errlen) < 0) ||
+	    commit(st, err, errlen) < 0) {
+		rollback(st);
+		return -1;
+	}
+	return n;
+}
+
+int store_report_add(struct store *st, int64_t release_id, const char *gate,
+		     const char *text, const char *email,
+		     const struct outbox_in *out, size_t n, char *err,
+		     size_t errlen)
+{
+	char now[32];
+
+	now_iso8601(now);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	if (run(st, "INSERT INTO report (release_id, created, gate, text, email)"
+		    " VALUES (?, ?, ?, ?, ?)", err, errlen, "issss", release_id,
+		now, gate, text, email) < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		if (run(st, "INSERT INTO outbox (kind, destination, payload,"
+			    " next_attempt, created) VALUES (?, ?, ?, ?, ?)", err,
+			errlen, "sssss", out[i].kind, out[i].destination,
+			out[i].payload, now, now) < 0)
+			goto fail;
+	}
+	if (commit(st, err, errlen) < 0)
+		goto fail;
+	return 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+int store_outbox_next(struct store *st, struct outbox_item *it, char *err,
+		      size_t errlen)
+{
+	char now[32];
+	sqlite3_stmt *stmt;
+	int rc;
+
+	now_iso8601(now);
+	stmt = prepare(st, "SELECT id, kind, destination, payload, attempts"
+			   " FROM outbox WHERE state = 'pending' AND next_attempt <= ?"
+			   " ORDER BY next_attempt, id LIMIT 1", err, errlen);
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		const char *p = (const char *)sqlite3_column_text(stmt, 3);
+
+		it->id = sqlite3_column_int64(stmt, 0);
+		copy_col(it->kind, sizeof(it->kind), stmt, 1);
+		copy_col(it->destination, sizeof(it->destination), stmt, 2);
+		it->payload = strdup(p != NULL ? p : "");
+		it->attempts = sqlite3_column_int(stmt, 4);
+		sqlite3_finalize(stmt);
+		if (it->payload == NULL) {
+			errf(err, errlen, "out of memory");
+			return -1;
+		}
+		return 1;
+	}
+	sqlite3_finalize(stmt);
+	if (rc == SQLITE_DONE)
+		return 0;
+	return store_fail(st, "outbox", err, errlen);
+}
+
+int store_outbox_done(struct store *st, int64_t id, int ok, const char *error,
+		      long delay_s, long max_attempts, char *err, size_t errlen)
+{
+	char now[32], next[32];
+	time_t t = time(NULL) + delay_s;
+	struct tm tm;
+
+	now_iso8601(now);
+	gmtime_r(&t, &tm);
+	strftime(next, sizeof(next), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (ok)
+		return run(st, "UPDATE outbox SET state = 'sent', sent = ?,"
+			       " attempts = attempts + 1, last_error = NULL"
+			       " WHERE id = ?", err, errlen, "si", now, id) < 0
+			? -1 : 0;
+	return run(st, "UPDATE outbox SET attempts = attempts + 1,"
+		       " last_error = ?, next_attempt = ?, state = CASE WHEN"
+		       " attempts + 1 >= ? THEN 'failed' ELSE 'pending' END"
+		       " WHERE id = ?", err, errlen, "ssli", error, next,
+		   max_attempts, id) < 0 ? -1 : 0;
+}
+
+int store_release_announce(struct store *st, const struct announce_in *a,
+			   int64_t *release_id, char *err, size_t errlen)
+{
+	char now[32];
+	int64_t existing;
+	int rc;
+
+	now_iso8601(now);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	existing = release_id_of(st, a->version);
+	if (existing < 0) {
+		store_fail(st, "find release", err, errlen);
+		goto fail;
+	}
+	if (existing == 0) {
+		if (run(st, "INSERT INTO release (version, branch, rc, patch,"
+			    " created) VALUES (?, ?, ?, ?, ?)", err, errlen, "sslls",
+			a->version, a->branch, a->rc, a->patch, now) < 0)
+			goto fail;
+		existing = sqlite3_last_insert_rowid(st->db);
+		rc = 0;
+	} else {
+		rc = 1;
+	}
+	*release_id = existing;
+	if (run(st, "UPDATE release SET announced = ?, deadline = ?,"
+		    " message_id = ?, subject = ?, mail_from = ?, mail_to = ?,"
+		    " mail_cc = ?, patch_url = ?, git_tree = ?, git_branch = ?"
+		    " WHERE id = ? AND message_id IS NULL", err, errlen,
+		"ssssssssssi", a->date != NULL && a->date[0] ? a->date : now,
+		a->deadline != NULL && a->deadline[0] ? a->deadline : NULL,
+		a->message_id, a->subject, a->from, a->to, a->cc, a->patch_url,
+		a->git_tree, a->git_branch, existing) == 0)
+		rc = 2;
+	if (commit(st, err, errlen) < 0)
+		goto fail;
+	return rc;
+fail:
+	rollback(st);
+	return -1;
 }

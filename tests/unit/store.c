@@ -68,7 +68,7 @@ static void add_release(struct store *st, const char *version, size_t n)
 		in[i].sha256 = sha;
 	}
 	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
-	assert_int_equal(store_release_create(st, version, &kv, in, n, &id, err,
+	assert_int_equal(store_release_create(st, version, &kv, NULL, in, n, &id, err,
 					      sizeof(err)), 0);
 }
 
@@ -112,7 +112,7 @@ static void test_release_round_trip(void **state)
 	json_decref(jobs);
 	/* The same version twice is refused and adds nothing. */
 	kversion_parse("6.1.64-rc1", &kv, err, sizeof(err));
-	assert_int_equal(store_release_create(f->st, "6.1.64-rc1", &kv, &a, 1,
+	assert_int_equal(store_release_create(f->st, "6.1.64-rc1", &kv, NULL, &a, 1,
 					      &id, err, sizeof(err)), -2);
 	rows = store_rows(f->st, Q_RELEASES, err, sizeof(err), "ll", 10L, 0L);
 	assert_int_equal(json_array_size(rows), 1);
