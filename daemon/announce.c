@@ -458,7 +458,7 @@ static void scan_body(const char *text, struct body_facts *bf)
 	}
 }
 
-/* Copies s[0..n) as a field; NUL-terminates through a bounce of known size. */
+/* Copies s[0..n) (not NUL-terminated) into dst[size]; too long is an error. */
 static int copy_token(char *dst, size_t size, const char *s, size_t n,
 		      const char *name, char *err, size_t errlen)
 {

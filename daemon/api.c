@@ -42,8 +42,8 @@ int api_authorize(const char *token, enum http_scope scope)
 		return 0;
 	sha256_hex(token, strlen(token), hash);
 	pthread_mutex_lock(&api_lock);
-	rc = store_token_check(api_store, hash,
-			       scope == SCOPE_WRITE ? "write" : "read");
+	rc = store_token_check(api_store, hash, scope == SCOPE_ADMIN ? "admin"
+			       : scope == SCOPE_WRITE ? "write" : "read");
 	pthread_mutex_unlock(&api_lock);
 	return rc;
 }
@@ -853,6 +853,64 @@ static int h_announcement(struct http_request *req, struct http_response *resp)
 	}
 }
 
+static int h_job_retry(struct http_request *req, struct http_response *resp)
+{
+	int64_t id;
+	char err[256];
+	int rc;
+
+	if (parse_id(req->params[0], &id) < 0)
+		return http_error(resp, 400, "job id must be a positive integer");
+	pthread_mutex_lock(&api_lock);
+	rc = store_job_retry(api_store, id, err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc < 0)
+		return http_error(resp, 500, "%s", err);
+	if (rc == 0)
+		return http_error(resp, 409, "job %lld is unknown or not finished",
+				  (long long)id);
+	sched_kick();
+	return h_job(req, resp);
+}
+
+static int h_token_create(struct http_request *req, struct http_response *resp)
+{
+	json_error_t jerr;
+	json_t *body = req->body != NULL
+		? json_loadb(req->body, req->body_len, 0, &jerr) : NULL;
+	const char *name = json_string_value(json_object_get(body, "name"));
+	const char *scope = json_string_value(json_object_get(body, "scope"));
+	char token[48], hash[65], err[256];
+	int rc;
+
+	if (scope == NULL)
+		scope = "write";
+	if (name == NULL || strlen(name) == 0 || strlen(name) > 64 ||
+	    (strcmp(scope, "read") != 0 && strcmp(scope, "write") != 0 &&
+	     strcmp(scope, "admin") != 0)) {
+		json_decref(body);
+		return http_error(resp, 400, "expected {\"name\": 1..64 chars,"
+				  " \"scope\": read|write|admin}");
+	}
+	if (token_generate(token, hash) < 0) {
+		json_decref(body);
+		return http_error(resp, 500, "no randomness");
+	}
+	pthread_mutex_lock(&api_lock);
+	rc = store_token_add(api_store, name, hash, scope, err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc < 0) {
+		json_decref(body);
+		return http_error(resp, 500, "%s", err);
+	}
+	log_info("token created name=%s scope=%s request_id=%s", name, scope,
+		 req->request_id);
+	rc = http_json(resp, 201, json_pack("{s:s,s:s,s:s}", "name", name,
+		       "scope", scope, "token", token));
+	json_decref(body);
+	return rc;
+}
+
 static const struct http_route routes[] = {
 	{ "GET", "/healthz", h_healthz, SCOPE_READ },
 	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ },
@@ -870,6 +928,8 @@ static const struct http_route routes[] = {
 	{ "POST", "/api/v1/announcements", h_announcement, SCOPE_WRITE },
 	{ "GET", "/api/v1/jobs/{id}", h_job, SCOPE_READ },
 	{ "GET", "/api/v1/jobs/{id}/log", h_job_log, SCOPE_READ },
+	{ "POST", "/api/v1/jobs/{id}/retry", h_job_retry, SCOPE_WRITE },
+	{ "POST", "/api/v1/tokens", h_token_create, SCOPE_ADMIN },
 };
 
 const struct http_route *api_routes(size_t *n)

@@ -156,6 +156,7 @@ static int write_report(struct store *st, const struct config *cfg,
 	snprintf(status_url, sizeof(status_url), "%s/api/v1/releases/%s",
 		 base_url, jstr(rel, "version"));
 	in.farm = cfg->farm;
+	in.tested_by = cfg->mail_from;
 	in.version = jstr(rel, "version");
 	in.baseline = baseline != NULL ? jstr(baseline, "version") : NULL;
 	in.gate = gate;

@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "rcgate.h"
@@ -35,29 +34,20 @@ static void guest_log(int level, const char *msg)
 	log_msg((enum log_level)level, "libvirt: %s", msg);
 }
 
-static int create_token(const struct config *cfg, const char *db,
-			const char *name, const char *scope)
+static int create_token(const char *db, const char *name, const char *scope)
 {
-	unsigned char raw[20];
-	char token[64], hash[65], err[256];
+	char token[48], hash[65], err[256];
 	struct store *st;
-	size_t used;
 
 	if (strcmp(scope, "read") != 0 && strcmp(scope, "write") != 0 &&
 	    strcmp(scope, "admin") != 0) {
 		fprintf(stderr, "rcgated: scope must be read, write or admin\n");
 		return 1;
 	}
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+	if (token_generate(token, hash) < 0) {
 		fprintf(stderr, "rcgated: getrandom: %s\n", strerror(errno));
 		return 1;
 	}
-	used = (size_t)snprintf(token, sizeof(token), "rcg_");
-	for (size_t i = 0; i < sizeof(raw); i++)
-		used += (size_t)snprintf(token + used, sizeof(token) - used,
-					 "%02x", raw[i]);
-	sha256_hex(token, strlen(token), hash);
-	(void)cfg;
 	st = store_open(db, err, sizeof(err));
 	if (st == NULL || store_token_add(st, name, hash, scope, err,
 					  sizeof(err)) < 0) {
@@ -135,7 +125,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (token_name != NULL) {
-		rc = create_token(&cfg, db, token_name, scope);
+		rc = create_token(db, token_name, scope);
 		goto out;
 	}
 	log_level_parse(cfg.log_level, &level);

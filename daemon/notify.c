@@ -144,6 +144,8 @@ static int send_mail(const char *url, const char *msg, char *err,
 	curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
 	curl_easy_setopt(c, CURLOPT_READDATA, &u);
 	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+	/* Stored mails have LF line ends; SMTP wants CRLF. */
+	curl_easy_setopt(c, CURLOPT_CRLF, 1L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);

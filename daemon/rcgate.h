@@ -40,6 +40,8 @@ double now_monotonic(void);
 /* ISO 8601 UTC timestamp of now into buf[32]. */
 void now_iso8601(char buf[32]);
 int parse_long(const char *s, long min, long max, long *out);
+/* A new API token "rcg_<40 hex>" into out[48] and its stored hash. */
+int token_generate(char out[48], char hash[65]);
 
 /* ---- log.c: one-line log records to stderr or a file ---- */
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -213,6 +215,9 @@ int store_requeue_unfinished(struct store *, int *count, char *err,
 int store_release_cancel(struct store *, const char *version, int *count,
 			 char *err, size_t errlen);
 int store_job_state_get(struct store *, int64_t id, char *state, size_t len);
+/* Queues a finished job again as a new attempt and reopens its release's
+ * analysis. 1 = requeued, 0 = not finished (or unknown), -1 = error. */
+int store_job_retry(struct store *, int64_t id, char *err, size_t errlen);
 
 /* Regression bookkeeping (store.c). */
 struct occurrence_in {
@@ -296,7 +301,7 @@ struct http_response {
 	const char *allow;		/* for 405 */
 	int auth_challenge;		/* 401: add WWW-Authenticate */
 };
-enum http_scope { SCOPE_READ, SCOPE_WRITE };
+enum http_scope { SCOPE_READ, SCOPE_WRITE, SCOPE_ADMIN };
 struct http_route {
 	const char *method;
 	const char *pattern;		/* "/api/v1/releases/{version}" */

@@ -528,8 +528,9 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 	/*
 	 * Not g_mime_text_part_set_text(): it converts the text to the
 	 * smallest charset that fits (iso-8859-1 for "D\u00edaz"), and the
-	 * body is promised as UTF-8. 8bit is what the lists prefer; GMime
-	 * still picks quoted-printable for lines SMTP cannot carry.
+	 * body is promised as UTF-8. The 7bit constraint keeps the mail
+	 * valid for SMTP servers without 8BITMIME: an ASCII report (the
+	 * usual case) stays plain, anything else becomes quoted-printable.
 	 */
 	part = g_mime_text_part_new_with_subtype("plain");
 	g_mime_text_part_set_charset(part, "utf-8");
@@ -542,7 +543,7 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 	g_mime_part_set_content_encoding(
 		GMIME_PART(part),
 		g_mime_part_get_best_content_encoding(
-			GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_8BIT));
+			GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
 	g_mime_message_set_mime_part(msg, GMIME_OBJECT(part));
 	g_object_unref(part);
 	g_date_time_unref(date);

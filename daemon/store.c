@@ -1172,3 +1172,28 @@ fail:
 	rollback(st);
 	return -1;
 }
+
+int store_job_retry(struct store *st, int64_t id, char *err, size_t errlen)
+{
+	int n;
+
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	n = run(st, "UPDATE job SET state = 'queued', attempt = attempt + 1,"
+		    " finished = NULL, error = NULL, error_kind = NULL, worker = NULL"
+		    " WHERE id = ? AND state IN ('done','infra_error','cancelled')",
+		err, errlen, "i", id);
+	if (n < 0)
+		goto fail;
+	if (n > 0 && (add_event(st, id, "queued", "retry requested", err, errlen) < 0 ||
+		      run(st, "UPDATE release SET analysed = NULL WHERE id ="
+			      " (SELECT release_id FROM job WHERE id = ?)", err,
+			  errlen, "i", id) < 0))
+		goto fail;
+	if (commit(st, err, errlen) < 0)
+		goto fail;
+	return n > 0;
+fail:
+	rollback(st);
+	return -1;
+}

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -342,5 +343,19 @@ int parse_long(const char *s, long min, long max, long *out)
 	if (errno != 0 || *end != '\0' || v < min || v > max)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int token_generate(char out[48], char hash[65])
+{
+	unsigned char raw[20];
+	size_t used;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -1;
+	used = (size_t)snprintf(out, 48, "rcg_");
+	for (size_t i = 0; i < sizeof(raw); i++)
+		used += (size_t)snprintf(out + used, 48 - used, "%02x", raw[i]);
+	sha256_hex(out, strlen(out), hash);
 	return 0;
 }

@@ -78,6 +78,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(2)
 
+    def do_POST(self):
+        # /hook: a webhook receiver; each delivery is kept as N.json with
+        # its signature header in N.sig.
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length)
+        if self.path != "/hook":
+            return self.fail(404)
+        hooks = os.path.join(ROOT, "hooks")
+        os.makedirs(hooks, exist_ok=True)
+        with lock:
+            n = len([f for f in os.listdir(hooks) if f.endswith(".json")]) + 1
+            with open(os.path.join(hooks, "%d.sig" % n), "w") as f:
+                f.write(self.headers.get("X-Rcgate-Signature", ""))
+            with open(os.path.join(hooks, "%d.json" % n), "wb") as f:
+                f.write(body)
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        self.note(204)
+
     def fail(self, status):
         body = b"error\n"
         self.send_response(status)

@@ -110,7 +110,7 @@ start_httpd() {
 	HTTPD_DIR=$1
 	HTTPD_LOG=$(mktemp)
 	rm -f "$HTTPD_DIR/.port"
-	python3 "$SRC/tests/integration/httpd.py" "$HTTPD_DIR" "$HTTPD_DIR/.port" 2>"$HTTPD_LOG" &
+	/usr/bin/python3 "$SRC/tests/integration/httpd.py" "$HTTPD_DIR" "$HTTPD_DIR/.port" 2>"$HTTPD_LOG" &
 	HTTPD_PID=$!
 	for _ in $(seq 1 50); do [ -s "$HTTPD_DIR/.port" ] && break; sleep 0.1; done
 	HTTPD_URL="http://127.0.0.1:$(cat "$HTTPD_DIR/.port")"
@@ -136,3 +136,13 @@ have_all_kernels() {
 		[ -n "$f" ] && [ -f "$f" ] || return 1
 	done
 }
+
+# start_smtpd: a real SMTP server (aiosmtpd); sets SMTPD_DIR and SMTPD_URL.
+start_smtpd() {
+	SMTPD_DIR=$(mktemp -d)
+	/usr/bin/python3 "$SRC/tests/integration/smtpd.py" "$SMTPD_DIR" 2>"$SMTPD_DIR/log" &
+	SMTPD_PID=$!
+	for _ in $(seq 1 50); do [ -s "$SMTPD_DIR/.port" ] && break; sleep 0.1; done
+	SMTPD_URL="smtp://127.0.0.1:$(cat "$SMTPD_DIR/.port")"
+}
+stop_smtpd() { [ -n "${SMTPD_PID:-}" ] && kill "$SMTPD_PID" 2>/dev/null; wait "$SMTPD_PID" 2>/dev/null; SMTPD_PID=; }

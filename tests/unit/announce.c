@@ -495,7 +495,7 @@ static void test_base64_body_and_crlf(void **state)
 	announce_free(&a);
 }
 
-static void test_unparseable_body_deadline_is_empty(void **state)
+static void test_unparseable_dates_are_empty(void **state)
 {
 	struct announcement a;
 	char err[256];
@@ -507,6 +507,13 @@ static void test_unparseable_body_deadline_is_empty(void **state)
 	assert_string_equal(a.deadline, "");
 	announce_free(&a);
 	free(m);
+
+	/* Likewise a Date: GMime cannot read leaves the date unknown. */
+	assert_int_equal(parse_str("From: g@k.org\nDate: Fri, 99 Nov 2023 17:48:39 +0000\n"
+				   "Subject: [PATCH 6.1 000/372] 6.1.64-rc1 review\n"
+				   "Message-ID: <a@b>\n\nbody\n", &a, err, sizeof(err)), 0);
+	assert_string_equal(a.date, "");
+	announce_free(&a);
 }
 
 /* ---- caps and hostile input ---- */
@@ -729,7 +736,7 @@ int main(void)
 		cmocka_unit_test(test_xkerneltest_errors),
 		cmocka_unit_test(test_xkerneltest_deadline_forms),
 		cmocka_unit_test(test_base64_body_and_crlf),
-		cmocka_unit_test(test_unparseable_body_deadline_is_empty),
+		cmocka_unit_test(test_unparseable_dates_are_empty),
 		cmocka_unit_test(test_empty_null_and_too_big),
 		cmocka_unit_test(test_huge_header_lines),
 		cmocka_unit_test(test_field_too_long),

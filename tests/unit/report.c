@@ -453,6 +453,10 @@ static void test_email_clean_has_tested_by_non_ascii(void **state)
 	assert_non_null(mail);
 	/* Non-ASCII names leave as encoded words, not raw 8-bit headers. */
 	assert_null(strstr(mail, "D\xc3\xad" "az <daniel"));
+	/* The body is UTF-8 but the mail stays 7-bit clean for SMTP. */
+	assert_non_null(strstr(mail, "\nContent-Transfer-Encoding: quoted-printable\n"));
+	for (const char *p = mail; *p; p++)
+		assert_true((unsigned char)*p < 0x80);
 	msg = parse_message(mail);
 	s = list_string(g_mime_message_get_cc(msg));
 	assert_non_null(strstr(s, "Daniel D\xc3\xad" "az <daniel.diaz@linaro.org>"));
@@ -464,6 +468,44 @@ static void test_email_clean_has_tested_by_non_ascii(void **state)
 			    "rcgate.6.1.65-rc2.20231129T070000Z.", 35) == 0);
 	g_object_unref(msg);
 	free(mail);
+	announce_free(&a);
+}
+
+/* SMTP lines stop at 998 bytes: a long diagnostic must still arrive whole. */
+static void test_email_long_line(void **state)
+{
+	struct report_regression r = ext4_regression;
+	struct report_input in;
+	struct announcement a;
+	char err[256], *mail, *text, *s, *diag;
+	GMimeMessage *msg;
+	size_t maxline = 0, cur = 0;
+
+	(void)state;
+	scenario(&in, &a);
+	diag = malloc(2001);
+	assert_non_null(diag);
+	memset(diag, 'd', 2000);
+	diag[2000] = '\0';
+	r.diagnostic = diag;
+	in.regressions = &r;
+	mail = report_email(&in, FARM_FROM, REPLY_DATE, err, sizeof(err));
+	assert_non_null(mail);
+	for (const char *p = mail; *p; p++) {
+		cur = *p == '\n' ? 0 : cur + 1;
+		if (cur > maxline)
+			maxline = cur;
+	}
+	assert_true(maxline <= 998);
+	msg = parse_message(mail);
+	s = g_mime_text_part_get_text(GMIME_TEXT_PART(g_mime_message_get_mime_part(msg)));
+	text = report_text(&in);
+	assert_string_equal(s, text);
+	g_free(s);
+	free(text);
+	g_object_unref(msg);
+	free(mail);
+	free(diag);
 	announce_free(&a);
 }
 
@@ -579,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_text_sanitized_and_null),
 		cmocka_unit_test(test_email_headers_threading_body),
 		cmocka_unit_test(test_email_clean_has_tested_by_non_ascii),
+		cmocka_unit_test(test_email_long_line),
 		cmocka_unit_test(test_email_errors),
 		cmocka_unit_test(test_email_header_injection),
 	};
