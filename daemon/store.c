@@ -531,7 +531,11 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 		" a.modules_sha256 FROM job j"
 		" JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id"
-		" WHERE j.state = 'queued' ORDER BY j.id LIMIT 1", err, errlen);
+		" WHERE j.state = 'queued'"
+		/* The rc whose review deadline is nearest goes first; releases
+		 * without a deadline (baselines, CI) after, oldest first. */
+		" ORDER BY r.deadline IS NULL, r.deadline, j.id LIMIT 1",
+		err, errlen);
 	if (stmt == NULL) {
 		rollback(st);
 		return -1;

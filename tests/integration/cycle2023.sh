@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The November 2023 review cycle as a test. 5.10.202-rc1, 5.15.140-rc1 and
+# 6.1.64-rc1 are announced by mail (fixtures in the real format) and tested
+# with the known-bad kernel (936e114a245b reverted: the 6.1.64 state); their
+# baselines 5.10.201, 5.15.139 and 6.1.63 with the good kernel. Expected:
+# each failing test is one regression with three occurrences, three reply
+# mails reach a real SMTP server each threaded to its own announcement,
+# three gates block. Then 6.1.66-rc1 with the good kernel fixes the
+# regressions on 6.1 only; they stay open on 5.10 and 5.15.
+. "$(dirname "$0")/lib.sh"
+echo "1..16"
+KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
+if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
+	for i in $(seq 1 16); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
+	exit 0
+fi
+GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\"}"
+BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImage\",\"sha256\":\"$(cat "$KDIR/bad/bzImage.sha256")\"}"
+MAIL=$SRC/tests/data/mail
+start_smtpd
+WEBHOOK_DIR=$(mktemp -d)
+start_httpd "$WEBHOOK_DIR"
+start_daemon "workers = 2" "attempts = 2" "timeout = 300" \
+	"[regressions]" "reruns = 1" \
+	"[notify]" "smtp_url = $SMTPD_URL" "webhook_url = $HTTPD_URL/hook" "webhook_secret = s3cret"
+
+submit() { req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$1\",\"artifacts\":[$2]}"; }
+announce() { req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$MAIL/$1"; }
+settled() {	# settled VERSION...: wait until each has a final gate verdict
+	local v deadline=$((SECONDS + 900))
+	for v in "$@"; do
+		while [ $SECONDS -lt $deadline ]; do
+			req GET "/api/v1/releases/$v/gate"
+			case "$(jqb .verdict)" in pass|block|incomplete) break ;; esac
+			sleep 2
+		done
+	done
+}
+
+for v in 5.10.201 5.15.139 6.1.63; do submit "$v" "$GOOD"; done
+settled 5.10.201 5.15.139 6.1.63
+check "the baselines (good kernel) pass their gates" [ "$(for v in 5.10.201 5.15.139 6.1.63; do req GET /api/v1/releases/$v/gate; jqb .verdict; done | sort -u)" = pass ]
+
+ok_ann=0
+for m in announce-5.10.202-rc1.eml announce-5.15.140-rc1.eml announce-6.1.64-rc1.eml; do
+	announce "$m"; [ "$CODE" = 201 ] && ok_ann=$((ok_ann + 1))
+done
+check "three announcements create three releases" [ $ok_ann = 3 ]
+announce reply-preadv03.eml
+check "a tester's reply is not an announcement (422)" [ "$CODE" = 422 ]
+req GET /api/v1/releases/6.1.64-rc1
+check "the 6.1.64-rc1 release carries its Message-ID and deadline" [ "$(jqb .message_id)" != null -a "$(jqb .deadline)" != null ]
+for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do submit "$v" "$BAD"; done
+check "the bad kernel is attached to the announced rc" [ "$CODE" = 201 ]
+settled 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1
+
+req GET "/api/v1/regressions?limit=200"
+nreg=$(jqb '.regressions | length')
+diag "regressions: $nreg"; printf '%s' "$BODY" | jq -r '.regressions[] | "\(.id) \(.test) \(.target) \(.state) [\(.releases)]"' | sed 's/^/# /'
+check "the bad kernel's failures are regressions" [ "${nreg:-0}" -ge 1 ]
+check "every regression has the three rcs as occurrences" [ "$(jqb '[.regressions[] | select(.occurrences == 3)] | length')" = "$nreg" ]
+rid=$(jqb '[.regressions[] | select(.test == "ext4.write_seq_512")][0].id')
+req GET "/api/v1/regressions/$rid"
+check "ext4.write_seq_512 is one regression across 5.10, 5.15 and 6.1" [ "$(jqb '[.occurrences[].version] | sort | join(" ")')" = "5.10.202-rc1 5.15.140-rc1 6.1.64-rc1" ]
+check "it was reproduced by the rerun (confirmed)" [ "$(jqb .state)" = confirmed ]
+if jqb .diagnostic | grep -q 'buffer wrong at 0 have'; then ok "its diagnostic says what was read back"; else not_ok "diagnostic"; diag "$(jqb .diagnostic)"; fi
+check "pwritev is not a regression (the bug only hits write/writev)" [ "$(jqb '[.regressions[]? | select(.test | startswith("ext4.pwrite"))] | length' <<<"$(curl -s "$BASE/api/v1/regressions?limit=200")")" = 0 ]
+
+"$BUILD/rcgatectl" --server "$BASE" gate 6.1.64-rc1 >/dev/null; gate_rc=$?
+check "all three gates block; rcgatectl gate exits 1" [ "$(for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do req GET /api/v1/releases/$v/gate; jqb .verdict; done | sort -u)" = block -a $gate_rc = 1 ]
+
+# Three replies, each in its own thread.
+for _ in $(seq 1 60); do [ "$(ls "$SMTPD_DIR"/*.eml 2>/dev/null | wc -l)" -ge 6 ] && break; sleep 1; done
+threads=0
+for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do
+	mid=$(grep -m1 -i '^Message-ID:' "$MAIL/announce-$v.eml" | sed 's/^[^<]*//; s/[[:space:]]*$//')
+	f=$(grep -l -i "^Subject: Re: \[PATCH.*$v review" "$SMTPD_DIR"/*.eml 2>/dev/null | head -1)
+	if [ -n "$f" ] && grep -qi "^In-Reply-To: $mid" "$f" && grep -q 'Regressions on' "$f"; then
+		threads=$((threads + 1))
+	else
+		diag "no threaded reply for $v (Message-ID $mid)"
+	fi
+done
+check "three reply mails, each In-Reply-To its own announcement" [ $threads = 3 ]
+hook=$(ls "$WEBHOOK_DIR"/hooks/*.json 2>/dev/null | head -1)
+if [ -n "$hook" ] && [ "$(cat "${hook%.json}.sig")" = "sha256=$(openssl dgst -sha256 -hmac s3cret -r "$hook" | cut -d' ' -f1)" ]; then
+	ok "webhooks carry a valid HMAC-SHA256 signature"
+else
+	not_ok "webhooks carry a valid HMAC-SHA256 signature"
+fi
+
+# 6.1.66-rc1 with the good kernel: fixed on 6.1, still open elsewhere.
+announce announce-6.1.66-rc1.eml
+submit 6.1.66-rc1 "$GOOD"
+settled 6.1.66-rc1
+req GET "/api/v1/regressions/$rid"
+check "6.1.66-rc1 fixes it on 6.1 only" [ "$(jqb '[.branches[] | "\(.branch)=\(.state)"] | join(" ")')" = "5.10=open 5.15=open 6.1=fixed" -a "$(jqb .state)" != fixed ]
+req GET /api/v1/releases/6.1.66-rc1/gate
+check "6.1.66-rc1's gate passes" [ "$(jqb .verdict)" = pass ]
+stop_smtpd
+stop_httpd
+rm -rf "$WEBHOOK_DIR"
+exit 0
