@@ -911,7 +911,56 @@ static int h_token_create(struct http_request *req, struct http_response *resp)
 	return rc;
 }
 
+/* The dashboard: plain files from web_dir, names limited to one safe
+ * path segment so nothing outside it can be reached. */
+static int serve_file(struct http_response *resp, const char *name)
+{
+	static const struct { const char *ext, *type; } types[] = {
+		{ ".html", "text/html; charset=utf-8" },
+		{ ".js", "text/javascript; charset=utf-8" },
+		{ ".css", "text/css; charset=utf-8" },
+		{ ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },
+	};
+	const char *type = NULL, *dot = strrchr(name, '.');
+	char path[PATH_MAX], err[256];
+	size_t len = 0;
+	char *body;
+
+	for (const char *p = name; *p != '\0'; p++) {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '_' || *p == '.'))
+			return http_error(resp, 404, "no such file");
+	}
+	if (name[0] == '.' || dot == NULL)
+		return http_error(resp, 404, "no such file");
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (strcmp(dot, types[i].ext) == 0)
+			type = types[i].type;
+	}
+	if (type == NULL)
+		return http_error(resp, 404, "no such file");
+	snprintf(path, sizeof(path), "%s/%s", ctx.cfg->web_dir, name);
+	body = file_read(path, 4u << 20, &len, err, sizeof(err));
+	if (body == NULL)
+		return http_error(resp, 404, "no such file");
+	return http_text(resp, 200, type, body, len);
+}
+
+static int h_index(struct http_request *req, struct http_response *resp)
+{
+	(void)req;
+	return serve_file(resp, "index.html");
+}
+
+static int h_static(struct http_request *req, struct http_response *resp)
+{
+	return serve_file(resp, req->params[0]);
+}
+
 static const struct http_route routes[] = {
+	{ "GET", "/", h_index, SCOPE_READ },
+	{ "GET", "/web/{file}", h_static, SCOPE_READ },
 	{ "GET", "/healthz", h_healthz, SCOPE_READ },
 	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ },
 	{ "GET", "/api/v1/releases", h_releases, SCOPE_READ },

@@ -44,6 +44,8 @@ static const struct directive directives[] = {
 	  "error, warn, info or debug" },
 	{ "daemon", "agent_dir", D_STRING, OFF(agent_dir), AGENT_DIR_DEFAULT, 0, 0, NULL,
 	  "directory holding rcgate-agent-<target> binaries" },
+	{ "daemon", "web_dir", D_STRING, OFF(web_dir), WEB_DIR_DEFAULT, 0, 0, NULL,
+	  "the dashboard's static files, served at /" },
 	{ "daemon", "max_body_kb", D_LONG, OFF(max_body_kb), "1024", 1, 65536, NULL,
 	  "largest request body accepted" },
 	{ "libvirt", "uri", D_STRING, OFF(libvirt_uri), "", 0, 0, NULL,

@@ -79,10 +79,16 @@ static int add_rcpts(struct curl_slist **list, const char *value)
 			const char *addr = internet_address_mailbox_get_addr(
 				INTERNET_ADDRESS_MAILBOX(a));
 			char *bracketed = g_strdup_printf("<%s>", addr);
+			int dup = 0;
 
-			*list = curl_slist_append(*list, bracketed);
+			/* The announcer is usually in To and Cc: one RCPT. */
+			for (struct curl_slist *l = *list; l != NULL; l = l->next)
+				dup |= g_ascii_strcasecmp(l->data, bracketed) == 0;
+			if (!dup) {
+				*list = curl_slist_append(*list, bracketed);
+				n++;
+			}
 			g_free(bracketed);
-			n++;
 		}
 	}
 	g_object_unref(al);

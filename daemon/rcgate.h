@@ -85,6 +85,7 @@ struct config {
 	char *webhook_secret;
 	long notify_attempts;
 	char *maildir;		/* watched for announcements; empty: none */
+	char *web_dir;		/* the dashboard's static files */
 };
 void config_defaults(struct config *);
 /* Parse text; unknown directives and bad values are errors naming the line. */

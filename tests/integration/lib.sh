@@ -42,6 +42,7 @@ start_daemon() {
 		echo "log_level = debug"
 		echo "agent_dir = ${AGENT_DIR:-$BUILD/agent}"
 		echo "max_body_kb = 64"
+		echo "web_dir = $SRC/web"
 		echo "[jobs]"
 		echo "accel = tcg"
 		printf '%s\n' "$@"
