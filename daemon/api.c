@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
 #include <jansson.h>
 
 #include "rcgate.h"
@@ -70,6 +71,32 @@ static json_t *rows_s(enum store_query q, const char *s)
 
 	pthread_mutex_lock(&api_lock);
 	r = store_rows(api_store, q, err, sizeof(err), "s", s);
+	pthread_mutex_unlock(&api_lock);
+	if (r == NULL)
+		log_err("api: %s", err);
+	return r;
+}
+
+static json_t *rows_none(enum store_query q)
+{
+	char err[256];
+	json_t *r;
+
+	pthread_mutex_lock(&api_lock);
+	r = store_rows(api_store, q, err, sizeof(err), "");
+	pthread_mutex_unlock(&api_lock);
+	if (r == NULL)
+		log_err("api: %s", err);
+	return r;
+}
+
+static json_t *rows_l(enum store_query q, long v)
+{
+	char err[256];
+	json_t *r;
+
+	pthread_mutex_lock(&api_lock);
+	r = store_rows(api_store, q, err, sizeof(err), "l", v);
 	pthread_mutex_unlock(&api_lock);
 	if (r == NULL)
 		log_err("api: %s", err);
@@ -609,6 +636,7 @@ static int h_job_log(struct http_request *req, struct http_response *resp)
 		if (buf == NULL)
 			return http_error(resp, 500, "out of memory");
 	}
+	resp->ranges = 1;	/* follow a running job: Range: bytes=N- */
 	return http_text(resp, 200, "text/plain; charset=utf-8", buf, len);
 }
 
@@ -958,10 +986,133 @@ static int h_static(struct http_request *req, struct http_response *resp)
 	return serve_file(resp, req->params[0]);
 }
 
+static void metric_rows(GString *out, const char *name, const char *help,
+			enum store_query q)
+{
+	json_t *rows = rows_none(q);
+	size_t i;
+	json_t *row;
+
+	g_string_append_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", name,
+			       help, name);
+	json_array_foreach(rows, i, row)
+		g_string_append_printf(out, "%s{state=\"%s\"} %lld\n", name,
+			json_string_value(json_object_get(row, "state")),
+			(long long)json_integer_value(json_object_get(row, "n")));
+	json_decref(rows);
+}
+
+static int h_metrics(struct http_request *req, struct http_response *resp)
+{
+	static const char *const classes[] = { "other", "1xx", "2xx", "3xx",
+					       "4xx", "5xx" };
+	GString *out = g_string_new(NULL);
+	struct http_stats hs;
+	json_t *queued;
+	unsigned long total = 0;
+
+	(void)req;
+	metric_rows(out, "rcgate_jobs", "Jobs by state.", Q_METRICS_JOBS);
+	metric_rows(out, "rcgate_regressions", "Regressions by state.",
+		    Q_METRICS_REGRESSIONS);
+	metric_rows(out, "rcgate_outbox", "Report deliveries by state.",
+		    Q_METRICS_OUTBOX);
+	queued = rows_none(Q_METRICS_JOBS);
+	{
+		size_t i;
+		json_t *row;
+		long long q = 0;
+
+		json_array_foreach(queued, i, row)
+			if (strcmp(json_string_value(json_object_get(row, "state")),
+				   "queued") == 0)
+				q = json_integer_value(json_object_get(row, "n"));
+		g_string_append_printf(out, "# HELP rcgate_queue_depth Jobs waiting"
+			" for a worker.\n# TYPE rcgate_queue_depth gauge\n"
+			"rcgate_queue_depth %lld\n", q);
+	}
+	json_decref(queued);
+	g_string_append_printf(out, "# HELP rcgate_guests_running Guests running"
+		" now.\n# TYPE rcgate_guests_running gauge\n"
+		"rcgate_guests_running %u\n", sched_running());
+	http_stats_get(&hs);
+	g_string_append(out, "# HELP rcgate_http_requests_total HTTP requests"
+		" answered, by status class.\n# TYPE rcgate_http_requests_total"
+		" counter\n");
+	for (int i = 1; i < 6; i++) {
+		g_string_append_printf(out, "rcgate_http_requests_total{code=\"%s\"}"
+				       " %lu\n", classes[i], hs.requests[i]);
+		total += hs.requests[i];
+	}
+	g_string_append_printf(out, "# HELP rcgate_http_request_seconds Time"
+		" spent answering requests.\n# TYPE rcgate_http_request_seconds"
+		" summary\nrcgate_http_request_seconds_sum %.6f\n"
+		"rcgate_http_request_seconds_count %lu\n", hs.seconds, total);
+	resp->no_etag = 1;
+	total = out->len;
+	return http_text(resp, 200, "text/plain; version=0.0.4; charset=utf-8",
+			 g_string_free(out, FALSE), total);
+}
+
+static void atom_text(GString *out, const char *tag, const char *text)
+{
+	char *esc = g_markup_escape_text(text != NULL ? text : "", -1);
+
+	g_string_append_printf(out, "<%s>%s</%s>\n", tag, esc, tag);
+	g_free(esc);
+}
+
+static int h_feed(struct http_request *req, struct http_response *resp)
+{
+	json_t *rows = rows_l(Q_FEED, 100);
+	GString *out;
+	const char *updated = "1970-01-01T00:00:00Z";
+	size_t i, len;
+	json_t *row;
+	char base[600], *esc;
+
+	(void)req;
+	if (rows == NULL)
+		return http_error(resp, 500, "database error");
+	if (json_array_size(rows) > 0)
+		updated = json_string_value(json_object_get(json_array_get(rows, 0), "at"));
+	snprintf(base, sizeof(base), "%s", ctx.base_url != NULL ? ctx.base_url : "");
+	esc = g_markup_escape_text(base, -1);
+	out = g_string_new("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+			   "<feed xmlns=\"http://www.w3.org/2005/Atom\">\n");
+	atom_text(out, "title", "rcgate: regressions and release gates");
+	g_string_append_printf(out, "<id>%s/feed.atom</id>\n<link rel=\"self\""
+			       " href=\"%s/feed.atom\"/>\n", esc, esc);
+	atom_text(out, "updated", updated);
+	g_string_append(out, "<author><name>rcgate</name></author>\n");
+	json_array_foreach(rows, i, row) {
+		char *link = g_markup_escape_text(json_string_value(
+			json_object_get(row, "link")), -1);
+
+		g_string_append(out, "<entry>\n");
+		g_string_append_printf(out, "<id>%s/feed/%s</id>\n", esc,
+			json_string_value(json_object_get(row, "id")));
+		atom_text(out, "title", json_string_value(json_object_get(row, "title")));
+		atom_text(out, "updated", json_string_value(json_object_get(row, "at")));
+		g_string_append_printf(out, "<link href=\"%s%s\"/>\n", esc, link);
+		atom_text(out, "summary", json_string_value(json_object_get(row, "summary")));
+		g_string_append(out, "</entry>\n");
+		g_free(link);
+	}
+	g_string_append(out, "</feed>\n");
+	g_free(esc);
+	json_decref(rows);
+	len = out->len;
+	return http_text(resp, 200, "application/atom+xml; charset=utf-8",
+			 g_string_free(out, FALSE), len);
+}
+
 static const struct http_route routes[] = {
 	{ "GET", "/", h_index, SCOPE_READ },
 	{ "GET", "/web/{file}", h_static, SCOPE_READ },
 	{ "GET", "/healthz", h_healthz, SCOPE_READ },
+	{ "GET", "/metrics", h_metrics, SCOPE_READ },
+	{ "GET", "/feed.atom", h_feed, SCOPE_READ },
 	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ },
 	{ "GET", "/api/v1/releases", h_releases, SCOPE_READ },
 	{ "POST", "/api/v1/releases", h_release_post, SCOPE_WRITE },

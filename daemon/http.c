@@ -33,6 +33,57 @@ struct pending {
 };
 
 static atomic_ulong request_counter;
+static atomic_ulong status_counts[6];
+static _Atomic unsigned long long handling_us;
+
+void http_stats_get(struct http_stats *out)
+{
+	for (int i = 0; i < 6; i++)
+		out->requests[i] = atomic_load(&status_counts[i]);
+	out->seconds = (double)atomic_load(&handling_us) / 1e6;
+}
+
+/* A strong validator from the body: same bytes, same ETag. */
+static void make_etag(const char *body, size_t len, char out[40])
+{
+	char hex[65];
+
+	sha256_hex(body, len, hex);
+	snprintf(out, 40, "\"%.32s\"", hex);
+}
+
+/* "bytes=a-b" or "bytes=a-" or "bytes=-n" against len; 0 ok, -1 bad. */
+static int parse_range(const char *h, size_t len, size_t *from, size_t *to)
+{
+	long a = -1, b = -1;
+	char *end;
+
+	if (strncmp(h, "bytes=", 6) != 0 || strchr(h, ',') != NULL || len == 0)
+		return -1;
+	h += 6;
+	if (*h == '-') {
+		b = strtol(h + 1, &end, 10);
+		if (end == h + 1 || *end != '\0' || b <= 0)
+			return -1;
+		*from = (size_t)b >= len ? 0 : len - (size_t)b;
+		*to = len - 1;
+		return 0;
+	}
+	a = strtol(h, &end, 10);
+	if (end == h || *end != '-' || a < 0)
+		return -1;
+	h = end + 1;
+	if (*h != '\0') {
+		b = strtol(h, &end, 10);
+		if (end == h || *end != '\0' || b < a)
+			return -1;
+	}
+	if ((size_t)a >= len)
+		return -1;
+	*from = (size_t)a;
+	*to = b < 0 || (size_t)b >= len ? len - 1 : (size_t)b;
+	return 0;
+}
 
 const char *http_query(struct http_request *req, const char *key)
 {
@@ -129,12 +180,42 @@ int http_route_match(const char *pattern, char *buf, const char **params,
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *conn,
+				     const char *method,
 				     struct http_response *resp,
 				     const char *request_id)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
+	char etag[40] = "", crange[96] = "";
+	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	const char *inm, *range;
+	size_t from = 0, to = 0;
 
+	if (is_get && resp->status == 200 && !resp->no_etag) {
+		make_etag(resp->body, resp->len, etag);
+		inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						  "If-None-Match");
+		if (inm != NULL && (strcmp(inm, etag) == 0 || strcmp(inm, "*") == 0)) {
+			free(resp->body);
+			resp->body = NULL;
+			resp->len = 0;
+			resp->status = 304;
+		}
+	}
+	range = resp->ranges && resp->status == 200
+		? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range") : NULL;
+	if (range != NULL) {
+		if (parse_range(range, resp->len, &from, &to) == 0) {
+			memmove(resp->body, resp->body + from, to - from + 1);
+			snprintf(crange, sizeof(crange), "bytes %zu-%zu/%zu", from, to,
+				 resp->len);
+			resp->len = to - from + 1;
+			resp->status = 206;
+		} else {
+			snprintf(crange, sizeof(crange), "bytes */%zu", resp->len);
+			http_error(resp, 416, "range not satisfiable");
+		}
+	}
 	r = MHD_create_response_from_buffer(resp->len, resp->body,
 					    MHD_RESPMEM_MUST_FREE);
 	if (r == NULL) {
@@ -142,10 +223,23 @@ static enum MHD_Result send_response(struct MHD_Connection *conn,
 		return MHD_NO;
 	}
 	resp->body = NULL;
-	MHD_add_response_header(r, "Content-Type", resp->content_type != NULL
-				? resp->content_type : "application/json");
+	if (resp->status != 304)
+		MHD_add_response_header(r, "Content-Type", resp->content_type != NULL
+					? resp->content_type : "application/json");
 	MHD_add_response_header(r, "X-Request-Id", request_id);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (is_get) {
+		/* Reads are public and cheap to revalidate; bots and other
+		 * origins may read them (writes need a token anyway). */
+		MHD_add_response_header(r, "Cache-Control", "no-cache");
+		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+		if (etag[0] != '\0')
+			MHD_add_response_header(r, "ETag", etag);
+	}
+	if (resp->ranges)
+		MHD_add_response_header(r, "Accept-Ranges", "bytes");
+	if (crange[0] != '\0')
+		MHD_add_response_header(r, "Content-Range", crange);
 	if (resp->allow != NULL)
 		MHD_add_response_header(r, "Allow", resp->allow);
 	if (resp->auth_challenge)
@@ -271,10 +365,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	req.request_id = p->request_id;
 	req.conn = conn;
 	dispatch(srv, &req, &resp, p->too_large);
-	log_info("http request_id=%s method=%s path=%s status=%d ms=%.1f",
-		 p->request_id, method, url, resp.status,
-		 (now_monotonic() - start) * 1000.0);
-	ret = send_response(conn, &resp, p->request_id);
+	ret = send_response(conn, method, &resp, p->request_id);
+	{
+		double secs = now_monotonic() - start;
+		int klass = resp.status / 100;
+
+		atomic_fetch_add(&status_counts[klass >= 1 && klass <= 5 ? klass : 0], 1);
+		atomic_fetch_add(&handling_us, (unsigned long long)(secs * 1e6));
+		log_info("http request_id=%s method=%s path=%s status=%d ms=%.1f",
+			 p->request_id, method, url, resp.status, secs * 1000.0);
+	}
 	return ret;
 }
 

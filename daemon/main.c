@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 	struct config cfg;
 	const char *config_path = NULL, *token_name = NULL, *scope = "write";
 	int foreground = 0, check_only = 0, verbose = 0, opt, rc = 1, sig;
-	char err[1024], db[PATH_MAX], cache[PATH_MAX], base_url[512];
+	char err[1024], db[PATH_MAX], cache[PATH_MAX], base_url[512] = "";
 	enum log_level level;
 	sigset_t sigs;
 	struct guest_host *host = NULL;
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	if (host == NULL)
 		goto fail;
 	{
-		struct api_context ac = { &cfg, db, (unsigned)cfg.workers };
+		struct api_context ac = { &cfg, db, (unsigned)cfg.workers, base_url };
 		struct sched_context sctx = { &cfg, db, cache, base_url, host };
 
 		if (api_open(&ac, err, sizeof(err)) < 0)

@@ -168,6 +168,10 @@ enum store_query {
 	Q_RERUN_COUNT,		/* release id, target */
 	Q_RELEASES_UNANALYSED,	/* none */
 	Q_RELEASE_REPORT,	/* release id: newest report */
+	Q_METRICS_JOBS,		/* none: state, n */
+	Q_METRICS_REGRESSIONS,	/* none: state, n */
+	Q_METRICS_OUTBOX,	/* none: state, n */
+	Q_FEED,			/* limit: newest regression events and reports */
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
  * 'd' double.
@@ -301,6 +305,8 @@ struct http_response {
 	const char *content_type;
 	const char *allow;		/* for 405 */
 	int auth_challenge;		/* 401: add WWW-Authenticate */
+	int ranges;			/* honour Range: bytes=... (logs) */
+	int no_etag;			/* volatile content: no ETag */
 };
 enum http_scope { SCOPE_READ, SCOPE_WRITE, SCOPE_ADMIN };
 struct http_route {
@@ -318,6 +324,12 @@ struct http_server *http_start(const char *listen, long port,
 						enum http_scope scope),
 			       unsigned *bound_port, char *err, size_t errlen);
 void http_stop(struct http_server *);
+/* Request counters since start, for /metrics. */
+struct http_stats {
+	unsigned long requests[6];	/* by status class: [2] = 2xx ... */
+	double seconds;			/* total handling time */
+};
+void http_stats_get(struct http_stats *);
 /* Matches a path (modified in place) against "/a/{x}/b"; captures go to
  * params. Returns 1 on a match. */
 int http_route_match(const char *pattern, char *path, const char **params,
@@ -336,6 +348,7 @@ struct api_context {
 	const struct config *cfg;
 	const char *db_path;
 	unsigned workers;
+	const char *base_url;		/* for absolute links (Atom) */
 };
 const struct http_route *api_routes(size_t *n);
 int api_authorize(const char *token, enum http_scope scope);

@@ -125,6 +125,23 @@ static const char *const query_sql[] = {
 		" (SELECT 1 FROM job j WHERE j.release_id = r.id) AND NOT EXISTS"
 		" (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.state IN"
 		"  ('queued','fetching','booting','running'))",
+	[Q_METRICS_JOBS] =
+		"SELECT state, count(*) AS n FROM job GROUP BY state",
+	[Q_METRICS_REGRESSIONS] =
+		"SELECT state, count(*) AS n FROM regression GROUP BY state",
+	[Q_METRICS_OUTBOX] =
+		"SELECT state, count(*) AS n FROM outbox GROUP BY state",
+	[Q_FEED] =
+		"SELECT * FROM (SELECT 'regression-' || e.id AS id, e.at AS at,"
+		" 'Regression ' || g.id || ' ' || e.state || ': ' || g.test ||"
+		" ' on ' || g.target AS title, coalesce(e.message, '') AS summary,"
+		" '/api/v1/regressions/' || g.id AS link FROM regression_event e"
+		" JOIN regression g ON g.id = e.regression_id"
+		" UNION ALL SELECT 'report-' || p.id, p.created, r.version ||"
+		" ': gate ' || p.gate, substr(p.text, 1, 2000),"
+		" '/api/v1/releases/' || r.version FROM report p"
+		" JOIN release r ON r.id = p.release_id)"
+		" ORDER BY at DESC, id DESC LIMIT ?",
 	[Q_RELEASE_REPORT] =
 		"SELECT id, created, gate, text, email FROM report"
 		" WHERE release_id = ? ORDER BY id DESC LIMIT 1",

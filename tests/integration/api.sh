@@ -3,7 +3,7 @@
 # The REST API over a real socket: status codes, error bodies, tokens,
 # size caps, and jobs whose artifacts cannot be had ending as infra errors.
 . "$(dirname "$0")/lib.sh"
-echo "1..24"
+echo "1..33"
 start_daemon "attempts = 2"
 SHA=4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754
 
@@ -76,4 +76,33 @@ if [ -f "$deb" ]; then
 else
 	skip_test "a hash mismatch is infra_error" "no kernel package (run scripts/setup)"
 fi
+
+# HTTP conventions: ETag/If-None-Match, CORS on reads, Range on logs,
+# metrics, the Atom feed, token scopes.
+etag=$(curl -sS -D - -o /dev/null "$BASE/api/v1/releases" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }')
+code=$(curl -sS -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "$BASE/api/v1/releases")
+check "GET answers an ETag and 304 for If-None-Match" [ -n "$etag" -a "$code" = 304 ]
+check "reads allow any origin (CORS)" sh -c "curl -sS -D - -o /dev/null '$BASE/api/v1/releases' | grep -qi '^Access-Control-Allow-Origin: \*'"
+req GET /api/v1/jobs/1/log
+full=$(wc -c < "$STATE/body")
+code=$(curl -sS -o "$STATE/part" -w '%{http_code}' -H 'Range: bytes=10-' "$BASE/api/v1/jobs/1/log")
+check "the job log honours Range (206, the tail from byte 10)" [ "$code" = 206 -a "$(wc -c < "$STATE/part")" = $((full - 10)) ]
+req GET /metrics
+check "/metrics is Prometheus text with job states and request counts" sh -c "grep -q '^rcgate_jobs{state=\"infra_error\"} 2' '$STATE/body' && grep -q '^rcgate_http_requests_total{code=\"4xx\"}' '$STATE/body' && grep -q '^rcgate_queue_depth ' '$STATE/body'"
+req GET /feed.atom
+if /usr/bin/python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$STATE/body" && grep -q '<feed xmlns="http://www.w3.org/2005/Atom">' "$STATE/body"; then
+	ok "/feed.atom is well-formed Atom"
+else
+	not_ok "/feed.atom is well-formed Atom"
+fi
+req POST /api/v1/tokens -H "$(auth)" -d '{"name":"x","scope":"write"}'
+check "a write token cannot create tokens (401)" [ "$CODE" = 401 ]
+ADMIN=$("$RCGATED" -f "$STATE/rcgated.conf" -T admin -s admin 2>/dev/null)
+req POST /api/v1/tokens -H "Authorization: Bearer $ADMIN" -d '{"name":"bot","scope":"read"}'
+check "an admin token creates a scoped token" [ "$CODE" = 201 -a "$(jqb .scope)" = read ]
+RO=$(jqb .token)
+req POST /api/v1/releases -H "Authorization: Bearer $RO" -d "$body"
+check "a read token cannot write (401)" [ "$CODE" = 401 ]
+"$BUILD/rcgatectl" --server "$BASE" gate 6.1.64-rc1 >/dev/null 2>&1; rc=$?
+check "rcgatectl gate exits 3 for a release whose target could not be tested" [ $rc = 3 ]
 exit 0
