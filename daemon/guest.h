@@ -13,6 +13,9 @@
 #define GUEST_METADATA_NS "https://rcgate.invalid/xmlns/guest/1"
 #define GUEST_METADATA_PREFIX "rcgate"
 
+/* One disk per filesystem under test; the agent takes at most this many. */
+#define GUEST_MAX_DISKS 4
+
 struct guest_spec {
 	const char *name;	/* "rcgate-<job>-<attempt>" */
 	const char *arch;	/* libvirt arch: x86_64, i686, aarch64, armv7l */
@@ -24,8 +27,11 @@ struct guest_spec {
 	int use_kvm;
 	unsigned memory_mib, vcpus;
 	const char *kernel, *initrd, *cmdline;	/* initrd, cmdline may be NULL */
-	const char *disk;	/* raw image as virtio vda; NULL = none */
-	/* Put the disk and the virtio-serial controller on virtio-mmio
+	/* Raw images attached as virtio disks vda, vdb, ... in this order
+	 * (disks[i] is vd<'a'+i>); only the first ndisks entries are used. */
+	const char *disks[GUEST_MAX_DISKS];
+	unsigned ndisks;
+	/* Put the disks and the virtio-serial controller on virtio-mmio
 	 * (armv7 virt: the non-LPAE kernel cannot reach the PCIe ECAM). */
 	int virtio_mmio;
 	const char *console_log;	/* serial console -> file; NULL = none */

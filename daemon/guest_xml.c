@@ -146,6 +146,8 @@ static int is_x86(const char *arch)
 
 static int validate(const struct guest_spec *s, char *err, size_t errlen)
 {
+	unsigned i;
+
 	if (need(s->name, "name", err, errlen) < 0 ||
 	    need(s->arch, "arch", err, errlen) < 0 ||
 	    need_path(s->emulator, "emulator", err, errlen) < 0 ||
@@ -157,8 +159,18 @@ static int validate(const struct guest_spec *s, char *err, size_t errlen)
 	if (s->initrd != NULL && need_path(s->initrd, "initrd", err,
 					   errlen) < 0)
 		return -1;
-	if (s->disk != NULL && need_path(s->disk, "disk", err, errlen) < 0)
+	if (s->ndisks > GUEST_MAX_DISKS) {
+		snprintf(err, errlen, "guest xml: ndisks %u exceeds %d",
+			 s->ndisks, GUEST_MAX_DISKS);
 		return -1;
+	}
+	for (i = 0; i < s->ndisks; i++) {
+		char field[16];
+
+		snprintf(field, sizeof(field), "disks[%u]", i);
+		if (need_path(s->disks[i], field, err, errlen) < 0)
+			return -1;
+	}
 	if (s->console_log != NULL &&
 	    need_path(s->console_log, "console_log", err, errlen) < 0)
 		return -1;
@@ -205,19 +217,25 @@ static int xml_devices(struct xbuf *b, const struct guest_spec *s,
 {
 	const char *mmio = s->virtio_mmio ?
 		"      <address type='virtio-mmio'/>\n" : "";
+	unsigned i;
 
 	xbuf_printf(b, "  <devices>\n");
 	if (xml_element(b, "    ", "emulator", s->emulator, err, errlen) < 0)
 		return -1;
-	if (s->disk != NULL) {
+	/*
+	 * The target name is only a hint to libvirt (it orders and addresses
+	 * the devices by it); the guest names virtio disks in probe order,
+	 * which follows this order, so disks[i] is /dev/vd<'a'+i> there.
+	 */
+	for (i = 0; i < s->ndisks; i++) {
 		xbuf_printf(b, "    <disk type='file' device='disk'>\n"
 			    "      <driver name='qemu' type='raw'/>\n"
 			    "      <source file='");
-		if (xml_text(b, "disk", s->disk, err, errlen) < 0)
+		if (xml_text(b, "disk", s->disks[i], err, errlen) < 0)
 			return -1;
 		xbuf_printf(b, "'/>\n"
-			    "      <target dev='vda' bus='virtio'/>\n%s"
-			    "    </disk>\n", mmio);
+			    "      <target dev='vd%c' bus='virtio'/>\n%s"
+			    "    </disk>\n", 'a' + (int)i, mmio);
 	}
 	/* Without model='none' libvirt adds a USB controller on q35/pc. */
 	xbuf_printf(b, "    <controller type='usb' model='none'/>\n"

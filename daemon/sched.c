@@ -239,7 +239,8 @@ static int prepare_boot(struct run *r, const char *artifact,
 		for (size_t i = 0; i < res.nloaded; i++)
 			u += (size_t)snprintf(line + u, sizeof(line) - u, " %s",
 					      res.loaded[i]);
-		jlog(r, "initramfs: kernel %s, modules:%s", res.kver, line);
+		jlog(r, "initramfs %s built: kernel %s, modules:%s", key,
+		     res.kver, line);
 		for (size_t i = 0; i < res.nmissing; i++)
 			jlog(r, "initramfs: module %s not in this kernel (skipped)",
 			     res.missing[i]);

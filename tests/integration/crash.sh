@@ -58,7 +58,9 @@ jid=$(jqb '.jobs[0].id')
 for _ in $(seq 1 100); do req GET "/api/v1/jobs/$jid"; [ "$(jqb .state)" = running ] && break; sleep 0.2; done
 sleep 1
 req POST /api/v1/releases/6.1.193/cancel -H "$(auth)"
-sleep 4
+# The monitor notices within a second; libvirt's destroy waits for qemu to
+# be reaped, which takes seconds on a loaded machine.
+for _ in $(seq 1 100); do pgrep -f "guest=rcgate-$jid-" >/dev/null || break; sleep 0.2; done
 req GET "/api/v1/jobs/$jid"
 if [ "$(jqb .state)" = cancelled ] && ! pgrep -f "guest=rcgate-$jid-" >/dev/null; then
 	ok "cancel stops the running guest and the job stays cancelled"

@@ -130,9 +130,9 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static enum guest_outcome run(struct run_case *c, int timeout_s,
-			      const volatile int *cancel,
-			      const char *const *chunks, double *elapsed)
+static enum guest_outcome run_until(struct run_case *c, const char *marker,
+				    int timeout_s, const volatile int *cancel,
+				    const char *const *chunks, double *elapsed)
 {
 	struct writer w = { .path = c->channel, .chunks = chunks };
 	enum guest_outcome outcome = GUEST_STOPPED;
@@ -142,13 +142,20 @@ static enum guest_outcome run(struct run_case *c, int timeout_s,
 	if (chunks != NULL)
 		assert_int_equal(pthread_create(&w.thread, NULL, writer_main,
 						&w), 0);
-	rc = guest_run(host, &c->spec, MARKER, timeout_s, cancel, &outcome,
+	rc = guest_run(host, &c->spec, marker, timeout_s, cancel, &outcome,
 		       elapsed, err, sizeof(err));
 	if (chunks != NULL)
 		pthread_join(w.thread, NULL);
 	if (rc != 0)
 		fail_msg("guest_run: %s", err);
 	return outcome;
+}
+
+static enum guest_outcome run(struct run_case *c, int timeout_s,
+			      const volatile int *cancel,
+			      const char *const *chunks, double *elapsed)
+{
+	return run_until(c, MARKER, timeout_s, cancel, chunks, elapsed);
 }
 
 static void test_marker_completes(void **state)
@@ -226,6 +233,33 @@ static void test_domain_destroyed(void **state)
 	run_case_init(&c, "again");
 	assert_int_equal(run(&c, 1, NULL, NULL, NULL), GUEST_TIMEOUT);
 	assert_int_equal(run(&c, 1, NULL, NULL, NULL), GUEST_TIMEOUT);
+	assert_false(domain_active(c.name));
+}
+
+/*
+ * Crash phase 1 (docs/agent.md): a guest with several disks prints the
+ * durable size and the ready line, then idles forever; the run must end on
+ * the ready line and the domain must be gone (the power cut), not waited for.
+ */
+static void test_crash_ready_cuts_power(void **state)
+{
+	static const char *const chunks[] = {
+		"KTAP version 1\n",
+		"# rcgate-durable: file=crash.dat size=65536 block=4096\n",
+		"# rcgate-crash-ready\n",
+		NULL
+	};
+	struct run_case c;
+	double elapsed = -1;
+
+	(void)state;
+	run_case_init(&c, "crash");
+	c.spec.disks[0] = "/var/lib/rcgate/d/crash-ext4.img";
+	c.spec.disks[1] = "/var/lib/rcgate/d/crash-xfs.img";
+	c.spec.ndisks = 2;
+	assert_int_equal(run_until(&c, "# rcgate-crash-ready", 10, NULL,
+				   chunks, &elapsed), GUEST_COMPLETED);
+	assert_true(elapsed < 3.0);
 	assert_false(domain_active(c.name));
 }
 
@@ -381,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_stale_log_ignored),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_domain_destroyed),
+		cmocka_unit_test(test_crash_ready_cuts_power),
 		cmocka_unit_test(test_concurrent_runs),
 		cmocka_unit_test(test_orphans),
 		cmocka_unit_test(test_bad_spec_is_error),

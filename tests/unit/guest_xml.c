@@ -36,7 +36,8 @@ static struct guest_spec spec_for(const char *kind)
 		.kernel = "/var/lib/rcgate/k/vmlinuz",
 		.initrd = "/var/lib/rcgate/k/initrd.gz",
 		.cmdline = "console=ttyS0 panic=-1",
-		.disk = "/var/lib/rcgate/d/7.img",
+		.disks = { "/var/lib/rcgate/d/7.img" },
+		.ndisks = 1,
 		.console_log = "/var/lib/rcgate/log/7-1.console",
 		.channel_log = "/var/lib/rcgate/log/7-1.ktap",
 		.channel_name = "org.rcgate.results",
@@ -133,7 +134,7 @@ static void expect_common(struct parsed *p, const struct guest_spec *s)
 	want_value(p, "/domain/os/cmdline", s->cmdline);
 	want_value(p, "/domain/devices/emulator", s->emulator);
 	want_value(p, "/domain/devices/disk[@device='disk']/source/@file",
-		     s->disk);
+		     s->disks[0]);
 	want_value(p, "/domain/devices/disk/driver/@type", "raw");
 	want_value(p, "/domain/devices/disk/target/@dev", "vda");
 	want_value(p, "/domain/devices/disk/target/@bus", "virtio");
@@ -219,6 +220,50 @@ static void test_armv7(void **state)
 	parsed_free(&p);
 }
 
+/* One <disk> per image, in order, named vda, vdb, ...; mmio on each. */
+static void test_several_disks(void **state)
+{
+	static const char *const kinds[] = { "x86_64", "armv7l" };
+	static const char *const images[] = {
+		"/d/ext4.img", "/d/xfs.img", "/d/btrfs.img", "/d/f2fs.img"
+	};
+	size_t k;
+	unsigned i;
+
+	(void)state;
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct guest_spec s = spec_for(kinds[k]);
+		struct parsed p;
+
+		for (i = 0; i < GUEST_MAX_DISKS; i++)
+			s.disks[i] = images[i];
+		s.ndisks = GUEST_MAX_DISKS;
+		parse(&s, &p);
+		assert_int_equal(count(&p, "/domain/devices/disk"), 4);
+		for (i = 0; i < GUEST_MAX_DISKS; i++) {
+			char xp[128], dev[8];
+
+			snprintf(xp, sizeof(xp), "/domain/devices/disk[%u]"
+				 "/source/@file", i + 1);
+			want_value(&p, xp, images[i]);
+			snprintf(xp, sizeof(xp), "/domain/devices/disk[%u]"
+				 "/target/@dev", i + 1);
+			snprintf(dev, sizeof(dev), "vd%c", 'a' + i);
+			want_value(&p, xp, dev);
+		}
+		assert_int_equal(count(&p, "/domain/devices/disk/address"
+				       "[@type='virtio-mmio']"),
+				 s.virtio_mmio ? 4 : 0);
+		parsed_free(&p);
+		/* Only the first ndisks entries count. */
+		s.ndisks = 2;
+		parse(&s, &p);
+		assert_int_equal(count(&p, "/domain/devices/disk"), 2);
+		want_value(&p, "/domain/devices/disk[2]/target/@dev", "vdb");
+		parsed_free(&p);
+	}
+}
+
 static void test_cpu_modes(void **state)
 {
 	struct guest_spec s = spec_for("aarch64");
@@ -244,7 +289,7 @@ static void test_optional_parts(void **state)
 	struct parsed p;
 
 	(void)state;
-	s.disk = NULL;
+	s.ndisks = 0;
 	s.initrd = NULL;
 	s.console_log = NULL;
 	s.job_tag = NULL;
@@ -268,7 +313,7 @@ static void test_escaping(void **state)
 	s.kernel = kernel;
 	s.initrd = kernel;
 	s.cmdline = hostile;
-	s.disk = kernel;
+	s.disks[0] = kernel;
 	s.console_log = clog;
 	s.channel_log = clog;
 	s.channel_name = hostile;
@@ -314,8 +359,17 @@ static void test_refused(void **state)
 	s.channel_log = NULL;
 	expect_refused(&s, "channel_log");
 	s = spec_for("x86_64");
-	s.disk = "disk.img";
-	expect_refused(&s, "disk");
+	s.disks[0] = "disk.img";
+	expect_refused(&s, "disks[0] must be an absolute path");
+	s = spec_for("x86_64");
+	s.ndisks = 2;
+	expect_refused(&s, "disks[1] missing");
+	s = spec_for("x86_64");
+	s.ndisks = GUEST_MAX_DISKS + 1;
+	expect_refused(&s, "ndisks 5 exceeds 4");
+	s = spec_for("x86_64");
+	s.disks[0] = "/d/a\tb.img";
+	expect_refused(&s, "disk contains control character 0x09");
 	s = spec_for("x86_64");
 	s.cmdline = "console=ttyS0\ninit=/bin/sh";
 	expect_refused(&s, "cmdline contains control character 0x0a");
@@ -347,12 +401,24 @@ static void test_libvirt_accepts(void **state)
 		snprintf(name, sizeof(name), "rcgate-%zu-%s", i, hostile);
 		s.name = name;
 		s.cmdline = hostile;
+		s.disks[1] = "/var/lib/rcgate/d/7-xfs.img";
+		s.disks[2] = "/var/lib/rcgate/d/7-btrfs.img";
+		s.ndisks = 3;
 		xml = guest_xml(&s, err, sizeof(err));
 		assert_non_null(xml);
 		dom = virDomainCreateXML(conn, xml, 0);
 		if (dom == NULL)
 			fail_msg("%s: %s", kinds[i], virGetLastErrorMessage());
 		assert_string_equal(virDomainGetName(dom), name);
+		{
+			/* libvirt kept all three disks under our names. */
+			char *live = virDomainGetXMLDesc(dom, 0);
+
+			assert_non_null(live);
+			assert_non_null(strstr(live, "dev='vdc'"));
+			assert_non_null(strstr(live, "7-btrfs.img"));
+			free(live);
+		}
 		meta = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT,
 					    GUEST_METADATA_NS, 0);
 		assert_non_null(meta);
@@ -378,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_i686_kvm),
 		cmocka_unit_test(test_aarch64),
 		cmocka_unit_test(test_armv7),
+		cmocka_unit_test(test_several_disks),
 		cmocka_unit_test(test_cpu_modes),
 		cmocka_unit_test(test_optional_parts),
 		cmocka_unit_test(test_escaping),

@@ -1,0 +1,804 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// app.js - the rcgate dashboard: hash routes rendered from the same-origin
+// REST API (/api/v1). Every piece of data reaches the page as a text node
+// or a URL-encoded path segment: nothing from the API is ever parsed as
+// markup, so announcement fields, artifact URLs, diagnostics and triage
+// reasons cannot inject script.
+'use strict';
+
+(function () {
+  const API = '/api/v1';
+  const DAY = 86400000;
+  // rcs whose deadlines lie within this distance of each other are one
+  // review cycle (Greg's batches go out within hours of each other).
+  const CYCLE_GAP_MS = 3 * DAY;
+  const REFRESH_MS = 15000;
+  const FINAL_JOB_STATES = ['done', 'infra_error', 'cancelled'];
+
+  const main = document.getElementById('main');
+  let renderSeq = 0;        // a newer navigation makes older renders stale
+  let refreshTimer = null;
+  let clockTimer = null;
+
+  // ---- DOM helpers: the only way this file creates content ----------
+
+  // h('a', {href: '#/x', class: 'c'}, 'text', node, [more]) -> element.
+  // Strings always become text nodes; attributes go through setAttribute.
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    if (attrs) {
+      for (const [k, v] of Object.entries(attrs)) {
+        if (v === null || v === undefined || v === false) continue;
+        el.setAttribute(k, v === true ? '' : String(v));
+      }
+    }
+    append(el, children);
+    return el;
+  }
+
+  function append(el, children) {
+    for (const c of children) {
+      if (c === null || c === undefined || c === false) continue;
+      if (Array.isArray(c)) append(el, c);
+      else if (c instanceof Node) el.appendChild(c);
+      else el.appendChild(document.createTextNode(String(c)));
+    }
+  }
+
+  function seg(s) {
+    return encodeURIComponent(String(s));
+  }
+
+  function releaseLink(version, text) {
+    return h('a', { href: '#/release/' + seg(version) }, text || version);
+  }
+
+  function regressionLink(id, text) {
+    return h('a', { href: '#/regression/' + seg(id) }, text || '#' + id);
+  }
+
+  function jobLink(id, text) {
+    return h('a', { href: '#/job/' + seg(id) }, text || 'job ' + id);
+  }
+
+  // A state word as a badge: the word itself is always shown, colour is
+  // only a second cue.
+  function badge(word, extra) {
+    const w = word === null || word === undefined ? 'unknown' : String(word);
+    const cls = 'badge s-' + w.replace(/[^a-z0-9_-]/gi, '');
+    return h('span', { class: extra ? cls + ' ' + extra : cls }, w);
+  }
+
+  function dash(v) {
+    return v === null || v === undefined || v === '' ? '—' : String(v);
+  }
+
+  function section(title, id, ...children) {
+    return h('section', { 'aria-labelledby': id },
+      h('h2', { id: id }, title), children);
+  }
+
+  function note(text) {
+    return h('p', { class: 'empty' }, text);
+  }
+
+  // A table from column specs: [{label, cell(row) -> node|string, cls}].
+  function table(caption, columns, rows, opts) {
+    opts = opts || {};
+    const head = h('tr', null, columns.map((c) =>
+      h('th', { scope: 'col', class: c.cls || null }, c.label)));
+    const body = h('tbody');
+    for (const r of rows) {
+      const tr = h('tr', { class: opts.rowClass ? opts.rowClass(r) : null });
+      columns.forEach((c, i) => {
+        const v = c.cell(r);
+        const cell = i === 0 && opts.rowHeader
+          ? h('th', { scope: 'row', class: c.cls || null }, v)
+          : h('td', { class: c.cls || null }, v);
+        tr.appendChild(cell);
+      });
+      body.appendChild(tr);
+    }
+    const t = h('table', { class: opts.class || null },
+      caption ? h('caption', null, caption) : null, h('thead', null, head), body);
+    return h('div', { class: 'scroll', role: 'region', 'aria-label': caption || 'table', tabindex: '0' }, t);
+  }
+
+  function dl(pairs) {
+    const el = h('dl', { class: 'facts' });
+    for (const [k, v] of pairs) {
+      if (v === undefined) continue;
+      el.appendChild(h('dt', null, k));
+      el.appendChild(h('dd', null, v === null ? '—' : v));
+    }
+    return el;
+  }
+
+  // ---- time ---------------------------------------------------------
+
+  function parseTime(s) {
+    if (!s) return null;
+    const t = Date.parse(s);
+    return Number.isNaN(t) ? null : t;
+  }
+
+  function fmtTime(s) {
+    const t = parseTime(s);
+    if (t === null) return s ? String(s) : '—';
+    const d = new Date(t);
+    const p = (n) => String(n).padStart(2, '0');
+    return d.getUTCFullYear() + '-' + p(d.getUTCMonth() + 1) + '-' + p(d.getUTCDate()) +
+      ' ' + p(d.getUTCHours()) + ':' + p(d.getUTCMinutes()) + ' UTC';
+  }
+
+  function timeEl(s) {
+    if (!s) return '—';
+    return h('time', { datetime: String(s) }, fmtTime(s));
+  }
+
+  function span(ms) {
+    const m = Math.floor(ms / 60000);
+    const d = Math.floor(m / 1440);
+    const hh = Math.floor((m % 1440) / 60);
+    const mm = m % 60;
+    if (d >= 2) return d + ' days';
+    if (d === 1) return '1 day ' + hh + ' h';
+    if (hh > 0) return hh + ' h ' + mm + ' min';
+    return mm + ' min';
+  }
+
+  // "in 1 day 4 h" / "closed 3 days ago"; refreshed by the clock timer.
+  function countdownText(deadline) {
+    const t = parseTime(deadline);
+    if (t === null) return 'no deadline';
+    const diff = t - Date.now();
+    return diff >= 0 ? 'due in ' + span(diff) : 'closed ' + span(-diff) + ' ago';
+  }
+
+  function countdown(deadline) {
+    const t = parseTime(deadline);
+    const open = t !== null && t >= Date.now();
+    const urgent = open && t - Date.now() < 12 * 3600000;
+    return h('span', {
+      class: 'countdown' + (open ? ' open' : ' closed') + (urgent ? ' urgent' : ''),
+      'data-deadline': deadline || null,
+    }, countdownText(deadline));
+  }
+
+  function tickCountdowns() {
+    for (const el of main.querySelectorAll('.countdown[data-deadline]'))
+      el.textContent = countdownText(el.getAttribute('data-deadline'));
+  }
+
+  // ---- versions -----------------------------------------------------
+
+  // "6.1.64-rc1" -> {major: 6, minor: 1, patch: 64, rc: 1}; null if odd.
+  function parseVersion(v) {
+    const m = /^(\d+)\.(\d+)(?:\.(\d+))?(?:-rc(\d+))?$/.exec(String(v));
+    if (!m) return null;
+    return { major: +m[1], minor: +m[2], patch: m[3] ? +m[3] : 0, rc: m[4] ? +m[4] : 0 };
+  }
+
+  function compareVersions(a, b) {
+    const x = parseVersion(a), y = parseVersion(b);
+    if (!x || !y) return String(a).localeCompare(String(b));
+    // A release sorts after its own rcs: rc 0 means "final".
+    const rx = x.rc === 0 ? Infinity : x.rc, ry = y.rc === 0 ? Infinity : y.rc;
+    return x.major - y.major || x.minor - y.minor || x.patch - y.patch || rx - ry;
+  }
+
+  // The API reports only an explicit baseline; the engine otherwise uses
+  // the newest tested final release of the branch below this one. Mirror
+  // that so the page can say what the comparison was against.
+  function inferBaseline(rel, all) {
+    const v = parseVersion(rel.version);
+    if (!v) return null;
+    let best = null;
+    for (const r of all) {
+      const o = parseVersion(r.version);
+      if (!o || o.rc !== 0 || r.branch !== rel.branch || o.patch >= v.patch) continue;
+      if (r.state !== 'done' && r.state !== 'infra_error') continue;
+      if (!best || compareVersions(r.version, best.version) > 0) best = r;
+    }
+    return best ? best.version : null;
+  }
+
+  // ---- API ----------------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(status, message, path) {
+      super(message);
+      this.status = status;
+      this.path = path;
+    }
+  }
+
+  async function request(path, asText) {
+    let resp;
+    try {
+      resp = await fetch(API + path, { headers: { Accept: asText ? 'text/plain' : 'application/json' } });
+    } catch (e) {
+      throw new ApiError(0, 'cannot reach rcgated: ' + e.message, path);
+    }
+    const body = await resp.text();
+    if (!resp.ok) {
+      let msg = body.slice(0, 300);
+      try {
+        const j = JSON.parse(body);
+        if (j && j.error && j.error.message) msg = j.error.message;
+      } catch (e) { /* not JSON: keep the text */ }
+      throw new ApiError(resp.status, msg || resp.statusText, path);
+    }
+    if (asText) return body;
+    try {
+      return JSON.parse(body);
+    } catch (e) {
+      throw new ApiError(resp.status, 'malformed JSON from ' + API + path, path);
+    }
+  }
+
+  const api = (path) => request(path, false);
+  const apiText = (path) => request(path, true);
+
+  // Runs fn over items with at most `width` requests in flight; a failed
+  // item yields {error} instead of failing the whole page.
+  async function mapLimited(items, width, fn) {
+    const out = new Array(items.length);
+    let next = 0;
+    async function worker() {
+      while (next < items.length) {
+        const i = next++;
+        try {
+          out[i] = await fn(items[i]);
+        } catch (e) {
+          out[i] = { error: e };
+        }
+      }
+    }
+    const workers = [];
+    for (let k = 0; k < Math.min(width, items.length); k++) workers.push(worker());
+    await Promise.all(workers);
+    return out;
+  }
+
+  function errorBox(e, what) {
+    const status = e && e.status ? 'HTTP ' + e.status + ': ' : '';
+    return h('div', { class: 'error', role: 'alert' },
+      h('strong', null, what ? 'Cannot load ' + what + '. ' : 'Error. '),
+      status + (e && e.message ? e.message : String(e)),
+      e && e.path ? h('span', { class: 'path' }, ' (', h('code', null, API + e.path), ')') : null);
+  }
+
+  // ---- shared pieces ------------------------------------------------
+
+  function totals(t) {
+    if (!t) return '—';
+    return h('span', { class: 'totals' },
+      h('span', { class: 'n-pass' }, t.pass + ' pass'), ' · ',
+      h('span', { class: t.fail > 0 ? 'n-fail' : 'n-zero' }, t.fail + ' fail'), ' · ',
+      h('span', { class: 'n-skip' }, t.skip + ' skip'));
+  }
+
+  function gateBlock(gate, idPrefix) {
+    if (!gate) return note('No gate verdict available.');
+    const reasons = Array.isArray(gate.reasons) ? gate.reasons : [];
+    return h('div', { class: 'gate gate-' + String(gate.verdict).replace(/[^a-z]/g, '') },
+      h('p', { class: 'verdict' }, 'Gate: ', badge(gate.verdict, 'big')),
+      reasons.length
+        ? h('ul', { class: 'reasons', 'aria-label': 'Reasons' }, reasons.map((r) => h('li', null, r)))
+        : note(gate.verdict === 'pass' ? 'No blocking regressions, every target tested.' : 'No reasons given.'),
+      h('p', { class: 'small' },
+        dash(gate.jobs) + ' jobs, ' + dash(gate.unfinished) + ' unfinished, ' +
+        dash(gate.infra) + ' infra errors, ' + dash(gate.blocking) + ' blocking regressions',
+        gate.analysed ? [', analysed ', timeEl(gate.analysed)] : ', not analysed yet'));
+  }
+
+  function targetJobStates(jobs) {
+    // The last job per target stands for it (reruns come later).
+    const byTarget = new Map();
+    for (const j of jobs || []) byTarget.set(j.target, j);
+    return h('span', { class: 'targets' }, [...byTarget.values()].map((j) =>
+      h('a', { class: 'chip s-' + j.state, href: '#/job/' + seg(j.id), title: 'job ' + j.id + ': ' + j.state },
+        j.target + ' ', h('span', { class: 'chip-state' }, j.state))));
+  }
+
+  function setTitle(...parts) {
+    document.title = [...parts, 'rcgate'].join(' — ');
+  }
+
+  function markNav(name) {
+    for (const a of document.querySelectorAll('[data-nav]')) {
+      if (a.getAttribute('data-nav') === name) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
+    }
+  }
+
+  // ---- #/ : review cycles -------------------------------------------
+
+  function clusterCycles(withDeadline) {
+    const sorted = withDeadline.slice().sort((a, b) => parseTime(a.deadline) - parseTime(b.deadline));
+    const cycles = [];
+    let cur = null;
+    for (const r of sorted) {
+      const t = parseTime(r.deadline);
+      if (cur && t - cur.last <= CYCLE_GAP_MS) {
+        cur.releases.push(r);
+        cur.last = t;
+      } else {
+        cur = { first: t, last: t, releases: [r] };
+        cycles.push(cur);
+      }
+    }
+    for (const c of cycles) {
+      c.releases.sort((a, b) => compareVersions(b.version, a.version));
+      const ann = c.releases.map((r) => parseTime(r.announced)).filter((t) => t !== null);
+      c.announced = ann.length ? Math.min(...ann) : null;
+    }
+    return cycles.reverse();   // newest cycle first
+  }
+
+  function releaseColumns(withDeadline) {
+    const cols = [
+      { label: 'Release', cell: (r) => releaseLink(r.version), cls: 'version' },
+      { label: 'Branch', cell: (r) => r.branch },
+    ];
+    if (withDeadline) {
+      cols.push({ label: 'Announced', cell: (r) => timeEl(r.announced) });
+      cols.push({ label: 'Deadline', cell: (r) => h('span', null, timeEl(r.deadline), h('br'), countdown(r.deadline)) });
+    } else {
+      cols.push({ label: 'Submitted', cell: (r) => timeEl(r.created) });
+    }
+    cols.push(
+      { label: 'Jobs', cell: (r) => r.detail ? (r.detail.jobs.length ? targetJobStates(r.detail.jobs) : note('no kernels yet')) : badge(r.state) },
+      { label: 'Results', cell: (r) => r.detail ? totals(r.detail.totals) : '—' },
+      { label: 'Regressions', cell: (r) => r.detail ? regressionCount(r.detail) : '—', cls: 'num' },
+      { label: 'Gate', cell: (r) => r.detail && r.detail.gate ? badge(r.detail.gate.verdict) : (r.error ? h('span', { class: 'error-inline' }, r.error.message) : '—') });
+    return cols;
+  }
+
+  function regressionCount(d) {
+    const regs = d.regressions || [];
+    const blocking = regs.filter((g) => !g.flaky && g.state !== 'invalid').length;
+    if (!regs.length) return '0';
+    return h('span', { class: blocking ? 'n-fail' : null }, String(regs.length) +
+      (blocking !== regs.length ? ' (' + blocking + ' blocking)' : ''));
+  }
+
+  async function renderReleases(seq) {
+    setTitle('Review cycles');
+    markNav('releases');
+    const list = await api('/releases?limit=200');
+    const releases = list.releases || [];
+    const details = await mapLimited(releases, 4, (r) => api('/releases/' + seg(r.version)));
+    if (seq !== renderSeq) return null;
+    releases.forEach((r, i) => {
+      if (details[i] && details[i].error) r.error = details[i].error;
+      else r.detail = details[i];
+      if (r.detail) {
+        r.announced = r.detail.announced;
+        r.deadline = r.detail.deadline;
+      }
+    });
+    const withDeadline = releases.filter((r) => parseTime(r.deadline) !== null);
+    const without = releases.filter((r) => parseTime(r.deadline) === null)
+      .sort((a, b) => (parseTime(b.created) || 0) - (parseTime(a.created) || 0));
+    const cycles = clusterCycles(withDeadline);
+    const now = Date.now();
+
+    const out = [h('h1', null, 'Review cycles')];
+    if (!releases.length) {
+      out.push(note('No releases yet. Post an announcement to /api/v1/announcements or a release to /api/v1/releases.'));
+      return out;
+    }
+    const open = cycles.filter((c) => c.last >= now);
+    out.push(h('p', { class: 'lead' },
+      open.length ? open.reduce((n, c) => n + c.releases.length, 0) + ' release candidates out for review now.'
+        : 'No review cycle is open right now.'));
+    cycles.forEach((c, i) => {
+      const isOpen = c.last >= now;
+      const id = 'cycle-' + i;
+      const range = c.first === c.last ? fmtTime(new Date(c.first).toISOString())
+        : fmtTime(new Date(c.first).toISOString()) + ' – ' + fmtTime(new Date(c.last).toISOString());
+      out.push(h('section', { class: 'cycle' + (isOpen ? ' cycle-open' : ''), 'aria-labelledby': id },
+        h('h2', { id: id },
+          isOpen ? 'Open review cycle' : 'Review cycle',
+          ' · deadline ', countdown(new Date(c.first).toISOString())),
+        h('p', { class: 'small' }, c.releases.length + ' rc' + (c.releases.length === 1 ? '' : 's'),
+          c.announced ? ', announced from ' + fmtTime(new Date(c.announced).toISOString()) : '',
+          '; responses due ' + range),
+        table(null, releaseColumns(true), c.releases, { rowHeader: true, class: 'releases' })));
+    });
+    out.push(section('Releases without a review deadline', 'no-deadline',
+      without.length
+        ? table(null, releaseColumns(false), without, { rowHeader: true, class: 'releases' })
+        : note('None: every release here came with an announcement.')));
+    return out;
+  }
+
+  // ---- #/release/<version> ------------------------------------------
+
+  const STATUS_ORDER = { fail: 0, error: 1, skip: 2, pass: 3 };
+
+  function matrix(rel, targetsOrder, regressions) {
+    const jobs = rel.jobs || [];
+    const targets = [];
+    for (const t of targetsOrder) if (jobs.some((j) => j.target === t)) targets.push(t);
+    for (const j of jobs) if (!targets.includes(j.target)) targets.push(j.target);
+    // cells: test -> target -> [{status, diagnostic, job}]
+    const cells = new Map();
+    for (const j of jobs) {
+      for (const r of j.results || []) {
+        if (!cells.has(r.test)) cells.set(r.test, new Map());
+        const row = cells.get(r.test);
+        if (!row.has(j.target)) row.set(j.target, []);
+        row.get(j.target).push({ status: r.status, diagnostic: r.diagnostic, job: j.id });
+      }
+    }
+    if (!cells.size) return note(jobs.length ? 'No test results yet.' : 'No kernels submitted yet: nothing to test.');
+    const regKey = new Map();
+    for (const g of regressions) regKey.set(g.test + '\u0000' + g.target, g);
+    const regTests = new Set(regressions.map((g) => g.test));
+    const tests = [...cells.keys()].sort((a, b) => {
+      const ra = regTests.has(a) ? 0 : 1, rb = regTests.has(b) ? 0 : 1;
+      const fa = [...cells.get(a).values()].some((l) => l.some((x) => x.status === 'fail')) ? 0 : 1;
+      const fb = [...cells.get(b).values()].some((l) => l.some((x) => x.status === 'fail')) ? 0 : 1;
+      return ra - rb || fa - fb || a.localeCompare(b);
+    });
+    const head = h('tr', null, h('th', { scope: 'col' }, 'Test'),
+      targets.map((t) => h('th', { scope: 'col' }, t)));
+    const body = h('tbody');
+    for (const test of tests) {
+      const row = cells.get(test);
+      const tr = h('tr', { class: regTests.has(test) ? 'regressed' : null },
+        h('th', { scope: 'row', class: 'test' }, test,
+          regTests.has(test) ? h('span', { class: 'tag' }, ' regression') : null));
+      for (const t of targets) {
+        const runs = row.get(t);
+        if (!runs) {
+          tr.appendChild(h('td', { class: 'cell s-none' }, '—'));
+          continue;
+        }
+        runs.sort((x, y) => (STATUS_ORDER[x.status] ?? 9) - (STATUS_ORDER[y.status] ?? 9));
+        const worst = runs[0].status;
+        const n = runs.filter((x) => x.status === worst).length;
+        const diag = runs.find((x) => x.diagnostic && x.status !== 'pass');
+        const g = regKey.get(test + '\u0000' + t);
+        const td = h('td', { class: 'cell s-' + String(worst).replace(/[^a-z]/g, '') },
+          jobLink(runs[0].job, worst + (runs.length > 1 ? ' ' + n + '/' + runs.length : '')),
+          g ? [' ', regressionLink(g.id)] : null);
+        if (diag) td.setAttribute('title', diag.diagnostic);
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+    const t = h('table', { class: 'matrix' },
+      h('caption', null, 'Test results per target: ' + tests.length + ' tests × ' + targets.length + ' targets'),
+      h('thead', null, head), body);
+    return h('div', { class: 'scroll', role: 'region', 'aria-label': 'Result matrix', tabindex: '0' }, t);
+  }
+
+  function alsoIn(list, states) {
+    if (!list || !list.length) return note('only this rc');
+    return h('ul', { class: 'also' }, list.map((v) => h('li', null, releaseLink(v),
+      states.has(v) ? [' ', badge(states.get(v))] : null)));
+  }
+
+  async function renderRelease(seq, version) {
+    setTitle(version);
+    markNav('releases');
+    const [rel, targets, list] = await Promise.all([
+      api('/releases/' + seg(version)),
+      api('/targets').catch(() => ({ targets: [] })),
+      api('/releases?limit=200').catch(() => ({ releases: [] })),
+    ]);
+    const regs = rel.regressions || [];
+    // The gate state of every other affected rc, for the "also in" links.
+    const others = [...new Set(regs.flatMap((g) => g.also_in || []))];
+    const gates = await mapLimited(others, 4, (v) => api('/releases/' + seg(v) + '/gate'));
+    const otherState = new Map();
+    others.forEach((v, i) => { if (gates[i] && gates[i].verdict) otherState.set(v, 'gate ' + gates[i].verdict); });
+    let report = null;
+    if (rel.gate && rel.gate.analysed) {
+      report = await apiText('/releases/' + seg(version) + '/report.txt').catch((e) => ({ error: e }));
+    }
+    if (seq !== renderSeq) return null;
+
+    const targetNames = (targets.targets || []).map((t) => t.name);
+    const baseline = rel.baseline
+      ? [releaseLink(rel.baseline), ' (explicit)']
+      : (() => {
+        const b = inferBaseline(rel, list.releases || []);
+        return b ? [releaseLink(b), ' (automatic: newest tested release of ' + rel.branch + ' below this one)']
+          : 'none: no earlier tested release of this branch, so failures are not regressions';
+      })();
+    const out = [
+      h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Review cycles'), ' › ', rel.branch),
+      h('h1', null, rel.version, ' ', badge(rel.state)),
+      dl([
+        ['Branch', rel.branch],
+        ['Announced', timeEl(rel.announced)],
+        ['Deadline', rel.deadline ? h('span', null, timeEl(rel.deadline), ' · ', countdown(rel.deadline)) : 'none'],
+        ['Message-ID', rel.message_id ? h('code', null, rel.message_id) : null],
+        ['Baseline', baseline],
+        ['Results', totals(rel.totals)],
+        ['Submitted', timeEl(rel.created)],
+      ]),
+      section('Gate', 'gate', gateBlock(rel.gate)),
+    ];
+    const regCols = [
+      { label: 'Regression', cell: (g) => regressionLink(g.id) },
+      { label: 'Test', cell: (g) => h('code', null, g.test) },
+      { label: 'Target', cell: (g) => g.target },
+      { label: 'State', cell: (g) => h('span', null, badge(g.state), g.flaky ? [' ', badge('flaky')] : null) },
+      { label: 'Runs', cell: (g) => dash(g.fails) + ' of ' + dash(g.runs) + ' failed', cls: 'num' },
+      { label: 'Branch ' + rel.branch, cell: (g) => h('span', null, badge(g.branch_state), g.fixed_in ? [' in ', releaseLink(g.fixed_in)] : null) },
+      { label: 'Also in', cell: (g) => alsoIn(g.also_in, otherState) },
+      { label: 'Diagnostic', cell: (g) => g.diagnostic ? h('code', { class: 'diag' }, g.diagnostic) : '—' },
+    ];
+    out.push(section('Regressions', 'regressions',
+      regs.length ? table(null, regCols, regs, { class: 'regs', rowClass: (g) => g.flaky ? 'flaky' : null })
+        : note('No regressions against the baseline.')));
+    out.push(section('Results', 'matrix-h', matrix(rel, targetNames, regs)));
+    const jobCols = [
+      { label: 'Job', cell: (j) => jobLink(j.id, '#' + j.id) },
+      { label: 'Target', cell: (j) => j.target },
+      { label: 'State', cell: (j) => h('span', null, badge(j.state), j.error_kind ? [' ', h('span', { class: 'small' }, j.error_kind)] : null) },
+      { label: 'Attempt', cell: (j) => dash(j.attempt), cls: 'num' },
+      { label: 'Accel', cell: (j) => dash(j.accel) },
+      { label: 'Boot', cell: (j) => j.boot_seconds === null || j.boot_seconds === undefined ? '—' : Number(j.boot_seconds).toFixed(1) + ' s', cls: 'num' },
+      { label: 'Kernel', cell: (j) => h('span', null, dash(j.kernel_version), h('br'), h('code', { class: 'url' }, j.kind + ': ' + j.url)) },
+      { label: 'Finished', cell: (j) => timeEl(j.finished) },
+      { label: 'Log', cell: (j) => h('a', { href: API + '/jobs/' + seg(j.id) + '/log' }, 'raw log') },
+      { label: 'Error', cell: (j) => j.error ? h('span', { class: 'error-inline' }, j.error) : '—' },
+    ];
+    out.push(section('Jobs', 'jobs',
+      (rel.jobs || []).length ? table(null, jobCols, rel.jobs) : note('No kernels submitted yet.')));
+    const reportPart = [];
+    if (report && typeof report === 'string') {
+      reportPart.push(h('details', null, h('summary', null, 'Report text'), h('pre', { class: 'report' }, report)));
+    } else if (report && report.error) {
+      reportPart.push(note('No report: ' + report.error.message));
+    } else {
+      reportPart.push(note('The report is written once every job has finished.'));
+    }
+    reportPart.push(h('p', null, h('a', { href: API + '/releases/' + seg(version) + '/report.txt' }, 'report.txt'),
+      rel.message_id ? [' · ', h('a', { href: API + '/releases/' + seg(version) + '/report.eml' }, 'reply e-mail (report.eml)')] : null,
+      ' · ', h('a', { href: API + '/releases/' + seg(version) }, 'JSON')));
+    out.push(section('Report', 'report', reportPart));
+    return out;
+  }
+
+  // ---- #/regression/<id> --------------------------------------------
+
+  async function renderRegression(seq, id) {
+    setTitle('Regression ' + id);
+    markNav('regressions');
+    const g = await api('/regressions/' + seg(id));
+    const occ = g.occurrences || [];
+    const versions = [...new Set(occ.map((o) => o.version))];
+    const gates = await mapLimited(versions, 4, (v) => api('/releases/' + seg(v) + '/gate'));
+    if (seq !== renderSeq) return null;
+    const gateOf = new Map();
+    versions.forEach((v, i) => { if (gates[i] && gates[i].verdict) gateOf.set(v, gates[i].verdict); });
+
+    const out = [
+      h('p', { class: 'crumbs' }, h('a', { href: '#/regressions' }, 'Regressions'), ' › #' + g.id),
+      h('h1', null, 'Regression #' + g.id + ': ', h('code', null, g.test), ' on ' + g.target, ' ', badge(g.state)),
+      dl([
+        ['Test', h('code', null, g.test)],
+        ['Target', g.target],
+        ['Filesystem', dash(g.fs)],
+        ['State', badge(g.state)],
+        ['Triage reason', g.reason ? g.reason : null],
+        ['First seen', timeEl(g.first_seen)],
+        ['Updated', timeEl(g.updated)],
+        ['Signature', g.signature ? h('code', null, g.signature) : null],
+      ]),
+      section('Diagnostic', 'diag', g.diagnostic ? h('pre', { class: 'diag' }, g.diagnostic) : note('No diagnostic.')),
+    ];
+    const occCols = [
+      { label: 'Release', cell: (o) => releaseLink(o.version), cls: 'version' },
+      { label: 'Branch', cell: (o) => o.branch },
+      { label: 'Gate', cell: (o) => gateOf.has(o.version) ? badge(gateOf.get(o.version)) : '—' },
+      { label: 'Deadline', cell: (o) => o.deadline ? h('span', null, timeEl(o.deadline), h('br'), countdown(o.deadline)) : '—' },
+      { label: 'Runs', cell: (o) => dash(o.fails) + ' of ' + dash(o.runs) + ' failed' + (o.flaky ? ' (flaky)' : ''), cls: 'num' },
+      { label: 'Job', cell: (o) => o.job_id ? jobLink(o.job_id, '#' + o.job_id) : '—' },
+      { label: 'Seen', cell: (o) => timeEl(o.seen) },
+      { label: 'Announcement', cell: (o) => o.message_id ? h('code', { class: 'mid' }, o.message_id) : '—' },
+    ];
+    out.push(section('Affected release candidates (' + occ.length + ')', 'occ',
+      occ.length ? table(null, occCols, occ, { rowHeader: true, class: 'occ' }) : note('No occurrences recorded.')));
+    const brCols = [
+      { label: 'Branch', cell: (b) => b.branch },
+      { label: 'State', cell: (b) => badge(b.state) },
+      { label: 'Fixed in', cell: (b) => b.fixed_in ? releaseLink(b.fixed_in) : '—' },
+      { label: 'Updated', cell: (b) => timeEl(b.updated) },
+    ];
+    const branches = g.branches || [];
+    out.push(section('Per branch', 'branches',
+      branches.length ? table(null, brCols, branches, { rowHeader: true }) : note('No branch state recorded.')));
+    const evCols = [
+      { label: 'When', cell: (e) => timeEl(e.at) },
+      { label: 'State', cell: (e) => badge(e.state) },
+      { label: 'What happened', cell: (e) => dash(e.message) },
+    ];
+    const events = g.events || [];
+    out.push(section('History', 'history',
+      events.length ? table(null, evCols, events) : note('No events.')));
+    return out;
+  }
+
+  // ---- #/regressions ------------------------------------------------
+
+  async function renderRegressions(seq) {
+    setTitle('Regressions');
+    markNav('regressions');
+    const list = await api('/regressions?limit=200');
+    if (seq !== renderSeq) return null;
+    const regs = list.regressions || [];
+    const cols = [
+      { label: 'Regression', cell: (g) => regressionLink(g.id) },
+      { label: 'Test', cell: (g) => h('code', null, g.test) },
+      { label: 'Target', cell: (g) => g.target },
+      { label: 'State', cell: (g) => badge(g.state) },
+      { label: 'Release candidates', cell: (g) => {
+        const vs = String(g.releases || '').split(' ').filter(Boolean);
+        return vs.length ? h('span', null, vs.map((v, i) => [i ? ', ' : '', releaseLink(v)])) : '—';
+      } },
+      { label: 'First seen', cell: (g) => timeEl(g.first_seen) },
+      { label: 'Updated', cell: (g) => timeEl(g.updated) },
+    ];
+    return [h('h1', null, 'Regressions'),
+      regs.length ? table(regs.length + ' regressions, newest first', cols, regs) : note('No regressions found. Good.')];
+  }
+
+  // ---- #/job/<id> ---------------------------------------------------
+
+  async function renderJob(seq, id) {
+    setTitle('Job ' + id);
+    markNav('releases');
+    const [job, log] = await Promise.all([
+      api('/jobs/' + seg(id)),
+      apiText('/jobs/' + seg(id) + '/log').catch((e) => ({ error: e })),
+    ]);
+    if (seq !== renderSeq) return null;
+    const out = [
+      h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Review cycles'), ' › ', releaseLink(job.version), ' › job ' + job.id),
+      h('h1', null, 'Job ' + job.id + ': ' + job.version + ' on ' + job.target, ' ', badge(job.state)),
+      dl([
+        ['Release', releaseLink(job.version)],
+        ['Target', job.target],
+        ['Suite', dash(job.suite)],
+        ['State', h('span', null, badge(job.state), job.error_kind ? ' (' + job.error_kind + ')' : '')],
+        ['Error', job.error ? h('span', { class: 'error-inline' }, job.error) : null],
+        ['Attempt', dash(job.attempt)],
+        ['Worker', dash(job.worker)],
+        ['Accel', dash(job.accel)],
+        ['Boot', job.boot_seconds === null || job.boot_seconds === undefined ? '—' : Number(job.boot_seconds).toFixed(1) + ' s'],
+        ['Kernel', dash(job.kernel_version)],
+        ['Artifact', h('code', { class: 'url' }, job.kind + ': ' + job.url)],
+        ['sha256', h('code', null, dash(job.sha256))],
+        ['Modules', job.modules_url ? h('code', { class: 'url' }, job.modules_url) : null],
+        ['Created', timeEl(job.created)],
+        ['Started', timeEl(job.started)],
+        ['Finished', timeEl(job.finished)],
+      ]),
+    ];
+    const results = job.results || [];
+    out.push(section('Results (' + results.length + ')', 'results',
+      results.length ? table(null, [
+        { label: 'Test', cell: (r) => h('code', null, r.test) },
+        { label: 'Status', cell: (r) => badge(r.status) },
+        { label: 'Diagnostic', cell: (r) => r.diagnostic ? h('code', { class: 'diag' }, r.diagnostic) : '—' },
+      ], results.slice().sort((a, b) => (STATUS_ORDER[a.status] ?? 9) - (STATUS_ORDER[b.status] ?? 9)), { rowClass: (r) => 'r-' + r.status })
+        : note('No results stored.')));
+    const events = job.events || [];
+    out.push(section('State history', 'events',
+      events.length ? table(null, [
+        { label: 'When', cell: (e) => timeEl(e.at) },
+        { label: 'State', cell: (e) => badge(e.state) },
+        { label: 'Attempt', cell: (e) => dash(e.attempt), cls: 'num' },
+        { label: 'Message', cell: (e) => dash(e.message) },
+      ], events) : note('No events.')));
+    let logNode;
+    if (typeof log === 'string') {
+      logNode = log.length ? h('pre', { class: 'log', tabindex: '0', 'aria-label': 'Console log' }, log)
+        : note(FINAL_JOB_STATES.includes(job.state) ? 'The log is empty.' : 'No log yet: the job has not started.');
+    } else {
+      logNode = errorBox(log.error, 'the log');
+    }
+    out.push(section('Console log', 'log',
+      h('p', null, h('a', { href: API + '/jobs/' + seg(job.id) + '/log' }, 'raw log')), logNode));
+    return out;
+  }
+
+  // ---- router -------------------------------------------------------
+
+  const routes = [
+    { re: /^#?\/?$/, fn: renderReleases },
+    { re: /^#\/release\/([^/]+)$/, fn: renderRelease },
+    { re: /^#\/regressions$/, fn: renderRegressions },
+    { re: /^#\/regression\/(\d+)$/, fn: renderRegression },
+    { re: /^#\/job\/(\d+)$/, fn: renderJob },
+  ];
+
+  function decode(s) {
+    try {
+      return decodeURIComponent(s);
+    } catch (e) {
+      return s;
+    }
+  }
+
+  // Whether anything on the page is still moving, so a refresh is useful.
+  function pageIsLive() {
+    return main.querySelector('.s-queued, .s-fetching, .s-booting, .s-running') !== null;
+  }
+
+  async function route(opts) {
+    const quiet = opts && opts.quiet;
+    const seq = ++renderSeq;
+    clearTimeout(refreshTimer);
+    const hash = location.hash || '#/';
+    let match = null, fn = null;
+    for (const r of routes) {
+      match = r.re.exec(hash);
+      if (match) { fn = r.fn; break; }
+    }
+    if (!quiet) {
+      main.setAttribute('aria-busy', 'true');
+      main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
+    }
+    let nodes;
+    try {
+      if (!fn) {
+        setTitle('Not found');
+        nodes = [h('h1', null, 'Page not found'),
+          h('p', null, 'No page for ', h('code', null, hash), '. ', h('a', { href: '#/' }, 'Back to the review cycles'), '.')];
+      } else {
+        nodes = await fn(seq, ...match.slice(1).map(decode));
+      }
+    } catch (e) {
+      if (seq !== renderSeq) return;
+      if (quiet) return;   // keep the last good page on a failed refresh
+      nodes = [h('h1', null, 'Something went wrong'), errorBox(e, 'this page'),
+        h('p', null, h('a', { href: '#/' }, 'Back to the review cycles'))];
+    }
+    if (seq !== renderSeq || nodes === null) return;
+    const scroll = window.scrollY;
+    main.replaceChildren(...nodes);
+    main.removeAttribute('aria-busy');
+    if (quiet) window.scrollTo(0, scroll);
+    else {
+      window.scrollTo(0, 0);
+      main.focus({ preventScroll: true });
+    }
+    if (pageIsLive()) refreshTimer = setTimeout(() => route({ quiet: true }), REFRESH_MS);
+  }
+
+  async function health() {
+    const el = document.getElementById('health');
+    try {
+      const r = await fetch('/healthz');
+      const j = await r.json();
+      el.textContent = 'rcgated ' + (j.version || '?') + ' · ' + (j.status || '?') + ' · ' + dash(j.workers) + ' workers';
+      el.className = 'health ok';
+    } catch (e) {
+      el.textContent = 'rcgated unreachable';
+      el.className = 'health bad';
+    }
+  }
+
+  // The skip link must not change the hash: that would be a route.
+  for (const a of document.querySelectorAll('a.skip')) {
+    a.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      main.focus();
+    });
+  }
+  window.addEventListener('hashchange', () => route());
+  clockTimer = setInterval(tickCountdowns, 30000);
+  void clockTimer;
+  health();
+  route();
+})();
