@@ -51,53 +51,19 @@ int api_authorize(const char *token, enum http_scope scope)
 
 /* store_rows under the API's lock; one wrapper per argument shape keeps
  * the varargs honest. */
-static json_t *rows_i(enum store_query q, int64_t id)
+/* store_rows under the API's lock; NULL (logged) on a database error.
+ * types as for store_rows: 'i' int64_t, 's' string, 'l' long. */
+static json_t *rows(enum store_query q, const char *types, ...)
 {
 	char err[256];
+	va_list ap;
 	json_t *r;
 
+	va_start(ap, types);
 	pthread_mutex_lock(&api_lock);
-	r = store_rows(api_store, q, err, sizeof(err), "i", id);
+	r = store_vrows(api_store, q, err, sizeof(err), types, ap);
 	pthread_mutex_unlock(&api_lock);
-	if (r == NULL)
-		log_err("api: %s", err);
-	return r;
-}
-
-static json_t *rows_s(enum store_query q, const char *s)
-{
-	char err[256];
-	json_t *r;
-
-	pthread_mutex_lock(&api_lock);
-	r = store_rows(api_store, q, err, sizeof(err), "s", s);
-	pthread_mutex_unlock(&api_lock);
-	if (r == NULL)
-		log_err("api: %s", err);
-	return r;
-}
-
-static json_t *rows_none(enum store_query q)
-{
-	char err[256];
-	json_t *r;
-
-	pthread_mutex_lock(&api_lock);
-	r = store_rows(api_store, q, err, sizeof(err), "");
-	pthread_mutex_unlock(&api_lock);
-	if (r == NULL)
-		log_err("api: %s", err);
-	return r;
-}
-
-static json_t *rows_l(enum store_query q, long v)
-{
-	char err[256];
-	json_t *r;
-
-	pthread_mutex_lock(&api_lock);
-	r = store_rows(api_store, q, err, sizeof(err), "l", v);
-	pthread_mutex_unlock(&api_lock);
+	va_end(ap);
 	if (r == NULL)
 		log_err("api: %s", err);
 	return r;
@@ -211,8 +177,7 @@ static int h_releases(struct http_request *req, struct http_response *resp)
 	if (list == NULL)
 		return http_error(resp, 500, "%s", err);
 	json_array_foreach(list, i, row) {
-		json_t *counts = rows_i(Q_RELEASE_JOB_COUNTS,
-			json_integer_value(json_object_get(row, "id")));
+		json_t *counts = rows(Q_RELEASE_JOB_COUNTS, "i", (int64_t)json_integer_value(json_object_get(row, "id")));
 
 		json_object_set_new(row, "state", json_string(release_state(counts)));
 		json_decref(counts);
@@ -221,24 +186,24 @@ static int h_releases(struct http_request *req, struct http_response *resp)
 			 "limit", (int)limit, "offset", (int)offset));
 }
 
-static void split_also(json_t *rows)
+static void split_also(json_t *list)
 {
 	size_t i;
 	json_t *row;
 
 	/* "5.15.140-rc1 5.10.202-rc1" -> ["5.15.140-rc1", "5.10.202-rc1"] */
-	json_array_foreach(rows, i, row) {
+	json_array_foreach(list, i, row) {
 		const char *s = json_string_value(json_object_get(row, "also_in"));
-		json_t *list = json_array();
+		json_t *versions = json_array();
 
 		while (s != NULL && *s != '\0') {
 			const char *sp = strchr(s, ' ');
 			size_t n = sp != NULL ? (size_t)(sp - s) : strlen(s);
 
-			json_array_append_new(list, json_stringn(s, n));
+			json_array_append_new(versions, json_stringn(s, n));
 			s = sp != NULL ? sp + 1 : NULL;
 		}
-		json_object_set_new(row, "also_in", list);
+		json_object_set_new(row, "also_in", versions);
 		json_object_set_new(row, "flaky", json_boolean(
 			json_integer_value(json_object_get(row, "flaky"))));
 	}
@@ -247,7 +212,7 @@ static void split_also(json_t *rows)
 /* The release with its jobs and each job's results; NULL if unknown. */
 static json_t *release_json(const char *version, int *status)
 {
-	json_t *rel = rows_s(Q_RELEASE, version), *r, *jobs, *counts, *job;
+	json_t *rel = rows(Q_RELEASE, "s", version), *r, *jobs, *counts, *job;
 	long pass = 0, fail = 0, skip = 0;
 	size_t i;
 
@@ -261,9 +226,8 @@ static json_t *release_json(const char *version, int *status)
 	}
 	r = json_incref(json_array_get(rel, 0));
 	json_decref(rel);
-	jobs = rows_i(Q_RELEASE_JOBS, json_integer_value(json_object_get(r, "id")));
-	counts = rows_i(Q_RELEASE_JOB_COUNTS,
-			json_integer_value(json_object_get(r, "id")));
+	jobs = rows(Q_RELEASE_JOBS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
+	counts = rows(Q_RELEASE_JOB_COUNTS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
 	if (jobs == NULL || counts == NULL) {
 		json_decref(jobs);
 		json_decref(counts);
@@ -271,8 +235,7 @@ static json_t *release_json(const char *version, int *status)
 		return NULL;
 	}
 	json_array_foreach(jobs, i, job) {
-		json_t *results = rows_i(Q_JOB_RESULTS,
-			json_integer_value(json_object_get(job, "id")));
+		json_t *results = rows(Q_JOB_RESULTS, "i", (int64_t)json_integer_value(json_object_get(job, "id")));
 		size_t k;
 		json_t *res;
 
@@ -301,8 +264,7 @@ static json_t *release_json(const char *version, int *status)
 				err, sizeof(err));
 		pthread_mutex_unlock(&api_lock);
 		json_object_set_new(r, "gate", g != NULL ? g : json_null());
-		regs = rows_i(Q_RELEASE_REGRESSIONS,
-			      json_integer_value(json_object_get(r, "id")));
+		regs = rows(Q_RELEASE_REGRESSIONS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
 		split_also(regs);
 		json_object_set_new(r, "regressions", regs != NULL ? regs : json_array());
 	}
@@ -517,7 +479,7 @@ static int h_release_cancel(struct http_request *req, struct http_response *resp
 {
 	char err[256];
 	int n, rc;
-	json_t *rel = rows_s(Q_RELEASE, req->params[0]);
+	json_t *rel = rows(Q_RELEASE, "s", req->params[0]);
 
 	if (rel == NULL)
 		return http_error(resp, 500, "database error");
@@ -542,7 +504,7 @@ static int h_job(struct http_request *req, struct http_response *resp)
 
 	if (parse_id(req->params[0], &id) < 0)
 		return http_error(resp, 400, "job id must be a positive integer");
-	job = rows_i(Q_JOB, id);
+	job = rows(Q_JOB, "i", (int64_t)id);
 	if (job == NULL)
 		return http_error(resp, 500, "database error");
 	if (json_array_size(job) == 0) {
@@ -551,8 +513,8 @@ static int h_job(struct http_request *req, struct http_response *resp)
 	}
 	j = json_incref(json_array_get(job, 0));
 	json_decref(job);
-	json_object_set_new(j, "results", rows_i(Q_JOB_RESULTS, id));
-	json_object_set_new(j, "events", rows_i(Q_JOB_EVENTS, id));
+	json_object_set_new(j, "results", rows(Q_JOB_RESULTS, "i", (int64_t)id));
+	json_object_set_new(j, "events", rows(Q_JOB_EVENTS, "i", (int64_t)id));
 	return http_json(resp, 200, j);
 }
 
@@ -611,7 +573,7 @@ static int h_job_log(struct http_request *req, struct http_response *resp)
 
 	if (parse_id(req->params[0], &id) < 0)
 		return http_error(resp, 400, "job id must be a positive integer");
-	job = rows_i(Q_JOB, id);
+	job = rows(Q_JOB, "i", (int64_t)id);
 	if (job == NULL)
 		return http_error(resp, 500, "database error");
 	if (json_array_size(job) == 0) {
@@ -645,7 +607,7 @@ static int h_job_log(struct http_request *req, struct http_response *resp)
 static json_t *release_or_error(struct http_request *req,
 				struct http_response *resp)
 {
-	json_t *rel = rows_s(Q_RELEASE, req->params[0]), *r;
+	json_t *rel = rows(Q_RELEASE, "s", req->params[0]), *r;
 
 	if (rel == NULL) {
 		http_error(resp, 500, "database error");
@@ -693,7 +655,7 @@ static int h_release_regressions(struct http_request *req,
 
 	if (rel == NULL)
 		return 0;
-	regs = rows_i(Q_RELEASE_REGRESSIONS, jid(rel));
+	regs = rows(Q_RELEASE_REGRESSIONS, "i", (int64_t)jid(rel));
 	json_decref(rel);
 	if (regs == NULL)
 		return http_error(resp, 500, "database error");
@@ -711,7 +673,7 @@ static int report_part(struct http_request *req, struct http_response *resp,
 
 	if (rel == NULL)
 		return 0;
-	rep = rows_i(Q_RELEASE_REPORT, jid(rel));
+	rep = rows(Q_RELEASE_REPORT, "i", (int64_t)jid(rel));
 	json_decref(rel);
 	if (rep == NULL)
 		return http_error(resp, 500, "database error");
@@ -771,7 +733,7 @@ static int h_regressions(struct http_request *req, struct http_response *resp)
 /* One regression with every affected rc, its branches and its history. */
 static json_t *regression_json(int64_t id)
 {
-	json_t *g = rows_i(Q_REGRESSION, id), *r, *occ;
+	json_t *g = rows(Q_REGRESSION, "i", (int64_t)id), *r, *occ;
 	size_t i;
 	json_t *row;
 
@@ -781,13 +743,13 @@ static json_t *regression_json(int64_t id)
 	}
 	r = json_incref(json_array_get(g, 0));
 	json_decref(g);
-	occ = rows_i(Q_REGRESSION_OCCURRENCES, id);
+	occ = rows(Q_REGRESSION_OCCURRENCES, "i", (int64_t)id);
 	json_array_foreach(occ, i, row)
 		json_object_set_new(row, "flaky", json_boolean(
 			json_integer_value(json_object_get(row, "flaky"))));
 	json_object_set_new(r, "occurrences", occ);
-	json_object_set_new(r, "branches", rows_i(Q_REGRESSION_BRANCHES, id));
-	json_object_set_new(r, "events", rows_i(Q_REGRESSION_EVENTS, id));
+	json_object_set_new(r, "branches", rows(Q_REGRESSION_BRANCHES, "i", (int64_t)id));
+	json_object_set_new(r, "events", rows(Q_REGRESSION_EVENTS, "i", (int64_t)id));
 	return r;
 }
 
@@ -989,17 +951,17 @@ static int h_static(struct http_request *req, struct http_response *resp)
 static void metric_rows(GString *out, const char *name, const char *help,
 			enum store_query q)
 {
-	json_t *rows = rows_none(q);
+	json_t *list = rows(q, "");
 	size_t i;
 	json_t *row;
 
 	g_string_append_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", name,
 			       help, name);
-	json_array_foreach(rows, i, row)
+	json_array_foreach(list, i, row)
 		g_string_append_printf(out, "%s{state=\"%s\"} %lld\n", name,
 			json_string_value(json_object_get(row, "state")),
 			(long long)json_integer_value(json_object_get(row, "n")));
-	json_decref(rows);
+	json_decref(list);
 }
 
 static int h_metrics(struct http_request *req, struct http_response *resp)
@@ -1017,7 +979,7 @@ static int h_metrics(struct http_request *req, struct http_response *resp)
 		    Q_METRICS_REGRESSIONS);
 	metric_rows(out, "rcgate_outbox", "Report deliveries by state.",
 		    Q_METRICS_OUTBOX);
-	queued = rows_none(Q_METRICS_JOBS);
+	queued = rows(Q_METRICS_JOBS, "");
 	{
 		size_t i;
 		json_t *row;
@@ -1064,7 +1026,7 @@ static void atom_text(GString *out, const char *tag, const char *text)
 
 static int h_feed(struct http_request *req, struct http_response *resp)
 {
-	json_t *rows = rows_l(Q_FEED, 100);
+	json_t *list = rows(Q_FEED, "l", (long)100);
 	GString *out;
 	const char *updated = "1970-01-01T00:00:00Z";
 	size_t i, len;
@@ -1072,10 +1034,10 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 	char base[600], *esc;
 
 	(void)req;
-	if (rows == NULL)
+	if (list == NULL)
 		return http_error(resp, 500, "database error");
-	if (json_array_size(rows) > 0)
-		updated = json_string_value(json_object_get(json_array_get(rows, 0), "at"));
+	if (json_array_size(list) > 0)
+		updated = json_string_value(json_object_get(json_array_get(list, 0), "at"));
 	snprintf(base, sizeof(base), "%s", ctx.base_url != NULL ? ctx.base_url : "");
 	esc = g_markup_escape_text(base, -1);
 	out = g_string_new("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
@@ -1085,7 +1047,7 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 			       " href=\"%s/feed.atom\"/>\n", esc, esc);
 	atom_text(out, "updated", updated);
 	g_string_append(out, "<author><name>rcgate</name></author>\n");
-	json_array_foreach(rows, i, row) {
+	json_array_foreach(list, i, row) {
 		char *link = g_markup_escape_text(json_string_value(
 			json_object_get(row, "link")), -1);
 
@@ -1101,7 +1063,7 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 	}
 	g_string_append(out, "</feed>\n");
 	g_free(esc);
-	json_decref(rows);
+	json_decref(list);
 	len = out->len;
 	return http_text(resp, 200, "application/atom+xml; charset=utf-8",
 			 g_string_free(out, FALSE), len);

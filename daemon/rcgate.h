@@ -178,6 +178,8 @@ enum store_query {
  * Returns a new JSON array (caller json_decref's) or NULL with err set. */
 struct json_t *store_rows(struct store *, enum store_query, char *err,
 			  size_t errlen, const char *types, ...);
+struct json_t *store_vrows(struct store *, enum store_query, char *err,
+			   size_t errlen, const char *types, va_list ap);
 
 struct job {
 	int64_t id, release_id;

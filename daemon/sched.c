@@ -441,7 +441,8 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	spec.kernel = kernel;
 	spec.initrd = initrd;
 	spec.cmdline = cmdline;
-	spec.disk = disk;
+	spec.disks[0] = disk;
+	spec.ndisks = 1;
 	spec.virtio_mmio = r->target->virtio_mmio;
 	spec.console_log = console;
 	spec.channel_log = channel;

@@ -380,21 +380,17 @@ static json_t *column_json(sqlite3_stmt *stmt, int col)
 	}
 }
 
-json_t *store_rows(struct store *st, enum store_query q, char *err,
-		   size_t errlen, const char *types, ...)
+json_t *store_vrows(struct store *st, enum store_query q, char *err,
+		    size_t errlen, const char *types, va_list ap)
 {
 	sqlite3_stmt *stmt;
 	json_t *rows;
-	va_list ap;
 	int rc;
 
 	stmt = prepare(st, query_sql[q], err, errlen);
 	if (stmt == NULL)
 		return NULL;
-	va_start(ap, types);
-	rc = bind_args(stmt, types, ap);
-	va_end(ap);
-	if (rc < 0) {
+	if (bind_args(stmt, types, ap) < 0) {
 		sqlite3_finalize(stmt);
 		store_fail(st, "bind", err, errlen);
 		return NULL;
@@ -417,7 +413,18 @@ json_t *store_rows(struct store *st, enum store_query q, char *err,
 	return rows;
 }
 
-/* The id of the release with this version, 0 if none, -1 on error. */
+json_t *store_rows(struct store *st, enum store_query q, char *err,
+		   size_t errlen, const char *types, ...)
+{
+	va_list ap;
+	json_t *rows;
+
+	va_start(ap, types);
+	rows = store_vrows(st, q, err, errlen, types, ap);
+	va_end(ap);
+	return rows;
+}
+
 static int64_t release_id_of(struct store *st, const char *version)
 {
 	sqlite3_stmt *stmt = prepare(st, "SELECT id FROM release WHERE version = ?",
