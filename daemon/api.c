@@ -1069,6 +1069,129 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 			 g_string_free(out, FALSE), len);
 }
 
+/* KCIDB v5 status for one of our result states. */
+static const char *kcidb_status(const char *status)
+{
+	if (strcmp(status, "pass") == 0 || strcmp(status, "xfail") == 0)
+		return "PASS";
+	if (strcmp(status, "fail") == 0)
+		return "FAIL";
+	return "SKIP";
+}
+
+/* The release as a KCIDB v5 submission: the announcement's checkout, one
+ * build per target, every test result, and each regression as an issue
+ * with incidents on the failing tests, ready for KernelCI. */
+static int h_kcidb(struct http_request *req, struct http_response *resp)
+{
+	json_t *rel = release_or_error(req, resp), *jobs, *regs, *job, *reg;
+	json_t *checkouts, *builds, *tests, *issues, *incidents, *co;
+	const char *origin = ctx.cfg->farm, *tree, *msgid, *version;
+	char checkout_id[128];
+	size_t i, k;
+
+	if (rel == NULL)
+		return 0;
+	version = json_string_value(json_object_get(rel, "version"));
+	snprintf(checkout_id, sizeof(checkout_id), "%s:%s", origin, version);
+	co = json_pack("{s:s,s:s,s:s,s:s}", "id", checkout_id, "origin", origin,
+		       "tree_name", "stable-rc", "comment", version);
+	tree = json_string_value(json_object_get(rel, "git_tree"));
+	if (tree != NULL && (strncmp(tree, "https://", 8) == 0 ||
+			     strncmp(tree, "git://", 6) == 0))
+		json_object_set_new(co, "git_repository_url", json_string(tree));
+	if (json_string_value(json_object_get(rel, "git_branch")) != NULL)
+		json_object_set(co, "git_repository_branch",
+				json_object_get(rel, "git_branch"));
+	msgid = json_string_value(json_object_get(rel, "message_id"));
+	if (msgid != NULL)
+		json_object_set_new(co, "message_id", json_string(msgid));
+	checkouts = json_pack("[o]", co);
+	builds = json_array();
+	tests = json_array();
+	issues = json_array();
+	incidents = json_array();
+	regs = rows(Q_RELEASE_REGRESSIONS, "i", jid(rel));
+	json_array_foreach(regs, i, reg) {
+		char issue_id[64], comment[512];
+
+		if (json_integer_value(json_object_get(reg, "flaky")))
+			continue;
+		snprintf(issue_id, sizeof(issue_id), "%s:regression%lld", origin,
+			 (long long)jid(reg));
+		snprintf(comment, sizeof(comment), "%s fails on %s (regression %lld)",
+			 json_string_value(json_object_get(reg, "test")),
+			 json_string_value(json_object_get(reg, "target")),
+			 (long long)jid(reg));
+		json_array_append_new(issues, json_pack("{s:s,s:i,s:s,s:s}", "id",
+			issue_id, "version", 1, "origin", origin, "comment", comment));
+	}
+	jobs = rows(Q_RELEASE_JOBS, "i", jid(rel));
+	json_array_foreach(jobs, i, job) {
+		const char *target = json_string_value(json_object_get(job, "target"));
+		const char *state = json_string_value(json_object_get(job, "state"));
+		const char *accel = json_string_value(json_object_get(job, "accel"));
+		long long id = jid(job);
+		json_t *results = rows(Q_JOB_RESULTS, "i", (int64_t)id), *res;
+		char build_id[160], env[96], log_url[700];
+
+		snprintf(build_id, sizeof(build_id), "%s:%s-job%lld", origin,
+			 version, id);
+		snprintf(env, sizeof(env), "qemu-%s (%s)", target,
+			 accel != NULL ? accel : "not booted");
+		snprintf(log_url, sizeof(log_url), "%s/api/v1/jobs/%lld/log",
+			 ctx.base_url != NULL ? ctx.base_url : "", id);
+		json_array_append_new(builds, json_pack("{s:s,s:s,s:s,s:s,s:s}",
+			"id", build_id, "checkout_id", checkout_id, "origin", origin,
+			"architecture", target, "status",
+			strcmp(state, "done") == 0 ? "PASS"
+			: strcmp(state, "infra_error") == 0 ? "ERROR" : "MISS"));
+		json_array_foreach(results, k, res) {
+			const char *test = json_string_value(json_object_get(res, "test"));
+			const char *status = kcidb_status(json_string_value(
+				json_object_get(res, "status")));
+			char test_id[200], path[200];
+			size_t r;
+
+			snprintf(test_id, sizeof(test_id), "%s:job%lld-%s", origin, id,
+				 test);
+			snprintf(path, sizeof(path), "rcgate.odirect.%s", test);
+			json_array_append_new(tests, json_pack(
+				"{s:s,s:s,s:s,s:s,s:s,s:{s:s},s:s}",
+				"id", test_id, "build_id", build_id, "origin", origin,
+				"path", path, "status", status, "environment", "comment",
+				env, "log_url", log_url));
+			if (strcmp(status, "FAIL") != 0)
+				continue;
+			/* This failing run is an incident of its regression. */
+			json_array_foreach(regs, r, reg) {
+				char issue_id[64], incident_id[300];
+
+				if (json_integer_value(json_object_get(reg, "flaky")) ||
+				    strcmp(json_string_value(json_object_get(reg, "test")), test) != 0 ||
+				    strcmp(json_string_value(json_object_get(reg, "target")), target) != 0)
+					continue;
+				snprintf(issue_id, sizeof(issue_id), "%s:regression%lld",
+					 origin, (long long)jid(reg));
+				snprintf(incident_id, sizeof(incident_id), "%s:%lld-job%lld-%s",
+					 origin, (long long)jid(reg), id, test);
+				json_array_append_new(incidents, json_pack(
+					"{s:s,s:s,s:s,s:i,s:s,s:b}", "id", incident_id,
+					"origin", origin, "issue_id", issue_id,
+					"issue_version", 1, "test_id", test_id, "present", 1));
+			}
+		}
+		json_decref(results);
+	}
+	json_decref(jobs);
+	json_decref(regs);
+	json_decref(rel);
+	return http_json(resp, 200, json_pack("{s:{s:i,s:i},s:o,s:o,s:o,s:o,s:o}",
+		"version", "major", 5, "minor", 3, "checkouts", checkouts,
+		"builds", builds, "tests", tests, "issues", issues,
+		"incidents", incidents));
+}
+
 static const struct http_route routes[] = {
 	{ "GET", "/", h_index, SCOPE_READ },
 	{ "GET", "/web/{file}", h_static, SCOPE_READ },
@@ -1084,6 +1207,7 @@ static const struct http_route routes[] = {
 	{ "GET", "/api/v1/releases/{version}/regressions", h_release_regressions, SCOPE_READ },
 	{ "GET", "/api/v1/releases/{version}/report.txt", h_report_txt, SCOPE_READ },
 	{ "GET", "/api/v1/releases/{version}/report.eml", h_report_eml, SCOPE_READ },
+	{ "GET", "/api/v1/releases/{version}/kcidb.json", h_kcidb, SCOPE_READ },
 	{ "GET", "/api/v1/regressions", h_regressions, SCOPE_READ },
 	{ "GET", "/api/v1/regressions/{id}", h_regression, SCOPE_READ },
 	{ "POST", "/api/v1/regressions/{id}", h_regression_triage, SCOPE_WRITE },

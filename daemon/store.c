@@ -29,7 +29,8 @@ static const char *const query_sql[] = {
 		" FROM release r ORDER BY r.id DESC LIMIT ? OFFSET ?",
 	[Q_RELEASE] =
 		"SELECT id, version, branch, rc, created, announced, deadline,"
-		" message_id, baseline FROM release WHERE version = ?",
+		" message_id, baseline, subject, git_tree, git_branch, patch_url"
+		" FROM release WHERE version = ?",
 	[Q_RELEASE_JOBS] =
 		"SELECT j.id, j.target, j.suite, j.state, j.attempt, j.accel,"
 		" j.error_kind, j.error, j.created, j.started, j.finished,"

@@ -9,7 +9,7 @@
 # three gates block. Then 6.1.66-rc1 with the good kernel fixes the
 # regressions on 6.1 only; they stay open on 5.10 and 5.15.
 . "$(dirname "$0")/lib.sh"
-echo "1..16"
+echo "1..17"
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
 	for i in $(seq 1 16); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
@@ -69,6 +69,9 @@ check "pwritev is not a regression (the bug only hits write/writev)" [ "$(jqb '[
 
 "$BUILD/rcgatectl" --server "$BASE" gate 6.1.64-rc1 >/dev/null; gate_rc=$?
 check "all three gates block; rcgatectl gate exits 1" [ "$(for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do req GET /api/v1/releases/$v/gate; jqb .verdict; done | sort -u)" = block -a $gate_rc = 1 ]
+
+req GET /api/v1/releases/6.1.64-rc1/kcidb.json
+check "kcidb.json: v5 with the announcement's Message-ID, issues and incidents" [ "$(jqb '.version.major')" = 5 -a "$(jqb '.checkouts[0].message_id')" = 20231124172024.664207345@linuxfoundation.org -a "$(jqb '.issues | length')" = "$(jqb '[.incidents[].issue_id] | unique | length')" -a "$(jqb '.incidents | length')" -ge 1 ]
 
 # Three replies, each in its own thread.
 for _ in $(seq 1 60); do [ "$(ls "$SMTPD_DIR"/*.eml 2>/dev/null | wc -l)" -ge 6 ] && break; sleep 1; done
