@@ -69,6 +69,11 @@ static json_t *rows(enum store_query q, const char *types, ...)
 	return r;
 }
 
+static int64_t jid(json_t *o)
+{
+	return json_integer_value(json_object_get(o, "id"));
+}
+
 static int parse_id(const char *s, int64_t *id)
 {
 	long v;
@@ -177,10 +182,17 @@ static int h_releases(struct http_request *req, struct http_response *resp)
 	if (list == NULL)
 		return http_error(resp, 500, "%s", err);
 	json_array_foreach(list, i, row) {
-		json_t *counts = rows(Q_RELEASE_JOB_COUNTS, "i", (int64_t)json_integer_value(json_object_get(row, "id")));
+		json_t *counts = rows(Q_RELEASE_JOB_COUNTS, "i", jid(row)), *g;
+		char gerr[256];
 
 		json_object_set_new(row, "state", json_string(release_state(counts)));
 		json_decref(counts);
+		pthread_mutex_lock(&api_lock);
+		g = engine_gate(api_store, jid(row), gerr, sizeof(gerr));
+		pthread_mutex_unlock(&api_lock);
+		json_object_set_new(row, "gate", json_string(g != NULL
+			? json_string_value(json_object_get(g, "verdict")) : "pending"));
+		json_decref(g);
 	}
 	return http_json(resp, 200, json_pack("{s:o,s:i,s:i}", "releases", list,
 			 "limit", (int)limit, "offset", (int)offset));
@@ -255,6 +267,19 @@ static json_t *release_json(const char *version, int *status)
 				    results != NULL ? results : json_array());
 	}
 	json_object_set_new(r, "state", json_string(release_state(counts)));
+	if (json_is_null(json_object_get(r, "baseline"))) {
+		/* What the engine compares with when none was given. */
+		json_t *b = rows(Q_BASELINE_AUTO, "sli",
+				 json_string_value(json_object_get(r, "branch")),
+				 (long)json_integer_value(json_object_get(r, "patch")),
+				 jid(r));
+
+		json_object_set(r, "baseline_effective", json_array_size(b) > 0
+			? json_object_get(json_array_get(b, 0), "version") : json_null());
+		json_decref(b);
+	} else {
+		json_object_set(r, "baseline_effective", json_object_get(r, "baseline"));
+	}
 	{
 		char err[256];
 		json_t *g, *regs;
@@ -621,11 +646,6 @@ static json_t *release_or_error(struct http_request *req,
 	r = json_incref(json_array_get(rel, 0));
 	json_decref(rel);
 	return r;
-}
-
-static int64_t jid(json_t *o)
-{
-	return json_integer_value(json_object_get(o, "id"));
 }
 
 static int h_release_gate(struct http_request *req, struct http_response *resp)

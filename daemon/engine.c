@@ -399,6 +399,7 @@ static int settle(struct store *st, const struct config *cfg,
 		o.release_id = id;
 		o.job_id = jint(row, "job_id");
 		o.branch = jstr(rel, "branch");
+		o.version = jstr(rel, "version");
 		o.flaky = c == CLASS_FLAKY;
 		o.runs = t.runs;
 		o.fails = t.fails;

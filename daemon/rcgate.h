@@ -73,6 +73,8 @@ struct config {
 	long kvm_probe_timeout;
 	long guest_memory;	/* MiB */
 	long disk_size;		/* MiB */
+	char *filesystems;	/* "ext4 xfs btrfs": one disk and suite each */
+	long crash_test;	/* 1: power-cut test after the suite */
 	long max_artifact_mb;
 	long max_body_kb;
 	long reruns;		/* extra runs of a failing target */
@@ -230,7 +232,7 @@ int store_job_retry(struct store *, int64_t id, char *err, size_t errlen);
 struct occurrence_in {
 	const char *signature, *test, *target, *fs, *diagnostic;
 	int64_t release_id, job_id;
-	const char *branch;
+	const char *branch, *version;
 	int flaky, runs, fails;
 	long window_days;	/* link to a regression seen this recently */
 };

@@ -23,26 +23,27 @@ struct store {
 static const char *const query_sql[] = {
 	[Q_RELEASES] =
 		"SELECT r.id, r.version, r.branch, r.rc, r.created, r.baseline,"
+		" r.announced, r.deadline, r.subject,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id) AS jobs,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
 		"  AND j.state IN ('done','infra_error','cancelled')) AS jobs_finished"
 		" FROM release r ORDER BY r.id DESC LIMIT ? OFFSET ?",
 	[Q_RELEASE] =
-		"SELECT id, version, branch, rc, created, announced, deadline,"
+		"SELECT id, version, branch, rc, patch, created, announced, deadline,"
 		" message_id, baseline, subject, git_tree, git_branch, patch_url"
 		" FROM release WHERE version = ?",
 	[Q_RELEASE_JOBS] =
 		"SELECT j.id, j.target, j.suite, j.state, j.attempt, j.accel,"
 		" j.error_kind, j.error, j.created, j.started, j.finished,"
-		" j.boot_seconds, j.kernel_version, a.kind, a.url, a.sha256,"
-		" a.modules_url, a.modules_sha256"
+		" j.boot_seconds, j.kernel_version, j.rerun_of, a.kind, a.url,"
+		" a.sha256, a.modules_url, a.modules_sha256"
 		" FROM job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
 		"SELECT j.id, r.version, j.target, j.suite, j.state, j.attempt,"
 		" j.worker, j.accel, j.error_kind, j.error, j.created, j.started,"
-		" j.finished, j.boot_seconds, j.kernel_version, a.kind, a.url,"
-		" a.sha256, a.modules_url, a.modules_sha256"
+		" j.finished, j.boot_seconds, j.kernel_version, j.rerun_of, a.kind,"
+		" a.url, a.sha256, a.modules_url, a.modules_sha256"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -927,9 +928,8 @@ int store_regression_link(struct store *st, const struct occurrence_in *o,
 			"isi", (int64_t)o->fails, now, id) < 0)
 			goto fail;
 	}
-	snprintf(msg, sizeof(msg), "seen on release %lld (%s, %d of %d runs failed%s)",
-		 (long long)o->release_id, o->branch, o->fails, o->runs,
-		 o->flaky ? ", flaky" : "");
+	snprintf(msg, sizeof(msg), "seen on %s (%d of %d runs failed%s)",
+		 o->version, o->fails, o->runs, o->flaky ? ", flaky" : "");
 	if (regression_event(st, id, "occurrence", msg, err, errlen) < 0 ||
 	    commit(st, err, errlen) < 0)
 		goto fail;

@@ -13,6 +13,7 @@
   // review cycle (Greg's batches go out within hours of each other).
   const CYCLE_GAP_MS = 3 * DAY;
   const REFRESH_MS = 15000;
+  const GATE_REASONS_SHOWN = 6;
   const FINAL_JOB_STATES = ['done', 'infra_error', 'cancelled'];
 
   const main = document.getElementById('main');
@@ -67,6 +68,10 @@
     const w = word === null || word === undefined ? 'unknown' : String(word);
     const cls = 'badge s-' + w.replace(/[^a-z0-9_-]/gi, '');
     return h('span', { class: extra ? cls + ' ' + extra : cls }, w);
+  }
+
+  function plural(n, word) {
+    return n + ' ' + word + (n === 1 ? '' : 's');
   }
 
   function dash(v) {
@@ -271,6 +276,17 @@
 
   // ---- shared pieces ------------------------------------------------
 
+  // A multi-line diagnostic: its first line, the rest folded away so a
+  // table of regressions stays scannable.
+  function diagnostic(text) {
+    if (!text) return '—';
+    const lines = String(text).split('\n');
+    if (lines.length === 1) return h('code', { class: 'diag' }, text);
+    return h('details', { class: 'diag' },
+      h('summary', null, h('code', null, lines[0]), ' ', h('span', { class: 'small' }, '(+' + (lines.length - 1) + ' lines)')),
+      h('pre', { class: 'diag' }, text));
+  }
+
   function totals(t) {
     if (!t) return '—';
     return h('span', { class: 'totals' },
@@ -285,7 +301,11 @@
     return h('div', { class: 'gate gate-' + String(gate.verdict).replace(/[^a-z]/g, '') },
       h('p', { class: 'verdict' }, 'Gate: ', badge(gate.verdict, 'big')),
       reasons.length
-        ? h('ul', { class: 'reasons', 'aria-label': 'Reasons' }, reasons.map((r) => h('li', null, r)))
+        ? [h('ul', { class: 'reasons', 'aria-label': 'Reasons' }, reasons.slice(0, GATE_REASONS_SHOWN).map((r) => h('li', null, r))),
+          reasons.length > GATE_REASONS_SHOWN
+            ? h('details', null, h('summary', null, 'and ' + (reasons.length - GATE_REASONS_SHOWN) + ' more reasons'),
+              h('ul', { class: 'reasons' }, reasons.slice(GATE_REASONS_SHOWN).map((r) => h('li', null, r))))
+            : null]
         : note(gate.verdict === 'pass' ? 'No blocking regressions, every target tested.' : 'No reasons given.'),
       h('p', { class: 'small' },
         dash(gate.jobs) + ' jobs, ' + dash(gate.unfinished) + ' unfinished, ' +
@@ -392,18 +412,18 @@
     }
     const open = cycles.filter((c) => c.last >= now);
     out.push(h('p', { class: 'lead' },
-      open.length ? open.reduce((n, c) => n + c.releases.length, 0) + ' release candidates out for review now.'
+      open.length ? plural(open.reduce((n, c) => n + c.releases.length, 0), 'release candidate') + ' out for review now.'
         : 'No review cycle is open right now.'));
     cycles.forEach((c, i) => {
       const isOpen = c.last >= now;
       const id = 'cycle-' + i;
-      const range = c.first === c.last ? fmtTime(new Date(c.first).toISOString())
-        : fmtTime(new Date(c.first).toISOString()) + ' – ' + fmtTime(new Date(c.last).toISOString());
+      const from = fmtTime(new Date(c.first).toISOString()), to = fmtTime(new Date(c.last).toISOString());
+      const range = from === to ? from : from + ' – ' + to;
       out.push(h('section', { class: 'cycle' + (isOpen ? ' cycle-open' : ''), 'aria-labelledby': id },
         h('h2', { id: id },
           isOpen ? 'Open review cycle' : 'Review cycle',
           ' · deadline ', countdown(new Date(c.first).toISOString())),
-        h('p', { class: 'small' }, c.releases.length + ' rc' + (c.releases.length === 1 ? '' : 's'),
+        h('p', { class: 'small' }, plural(c.releases.length, 'rc'),
           c.announced ? ', announced from ' + fmtTime(new Date(c.announced).toISOString()) : '',
           '; responses due ' + range),
         table(null, releaseColumns(true), c.releases, { rowHeader: true, class: 'releases' })));
@@ -480,7 +500,7 @@
   function alsoIn(list, states) {
     if (!list || !list.length) return note('only this rc');
     return h('ul', { class: 'also' }, list.map((v) => h('li', null, releaseLink(v),
-      states.has(v) ? [' ', badge(states.get(v))] : null)));
+      states.has(v) ? [' ', h('span', { class: 'visually-hidden' }, 'gate '), badge(states.get(v))] : null)));
   }
 
   async function renderRelease(seq, version) {
@@ -496,7 +516,7 @@
     const others = [...new Set(regs.flatMap((g) => g.also_in || []))];
     const gates = await mapLimited(others, 4, (v) => api('/releases/' + seg(v) + '/gate'));
     const otherState = new Map();
-    others.forEach((v, i) => { if (gates[i] && gates[i].verdict) otherState.set(v, 'gate ' + gates[i].verdict); });
+    others.forEach((v, i) => { if (gates[i] && gates[i].verdict) otherState.set(v, gates[i].verdict); });
     let report = null;
     if (rel.gate && rel.gate.analysed) {
       report = await apiText('/releases/' + seg(version) + '/report.txt').catch((e) => ({ error: e }));
@@ -533,7 +553,7 @@
       { label: 'Runs', cell: (g) => dash(g.fails) + ' of ' + dash(g.runs) + ' failed', cls: 'num' },
       { label: 'Branch ' + rel.branch, cell: (g) => h('span', null, badge(g.branch_state), g.fixed_in ? [' in ', releaseLink(g.fixed_in)] : null) },
       { label: 'Also in', cell: (g) => alsoIn(g.also_in, otherState) },
-      { label: 'Diagnostic', cell: (g) => g.diagnostic ? h('code', { class: 'diag' }, g.diagnostic) : '—' },
+      { label: 'Diagnostic', cell: (g) => diagnostic(g.diagnostic) },
     ];
     out.push(section('Regressions', 'regressions',
       regs.length ? table(null, regCols, regs, { class: 'regs', rowClass: (g) => g.flaky ? 'flaky' : null })
@@ -541,14 +561,17 @@
     out.push(section('Results', 'matrix-h', matrix(rel, targetNames, regs)));
     const jobCols = [
       { label: 'Job', cell: (j) => jobLink(j.id, '#' + j.id) },
-      { label: 'Target', cell: (j) => j.target },
+      // The API does not say which job is a rerun; a later job for a
+      // target that already had one can only be a rerun or a retry.
+      { label: 'Target', cell: (j) => h('span', null, j.target,
+        rel.jobs.some((o) => o.target === j.target && o.id < j.id) ? [' ', h('span', { class: 'small' }, '(rerun)')] : null) },
       { label: 'State', cell: (j) => h('span', null, badge(j.state), j.error_kind ? [' ', h('span', { class: 'small' }, j.error_kind)] : null) },
       { label: 'Attempt', cell: (j) => dash(j.attempt), cls: 'num' },
       { label: 'Accel', cell: (j) => dash(j.accel) },
       { label: 'Boot', cell: (j) => j.boot_seconds === null || j.boot_seconds === undefined ? '—' : Number(j.boot_seconds).toFixed(1) + ' s', cls: 'num' },
       { label: 'Kernel', cell: (j) => h('span', null, dash(j.kernel_version), h('br'), h('code', { class: 'url' }, j.kind + ': ' + j.url)) },
       { label: 'Finished', cell: (j) => timeEl(j.finished) },
-      { label: 'Log', cell: (j) => h('a', { href: API + '/jobs/' + seg(j.id) + '/log' }, 'raw log') },
+      { label: 'Log', cell: (j) => h('a', { href: API + '/jobs/' + seg(j.id) + '/log' }, 'raw log'), cls: 'nowrap' },
       { label: 'Error', cell: (j) => j.error ? h('span', { class: 'error-inline' }, j.error) : '—' },
     ];
     out.push(section('Jobs', 'jobs',
@@ -684,14 +707,6 @@
         ['Finished', timeEl(job.finished)],
       ]),
     ];
-    const results = job.results || [];
-    out.push(section('Results (' + results.length + ')', 'results',
-      results.length ? table(null, [
-        { label: 'Test', cell: (r) => h('code', null, r.test) },
-        { label: 'Status', cell: (r) => badge(r.status) },
-        { label: 'Diagnostic', cell: (r) => r.diagnostic ? h('code', { class: 'diag' }, r.diagnostic) : '—' },
-      ], results.slice().sort((a, b) => (STATUS_ORDER[a.status] ?? 9) - (STATUS_ORDER[b.status] ?? 9)), { rowClass: (r) => 'r-' + r.status })
-        : note('No results stored.')));
     const events = job.events || [];
     out.push(section('State history', 'events',
       events.length ? table(null, [
@@ -709,6 +724,14 @@
     }
     out.push(section('Console log', 'log',
       h('p', null, h('a', { href: API + '/jobs/' + seg(job.id) + '/log' }, 'raw log')), logNode));
+    const results = job.results || [];
+    out.push(section('Results (' + results.length + ')', 'results',
+      results.length ? table(null, [
+        { label: 'Test', cell: (r) => h('code', null, r.test) },
+        { label: 'Status', cell: (r) => badge(r.status) },
+        { label: 'Diagnostic', cell: (r) => diagnostic(r.diagnostic) },
+      ], results.slice().sort((a, b) => (STATUS_ORDER[a.status] ?? 9) - (STATUS_ORDER[b.status] ?? 9)), { rowClass: (r) => 'r-' + r.status })
+        : note('No results stored.')));
     return out;
   }
 

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The dashboard in a real browser: Debian's chromium driven by
+// playwright-core against a running rcgated (RCGATE_URL) that the caller
+// filled with data (see README.md). Expectations are derived from the
+// REST API, so the tests hold for any populated instance; pages also must
+// log no console error and throw no uncaught exception.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const BASE = (process.env.RCGATE_URL || '').replace(/\/+$/, '');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const OUT = fileURLToPath(new URL('./output/', import.meta.url));
+const T = { timeout: 120000 };
+
+let context;
+let userDataDir;
+
+async function getJSON(path) {
+  const r = await fetch(BASE + path);
+  assert.equal(r.status, 200, `GET ${path} answered ${r.status}`);
+  return r.json();
+}
+
+async function getText(path) {
+  const r = await fetch(BASE + path);
+  assert.equal(r.status, 200, `GET ${path} answered ${r.status}`);
+  return r.text();
+}
+
+// Everything the API says, fetched once: the tests pick their subjects
+// from it and compare the pages with it.
+const data = {};
+
+before(async () => {
+  assert.ok(BASE, 'RCGATE_URL must be the base URL of a running rcgated');
+  mkdirSync(OUT, { recursive: true });
+  userDataDir = mkdtempSync(join(tmpdir(), 'rcgate-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+      '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  data.releases = (await getJSON('/api/v1/releases?limit=200')).releases;
+  data.details = new Map();
+  for (const r of data.releases)
+    data.details.set(r.version, await getJSON('/api/v1/releases/' + encodeURIComponent(r.version)));
+  data.regressions = (await getJSON('/api/v1/regressions?limit=200')).regressions;
+  data.regression = new Map();
+  for (const g of data.regressions)
+    data.regression.set(g.id, await getJSON('/api/v1/regressions/' + g.id));
+});
+
+after(async () => {
+  if (context) await context.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+// Opens BASE/#hash in a fresh tab and waits until the route has rendered.
+// Returns the page and the list of console errors / uncaught exceptions.
+async function visit(hash, opts = {}) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => errors.push('uncaught: ' + e.message));
+  if (opts.setup) await opts.setup(page);
+  await page.goto(BASE + '/' + hash, { waitUntil: 'load' });
+  await rendered(page);
+  return { page, errors };
+}
+
+async function rendered(page) {
+  await page.waitForFunction(() => {
+    const m = document.getElementById('main');
+    return m && !m.hasAttribute('aria-busy') && !m.querySelector('.loading');
+  }, null, { timeout: 30000 });
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(OUT, name + '.png'), fullPage: true });
+}
+
+function noErrors(errors, where) {
+  assert.deepEqual(errors, [], `console errors or exceptions on ${where}`);
+}
+
+// Data present on a page as literal text, never as markup: no element was
+// created from it and none of its scripts ran.
+async function assertInert(page, needle, where) {
+  const text = await page.locator('main').innerText();
+  assert.ok(text.includes(needle), `${where}: "${needle}" is shown as text`);
+  const state = await page.evaluate(() => ({
+    pwned: window.__pwned,
+    scripts: [...document.scripts].map((s) => s.getAttribute('src')),
+    imgs: [...document.querySelectorAll('main img')].length,
+    bold: [...document.querySelectorAll('main b')].length,
+  }));
+  assert.equal(state.pwned, undefined, `${where}: injected script ran`);
+  assert.deepEqual(state.scripts, ['/web/app.js'], `${where}: only app.js is a script`);
+  assert.equal(state.imgs, 0, `${where}: no <img> from data`);
+  assert.equal(state.bold, 0, `${where}: no <b> from data`);
+}
+
+// The release with the most regressions (then most results) is the
+// interesting one to look at.
+function pickRelease() {
+  const scored = data.releases.map((r) => {
+    const d = data.details.get(r.version);
+    return { d, score: (d.regressions.length * 1000) + d.totals.pass + d.totals.fail };
+  }).sort((a, b) => b.score - a.score);
+  return scored.length ? scored[0].d : null;
+}
+
+test('the release list shows every release, rcs grouped by review cycle', T, async () => {
+  const { page, errors } = await visit('#/');
+  assert.equal(await page.locator('h1').innerText(), 'Review cycles');
+  for (const r of data.releases) {
+    const sel = `a[href="#/release/${encodeURIComponent(r.version)}"]`;
+    const link = page.locator(sel);
+    assert.equal(await page.locator('main ' + sel).count(), 1, `${r.version} is listed once`);
+    assert.equal(await link.innerText(), r.version);
+    const d = data.details.get(r.version);
+    const inCycle = await page.locator('section.cycle').filter({ has: link }).count();
+    assert.equal(inCycle > 0, d.deadline !== null,
+      `${r.version} is ${d.deadline ? 'in a review cycle' : 'listed without a deadline'}`);
+    // its row shows the gate verdict the API gives
+    const row = page.locator('tr').filter({ has: link });
+    assert.ok((await row.innerText()).includes(d.gate.verdict), `${r.version} row shows gate ${d.gate.verdict}`);
+  }
+  // deadlines within three days of each other are one cycle
+  const withDeadline = [...data.details.values()].filter((d) => d.deadline)
+    .map((d) => Date.parse(d.deadline)).sort((a, b) => a - b);
+  let cycles = withDeadline.length ? 1 : 0;
+  for (let i = 1; i < withDeadline.length; i++)
+    if (withDeadline[i] - withDeadline[i - 1] > 3 * 86400000) cycles++;
+  assert.equal(await page.locator('section.cycle').count(), cycles, 'number of review cycles');
+  if (withDeadline.length)
+    assert.match(await page.locator('section.cycle .countdown').first().innerText(), /^(due in|closed) /);
+  await shot(page, 'releases');
+  noErrors(errors, '#/');
+  await page.close();
+});
+
+test('the release page shows the matrix, regressions, gate, baseline and jobs', T, async () => {
+  const rel = pickRelease();
+  assert.ok(rel, 'at least one release');
+  const { page, errors } = await visit('#/release/' + encodeURIComponent(rel.version));
+  assert.ok((await page.locator('h1').innerText()).startsWith(rel.version));
+
+  // the gate: verdict and every reason
+  const gate = page.locator('.gate');
+  assert.equal(await gate.locator('.verdict .badge').innerText(), rel.gate.verdict);
+  for (const reason of rel.gate.reasons)
+    assert.ok((await gate.textContent()).includes(reason), `gate reason "${reason}"`);
+
+  // the matrix: one row per test, one column per target with jobs
+  const tests = new Set(), targets = new Set();
+  for (const j of rel.jobs) for (const r of j.results) { tests.add(r.test); targets.add(j.target); }
+  if (tests.size) {
+    const m = page.locator('table.matrix');
+    assert.equal(await m.locator('tbody tr').count(), tests.size, 'a row per test');
+    const heads = await m.locator('thead th').allInnerTexts();
+    assert.deepEqual(heads.slice(1).sort(), [...targets].sort(), 'a column per target');
+    const cells = await m.locator('td.cell').allInnerTexts();
+    assert.ok(cells.every((c) => /^(pass|fail|skip|error|—)/.test(c)), 'cells are pass/fail/skip');
+    // one cell checked against the API: the first result of the first job
+    const j = rel.jobs.find((x) => x.results.length);
+    const col = heads.indexOf(j.target);
+    const row = m.locator('tbody tr').filter({ has: page.locator('th', { hasText: new RegExp('^' + j.results[0].test.replace(/[.]/g, '\\.') + '( regression)?$') }) });
+    assert.ok((await row.locator('td').nth(col - 1).innerText()).length > 0);
+  }
+
+  // regressions on top, each linked to every other affected rc
+  if (rel.regressions.length) {
+    const firstRow = await page.locator('table.matrix tbody tr').first().getAttribute('class');
+    assert.equal(firstRow, 'regressed', 'regressed tests come first in the matrix');
+    const regTable = page.locator('section[aria-labelledby="regressions"] table');
+    assert.equal(await regTable.locator('tbody tr').count(), rel.regressions.length);
+    for (const g of rel.regressions) {
+      const row = regTable.locator('tbody tr').filter({ has: page.locator(`a[href="#/regression/${g.id}"]`) });
+      for (const v of g.also_in)
+        assert.equal(await row.locator(`a[href="#/release/${encodeURIComponent(v)}"]`).count(), 1, `regression ${g.id} links ${v}`);
+      assert.ok((await row.innerText()).includes(g.branch_state || 'unknown'), 'branch state shown');
+    }
+  } else {
+    assert.ok((await page.locator('main').innerText()).includes('No regressions'));
+  }
+
+  // baseline, and every job with its state and log link
+  const facts = await page.locator('dl.facts').innerText();
+  assert.match(facts, /Baseline/);
+  if (rel.baseline) assert.ok(facts.includes(rel.baseline));
+  for (const j of rel.jobs) {
+    const row = page.locator('section[aria-labelledby="jobs"] tbody tr').filter({ has: page.locator(`a[href="#/job/${j.id}"]`) });
+    assert.equal(await row.count(), 1, `job ${j.id} listed`);
+    const text = await row.innerText();
+    assert.ok(text.includes(j.state), `job ${j.id} state`);
+    if (j.accel) assert.ok(text.includes(j.accel), `job ${j.id} accel`);
+    if (j.boot_seconds !== null) assert.ok(text.includes(Number(j.boot_seconds).toFixed(1) + ' s'), `job ${j.id} boot seconds`);
+    assert.equal(await row.locator(`a[href="/api/v1/jobs/${j.id}/log"]`).count(), 1, `job ${j.id} log link`);
+  }
+  await shot(page, 'release');
+  noErrors(errors, 'release ' + rel.version);
+  await page.close();
+});
+
+test('the regression page lists every affected rc and its links lead there', T, async (t) => {
+  const regs = [...data.regression.values()].sort((a, b) => b.occurrences.length - a.occurrences.length);
+  if (!regs.length) return t.skip('no regressions in this instance (submit a failing kernel, see README.md)');
+  const g = regs[0];
+  const { page, errors } = await visit('#/regression/' + g.id);
+  assert.match(await page.locator('h1').innerText(), new RegExp('Regression #' + g.id));
+  const occ = page.locator('section[aria-labelledby="occ"] tbody tr');
+  assert.equal(await occ.count(), g.occurrences.length, 'a row per affected rc');
+  for (const b of g.branches) {
+    const row = page.locator('section[aria-labelledby="branches"] tbody tr').filter({ hasText: b.branch });
+    const text = await row.first().innerText();
+    assert.ok(text.includes(b.state), `branch ${b.branch} is ${b.state}`);
+    if (b.fixed_in) assert.equal(await row.first().locator(`a[href="#/release/${encodeURIComponent(b.fixed_in)}"]`).count(), 1);
+  }
+  if (g.diagnostic) assert.equal(await page.locator('pre.diag').innerText(), g.diagnostic);
+  assert.equal(await page.locator('section[aria-labelledby="history"] tbody tr').count(), g.events.length);
+  await shot(page, 'regression');
+  // every rc link navigates to that rc's page
+  for (const o of g.occurrences) {
+    await page.locator(`section[aria-labelledby="occ"] a[href="#/release/${encodeURIComponent(o.version)}"]`).click();
+    await page.waitForFunction((v) => location.hash === '#/release/' + encodeURIComponent(v), o.version);
+    await rendered(page);
+    assert.ok((await page.locator('h1').innerText()).startsWith(o.version), `landed on ${o.version}`);
+    await page.goBack();
+    await rendered(page);
+    assert.match(await page.locator('h1').innerText(), new RegExp('Regression #' + g.id));
+  }
+  noErrors(errors, 'regression ' + g.id);
+  await page.close();
+});
+
+test('the job page shows the job, its state history and its console log', T, async () => {
+  const jobs = [...data.details.values()].flatMap((d) => d.jobs)
+    .filter((j) => j.state === 'done').sort((a, b) => b.results.length - a.results.length);
+  assert.ok(jobs.length, 'at least one finished job');
+  const j = jobs[0];
+  const [job, log] = await Promise.all([getJSON('/api/v1/jobs/' + j.id), getText('/api/v1/jobs/' + j.id + '/log')]);
+  const { page, errors } = await visit('#/job/' + j.id);
+  assert.match(await page.locator('h1').innerText(), new RegExp('^Job ' + j.id + ': '));
+  const pre = await page.locator('pre.log').textContent();
+  assert.equal(pre, log, 'the <pre> holds the whole log, verbatim');
+  assert.match(pre, /==== console/, 'the console part is there');
+  assert.equal(await page.locator('section[aria-labelledby="events"] tbody tr').count(), job.events.length);
+  assert.equal(await page.locator('section[aria-labelledby="results"] tbody tr').count(), job.results.length);
+  assert.equal(await page.locator(`main a[href="#/release/${encodeURIComponent(job.version)}"]`).count() > 0, true);
+  await shot(page, 'job');
+  noErrors(errors, 'job ' + j.id);
+  await page.close();
+});
+
+test('hostile strings from the API are shown as text, never run', T, async (t) => {
+  const cases = [];
+  for (const d of data.details.values()) {
+    for (const j of d.jobs) {
+      if (/[<>"'&]/.test(j.url)) {
+        cases.push({ hash: '#/release/' + encodeURIComponent(d.version), needle: j.url, what: 'artifact URL on the release page' });
+        cases.push({ hash: '#/job/' + j.id, needle: j.url, what: 'artifact URL on the job page' });
+      }
+    }
+    if (d.message_id && /[<>"'&]/.test(d.message_id))
+      cases.push({ hash: '#/release/' + encodeURIComponent(d.version), needle: d.message_id, what: 'Message-ID' });
+  }
+  for (const g of data.regression.values()) {
+    if (g.reason && /[<>"'&]/.test(g.reason))
+      cases.push({ hash: '#/regression/' + g.id, needle: g.reason, what: 'triage reason' });
+  }
+  if (!cases.length) return t.skip('no data with markup characters in this instance (see README.md)');
+  t.diagnostic(`${cases.length} pages with markup characters in data: ${[...new Set(cases.map((c) => c.what))].join(', ')}`);
+  for (const c of cases) {
+    const { page, errors } = await visit(c.hash);
+    await assertInert(page, c.needle, c.what + ' ' + c.hash);
+    if (c.what === 'artifact URL on the release page') await shot(page, 'hostile');
+    noErrors(errors, c.hash);
+    await page.close();
+  }
+});
+
+test('every page renders without console errors, one h1 each', T, async () => {
+  const hashes = ['#/', '#/regressions'];
+  for (const r of data.releases) hashes.push('#/release/' + encodeURIComponent(r.version));
+  for (const g of data.regressions) hashes.push('#/regression/' + g.id);
+  const jobs = [...data.details.values()].flatMap((d) => d.jobs);
+  for (const j of jobs.slice(0, 12)) hashes.push('#/job/' + j.id);
+  for (const hash of hashes) {
+    const { page, errors } = await visit(hash);
+    assert.equal(await page.locator('h1').count(), 1, `${hash}: one h1`);
+    assert.equal(await page.locator('main .error').count(), 0, `${hash}: no error box`);
+    assert.equal(await page.locator('html').getAttribute('lang'), 'en');
+    noErrors(errors, hash);
+    if (hash === '#/regressions') await shot(page, 'regressions');
+    await page.close();
+  }
+});
+
+test('empty lists render as friendly notes', T, async () => {
+  const empty = async (page) => {
+    await page.route(/\/api\/v1\/releases\?/, (r) => r.fulfill({ status: 200, contentType: 'application/json', body: '{"releases":[],"limit":200,"offset":0}' }));
+    await page.route(/\/api\/v1\/regressions\?/, (r) => r.fulfill({ status: 200, contentType: 'application/json', body: '{"regressions":[],"limit":200,"offset":0}' }));
+  };
+  let { page, errors } = await visit('#/', { setup: empty });
+  assert.match(await page.locator('main').innerText(), /No releases yet/);
+  noErrors(errors, 'empty #/');
+  await page.close();
+  ({ page, errors } = await visit('#/regressions', { setup: empty }));
+  assert.match(await page.locator('main').innerText(), /No regressions found/);
+  noErrors(errors, 'empty #/regressions');
+  await page.close();
+});
+
+test('API errors are shown to the user', T, async () => {
+  // A real 404 from rcgated: the browser itself logs the failed load, and
+  // that is the only console line allowed here.
+  let { page, errors } = await visit('#/release/9.9.999-rc9');
+  let alert = page.locator('main [role="alert"]');
+  assert.match(await alert.innerText(), /HTTP 404: no release 9\.9\.999-rc9/);
+  assert.ok(errors.every((e) => /Failed to load resource.*404/.test(e)), errors.join('\n'));
+  await shot(page, 'error');
+  await page.close();
+
+  ({ page, errors } = await visit('#/job/999999999'));
+  assert.match(await page.locator('main [role="alert"]').innerText(), /HTTP 404: no job 999999999/);
+  await page.close();
+
+  // A failing server and a malformed answer.
+  const broken = async (p) => {
+    await p.route(/\/api\/v1\/regressions\?/, (r) => r.fulfill({ status: 500, contentType: 'application/json', body: '{"error":{"status":500,"message":"database error <b>x</b>"}}' }));
+  };
+  ({ page, errors } = await visit('#/regressions', { setup: broken }));
+  alert = page.locator('main [role="alert"]');
+  assert.match(await alert.innerText(), /HTTP 500: database error <b>x<\/b>/);
+  assert.equal(await page.locator('main b').count(), 0);
+  await page.close();
+
+  ({ page, errors } = await visit('#/no/such/page'));
+  assert.equal(await page.locator('h1').innerText(), 'Page not found');
+  noErrors(errors, 'unknown route');
+  await page.close();
+});
