@@ -2,11 +2,13 @@
 /*
  * rcgate-agent: the guest's /init. Owns the guest side of a job: mounting
  * the pseudo filesystems, the kernel command line keys (rcgate.*), module
- * loading, finding the results port and the disk, the top level of the KTAP
- * output with its completeness marker, and powering the guest off whatever
- * happens. The tests themselves live in suite.c.
+ * loading, finding the results port and the disks, mounting each disk, the
+ * phase of a crash-consistency run, the top level of the KTAP output with its
+ * completeness marker, and powering the guest off whatever happens. The
+ * tests themselves live in suite.c.
  *
  * Host use (debugging): rcgate-agent --dir <path> [--fs name] [--timeout s]
+ *                       [--phase crash-write|crash-verify --expect bytes]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,12 +40,37 @@
 #define NOTES_MAX 32
 #define NOTE_LEN 200
 #define MOUNT_POINT "/mnt"
+#define FAILED_MODULES_MAX 16
+
+enum phase {
+	PHASE_SUITE,        /* rcgate.phase absent: the test table per disk */
+	PHASE_CRASH_WRITE,  /* boot 1 of the crash test: write, then wait */
+	PHASE_CRASH_VERIFY, /* boot 2: check what survived the power cut */
+	PHASE_INVALID,      /* an infrastructure error, not a default */
+};
 
 struct agent_config {
 	char port[128];
-	char disk[256];
+	char disk[64]; /* rcgate.disk + rcgate.fs: used without rcgate.disks */
 	char fs[32];
+	struct disk_spec disks[SUITE_MAX_DISKS];
+	unsigned int ndisks; /* from rcgate.disks; 0: not given */
+	/*
+	 * A bad rcgate.disks must not fall back to one default disk: the
+	 * host would take a smaller run for a complete one.
+	 */
+	char disks_error[160];
+	enum phase phase;
+	char phase_value[64]; /* for the infra line of an unknown phase */
+	long long expect;     /* rcgate.expect, -1 when not given */
 	unsigned int timeout_s;
+};
+
+/* Module files whose finit_module failed, to tell "not supported by this
+ * kernel" apart from "our initramfs is broken". */
+struct failed_modules {
+	unsigned int count;
+	char name[FAILED_MODULES_MAX][64];
 };
 
 /*
@@ -169,26 +196,10 @@ static void install_fatal_handlers(unsigned int watchdog_s)
 
 /* ---- kernel command line ---- */
 
-static int valid_name(const char *v, size_t max)
-{
-	size_t i, len = strlen(v);
-
-	if (len == 0 || len >= max)
-		return 0;
-	for (i = 0; i < len; i++) {
-		char c = v[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
-			return 0;
-	}
-	return 1;
-}
-
 static int parse_port(const char *v, struct agent_config *cfg, char *err,
 		      size_t errlen)
 {
-	if (!valid_name(v, sizeof(cfg->port))) {
+	if (!suite_valid_name(v, sizeof(cfg->port))) {
 		snprintf(err, errlen, "bad port name");
 		return -1;
 	}
@@ -200,7 +211,7 @@ static int parse_disk(const char *v, struct agent_config *cfg, char *err,
 		      size_t errlen)
 {
 	if (strncmp(v, "/dev/", 5) != 0 || strstr(v, "..") != NULL ||
-	    !valid_name(v + 5, sizeof(cfg->disk) - 5)) {
+	    !suite_valid_name(v + 5, sizeof(cfg->disk) - 5)) {
 		snprintf(err, errlen, "disk must be /dev/<name>");
 		return -1;
 	}
@@ -212,11 +223,67 @@ static int parse_fs(const char *v, struct agent_config *cfg, char *err,
 		    size_t errlen)
 {
 	/* Also the KTAP suite name, so it must be a valid test name. */
-	if (!valid_name(v, sizeof(cfg->fs))) {
+	if (!suite_valid_name(v, sizeof(cfg->fs))) {
 		snprintf(err, errlen, "bad filesystem type");
 		return -1;
 	}
 	snprintf(cfg->fs, sizeof(cfg->fs), "%s", v);
+	return 0;
+}
+
+static int parse_disks(const char *v, struct agent_config *cfg, char *err,
+		       size_t errlen)
+{
+	unsigned int n;
+
+	if (disks_parse(v, cfg->disks, &n, err, errlen) != 0) {
+		cfg->ndisks = 0;
+		snprintf(cfg->disks_error, sizeof(cfg->disks_error),
+			 "rcgate.disks=%.60s: %s", v, err);
+		return 0; /* reported as an infra error, not as a note */
+	}
+	cfg->ndisks = n;
+	cfg->disks_error[0] = '\0';
+	return 0;
+}
+
+static const struct phase_name {
+	const char *name;
+	enum phase phase;
+} phase_names[] = {
+	{ "crash-write", PHASE_CRASH_WRITE },
+	{ "crash-verify", PHASE_CRASH_VERIFY },
+};
+
+static int parse_phase(const char *v, struct agent_config *cfg, char *err,
+		       size_t errlen)
+{
+	size_t i;
+
+	(void)err;
+	(void)errlen;
+	snprintf(cfg->phase_value, sizeof(cfg->phase_value), "%s", v);
+	cfg->phase = PHASE_INVALID;
+	for (i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+		if (strcmp(v, phase_names[i].name) == 0)
+			cfg->phase = phase_names[i].phase;
+	return 0;
+}
+
+static int parse_expect(const char *v, struct agent_config *cfg, char *err,
+			size_t errlen)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || n < 0 ||
+	    n > (1LL << 40)) {
+		snprintf(err, errlen, "expect must be 0..2^40 bytes");
+		return -1;
+	}
+	cfg->expect = n;
 	return 0;
 }
 
@@ -244,6 +311,9 @@ static const struct cmdline_key {
 	{ "rcgate.port", parse_port },
 	{ "rcgate.disk", parse_disk },
 	{ "rcgate.fs", parse_fs },
+	{ "rcgate.disks", parse_disks },
+	{ "rcgate.phase", parse_phase },
+	{ "rcgate.expect", parse_expect },
 	{ "rcgate.timeout", parse_timeout },
 };
 
@@ -253,7 +323,19 @@ static void config_defaults(struct agent_config *cfg)
 	snprintf(cfg->port, sizeof(cfg->port), "org.rcgate.results");
 	snprintf(cfg->disk, sizeof(cfg->disk), "/dev/vda");
 	snprintf(cfg->fs, sizeof(cfg->fs), "ext4");
+	cfg->phase = PHASE_SUITE;
+	cfg->expect = -1;
 	cfg->timeout_s = 60;
+}
+
+/* Without rcgate.disks, the one disk of rcgate.disk and rcgate.fs. */
+static void config_finish(struct agent_config *cfg)
+{
+	if (cfg->ndisks > 0 || cfg->disks_error[0] != '\0')
+		return;
+	snprintf(cfg->disks[0].dev, sizeof(cfg->disks[0].dev), "%s", cfg->disk);
+	snprintf(cfg->disks[0].fs, sizeof(cfg->disks[0].fs), "%s", cfg->fs);
+	cfg->ndisks = 1;
 }
 
 /*
@@ -359,7 +441,15 @@ static int console_open(void)
 
 /* ---- modules ---- */
 
-static void module_load(const char *name, struct notes *notes)
+static void module_failed(struct failed_modules *failed, const char *name)
+{
+	if (failed->count < FAILED_MODULES_MAX)
+		snprintf(failed->name[failed->count++], sizeof(failed->name[0]),
+			 "%s", name);
+}
+
+static void module_load(const char *name, struct notes *notes,
+			struct failed_modules *failed)
 {
 	char path[512];
 	int n, fd;
@@ -378,6 +468,7 @@ static void module_load(const char *name, struct notes *notes)
 	if (fd < 0) {
 		note_add(notes, "# module %.100s: open %s: %s", name, path,
 			 strerror(errno));
+		module_failed(failed, name);
 		return;
 	}
 	if (syscall(SYS_finit_module, fd, "", 0) != 0 && errno != EEXIST) {
@@ -387,6 +478,7 @@ static void module_load(const char *name, struct notes *notes)
 		note_add(notes, "# module %.100s: finit_module: %s%s", name,
 			 strerror(e),
 			 e == ENOENT ? " (unresolved symbols: a dependency missing or listed later?)" : "");
+		module_failed(failed, name);
 	}
 	close(fd);
 }
@@ -396,7 +488,7 @@ static void module_load(const char *name, struct notes *notes)
  * dependency order). Failures are notes, not fatal: what matters is whether
  * the disk and the port show up, which is checked afterwards.
  */
-static void modules_load(struct notes *notes)
+static void modules_load(struct notes *notes, struct failed_modules *failed)
 {
 	static char list[MODULE_LIST_MAX];
 	ssize_t n;
@@ -431,7 +523,7 @@ static void modules_load(struct notes *notes)
 			*--end = '\0';
 		if (*line == '\0' || *line == '#')
 			continue;
-		module_load(line, notes);
+		module_load(line, notes, failed);
 	}
 }
 
@@ -488,23 +580,189 @@ static int is_block_device(const char *path)
 	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
 }
 
-/* Devices appear asynchronously after module load: poll for both. */
-static void devices_wait(const struct agent_config *cfg, char *port_dev,
-			 size_t port_len, int *have_port, int *have_disk)
+/*
+ * Read /sys/block/<name>/serial. Returns 1 with the text in buf, 0 when the
+ * device has no serial attribute, -1 when it cannot be read (yet).
+ */
+static int block_serial(const char *name, char *buf, size_t len)
+{
+	char path[300];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/serial", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 1;
+}
+
+/*
+ * The host names disks by their virtio serial, "rcgate-vda" and so on,
+ * because the kernel's vda, vdb, ... follow probe order, which is reversed
+ * on virtio-mmio. One scan of /sys/block: for each wanted disk the node
+ * whose serial names it. A host that sets no such serials (bare qemu) gets
+ * the names as they are, but only once the name's own serial says it is
+ * not someone else's disk.
+ */
+static void disks_find(const struct agent_config *cfg,
+		       char node[][64], int *found)
+{
+	static const char prefix[] = "rcgate-";
+	DIR *dir = opendir("/sys/block");
+	struct dirent *de;
+	int host_serials = 0;
+	unsigned int i;
+
+	while (dir != NULL && (de = readdir(dir)) != NULL) {
+		char serial[64];
+
+		if (de->d_name[0] == '.' ||
+		    block_serial(de->d_name, serial, sizeof(serial)) != 1 ||
+		    strncmp(serial, prefix, sizeof(prefix) - 1) != 0)
+			continue;
+		host_serials = 1;
+		for (i = 0; i < cfg->ndisks; i++) {
+			char path[300];
+
+			if (found[i] ||
+			    strcmp(serial + sizeof(prefix) - 1,
+				   cfg->disks[i].dev + 5) != 0)
+				continue;
+			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+			if (strlen(path) < 64 && is_block_device(path)) {
+				memcpy(node[i], path, strlen(path) + 1);
+				found[i] = 1;
+			}
+		}
+	}
+	if (dir != NULL)
+		closedir(dir);
+	if (host_serials)
+		return;
+	for (i = 0; i < cfg->ndisks; i++) {
+		char serial[64];
+
+		if (found[i] || !is_block_device(cfg->disks[i].dev) ||
+		    block_serial(cfg->disks[i].dev + 5, serial,
+				 sizeof(serial)) < 0 ||
+		    strncmp(serial, prefix, sizeof(prefix) - 1) == 0)
+			continue;
+		snprintf(node[i], 64, "%s", cfg->disks[i].dev);
+		found[i] = 1;
+	}
+}
+
+/*
+ * Devices appear asynchronously after module load: poll for the port and
+ * every disk (node[i] receives disk i's device node). Returns the index of
+ * the first disk still missing at the deadline, or -1 when all are there.
+ */
+static int devices_wait(const struct agent_config *cfg, char *port_dev,
+			size_t port_len, int *have_port, char node[][64])
 {
 	long long deadline = now_ms() + DEVICE_WAIT_MS;
+	int found[SUITE_MAX_DISKS] = { 0 };
 
 	*have_port = 0;
-	*have_disk = 0;
 	for (;;) {
+		int missing = -1;
+		unsigned int i;
+
 		if (!*have_port)
 			*have_port = port_find(cfg->port, port_dev, port_len) == 0;
-		if (!*have_disk)
-			*have_disk = is_block_device(cfg->disk);
-		if ((*have_port && *have_disk) || now_ms() >= deadline)
-			return;
+		disks_find(cfg, node, found);
+		for (i = 0; i < cfg->ndisks && missing < 0; i++)
+			if (!found[i])
+				missing = (int)i;
+		if ((*have_port && missing < 0) || now_ms() >= deadline)
+			return missing;
 		sleep_ms(20);
 	}
+}
+
+/* ---- mounting the disks ---- */
+
+enum disk_state { DISK_MOUNTED, DISK_UNSUPPORTED };
+
+static int fs_in_kernel(const char *fs)
+{
+	static char text[8192];
+	ssize_t n;
+	int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return fs_listed(text, fs);
+}
+
+static int module_did_fail(const struct failed_modules *failed,
+			   const char *fs)
+{
+	char file[64];
+	unsigned int i;
+
+	snprintf(file, sizeof(file), "%s.ko", fs);
+	for (i = 0; i < failed->count; i++)
+		if (strcmp(failed->name[i], file) == 0 ||
+		    strcmp(failed->name[i], fs) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Mount disk d (found at node) on /mnt/<fs> (path receives it). Returns 0 with *state set,
+ * or -1 with an infrastructure problem in err. A filesystem this kernel does
+ * not have is DISK_UNSUPPORTED (a SKIP), unless its module was in the
+ * initramfs and failed to load: that is our problem, not the kernel's.
+ */
+static int disk_mount(const struct disk_spec *d, const char *node,
+		      const struct failed_modules *failed, int allow_skip,
+		      char *path, size_t pathlen, enum disk_state *state,
+		      char *err, size_t errlen)
+{
+	int n, e, listed;
+
+	n = snprintf(path, pathlen, MOUNT_POINT "/%s", d->fs);
+	if (n < 0 || (size_t)n >= pathlen) {
+		snprintf(err, errlen, "mount point for %s too long", d->fs);
+		return -1;
+	}
+	if ((mkdir(MOUNT_POINT, 0755) != 0 && errno != EEXIST) ||
+	    (mkdir(path, 0755) != 0 && errno != EEXIST)) {
+		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (mount(node, path, d->fs, 0, NULL) == 0) {
+		*state = DISK_MOUNTED;
+		return 0;
+	}
+	e = errno;
+	listed = fs_in_kernel(d->fs);
+	if (mount_error_unsupported(e, listed) && !module_did_fail(failed, d->fs)) {
+		if (allow_skip) {
+			*state = DISK_UNSUPPORTED;
+			return 0;
+		}
+		snprintf(err, errlen, "mount %s on %s (%s): %s: %s not supported "
+			 "by this kernel", node, path, d->fs, strerror(e), d->fs);
+		return -1;
+	}
+	snprintf(err, errlen, "mount %s on %s (%s): %s%s", node, path, d->fs,
+		 strerror(e),
+		 module_did_fail(failed, d->fs) ? " (its module failed to load)" :
+		 !listed ? " (not in /proc/filesystems)" : "");
+	return -1;
 }
 
 /* ---- output ---- */
@@ -570,26 +828,11 @@ static void print_notes(FILE *out, const struct notes *notes)
 			notes->dropped);
 }
 
-/*
- * The top level: plan, one suite, its result. Returns 0 with counts, or -1
- * after printing an rcgate-infra line.
- */
-static int run_suite(FILE *out, const char *dir, const struct agent_config *cfg,
-		     struct suite_counts *counts)
+static void counts_add(struct suite_counts *total, const struct suite_counts *c)
 {
-	struct suite_options opt = { .timeout_s = cfg->timeout_s };
-	char err[256];
-
-	fprintf(out, "1..1\n");
-	fflush(out);
-	if (suite_run(dir, cfg->fs, out, &opt, counts, err, sizeof(err)) != 0) {
-		fprintf(out, "# rcgate-infra: %s\n", err);
-		fflush(out);
-		return -1;
-	}
-	fprintf(out, "%s 1 %s\n", counts->fail > 0 ? "not ok" : "ok", cfg->fs);
-	fflush(out);
-	return 0;
+	total->pass += c->pass;
+	total->fail += c->fail;
+	total->skip += c->skip;
 }
 
 static void print_marker(FILE *out, const struct suite_counts *c)
@@ -599,14 +842,139 @@ static void print_marker(FILE *out, const struct suite_counts *c)
 	fflush(out);
 }
 
+static void infra(FILE *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void infra(FILE *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(out, "# rcgate-infra: ");
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fprintf(out, "\n");
+	fflush(out);
+}
+
+/*
+ * The top level of a normal run: the plan (one suite per disk), then per
+ * disk either the nested suite and its result, or a SKIP line when the
+ * kernel lacks the filesystem. dirs[i] is where disk i is mounted. Returns
+ * 0 with the leaf counts in total, or -1 after printing an rcgate-infra
+ * line.
+ */
+static int run_suites(FILE *out, const struct agent_config *cfg,
+		      const char *const *dirs, const enum disk_state *state,
+		      struct suite_counts *total)
+{
+	struct suite_options opt = { .timeout_s = cfg->timeout_s };
+	unsigned int i;
+
+	memset(total, 0, sizeof(*total));
+	fprintf(out, "1..%u\n", cfg->ndisks);
+	fflush(out);
+	for (i = 0; i < cfg->ndisks; i++) {
+		const char *fs = cfg->disks[i].fs;
+		struct suite_counts c;
+		char err[256];
+
+		if (state[i] == DISK_UNSUPPORTED) {
+			/* A leaf at the top level: counted as one skip. */
+			fprintf(out, "ok %u %s # SKIP %s not supported by this kernel\n",
+				i + 1, fs, fs);
+			fflush(out);
+			total->skip++;
+			continue;
+		}
+		if (suite_run(dirs[i], fs, out, &opt, &c, err, sizeof(err)) != 0) {
+			infra(out, "%s", err);
+			return -1;
+		}
+		fprintf(out, "%s %u %s\n", c.fail > 0 ? "not ok" : "ok", i + 1, fs);
+		fflush(out);
+		counts_add(total, &c);
+	}
+	return 0;
+}
+
+/*
+ * Boot 1 of the crash test. The two lines the host waits for, then nothing:
+ * no close, no sync, no unmount, until the host cuts the power. Returns -1
+ * after an infra line when the file could not even be created.
+ */
+static int crash_write_phase(FILE *out, const char *dir)
+{
+	struct diag d;
+	char err[256];
+	long long written;
+	unsigned int i;
+	int fd;
+
+	written = crash_write(dir, &fd, &d, err, sizeof(err));
+	if (written < 0) {
+		infra(out, "%s", err);
+		return -1;
+	}
+	for (i = 0; i < d.count; i++)
+		fprintf(out, "# crash-write: %s\n", d.line[i]);
+	fprintf(out, "# rcgate-durable: file=" CRASH_FILE " size=%lld block=%d\n",
+		written, CRASH_BLOCK);
+	fprintf(out, "# rcgate-crash-ready\n");
+	fflush(out);
+	/* Kept open on purpose: closing could write back what O_SYNC owes. */
+	(void)fd;
+	return 0;
+}
+
+/* Boot 2: the nested block, its parent's result. */
+static void crash_verify_phase(FILE *out, const char *dir, const char *fs,
+			       long long expect, struct suite_counts *counts)
+{
+	fprintf(out, "1..1\n");
+	fflush(out);
+	crash_verify_run(dir, fs, expect, out, counts);
+	fprintf(out, "%s 1 %s\n", counts->fail > 0 ? "not ok" : "ok", fs);
+	fflush(out);
+}
+
+/* Checks of the phase keys that do not need any device. */
+static int phase_check(const struct agent_config *cfg, char *err,
+		       size_t errlen)
+{
+	if (cfg->phase == PHASE_INVALID) {
+		snprintf(err, errlen, "unknown rcgate.phase=%s (crash-write, "
+			 "crash-verify or none)", cfg->phase_value);
+		return -1;
+	}
+	if (cfg->phase != PHASE_SUITE && cfg->ndisks != 1) {
+		snprintf(err, errlen, "rcgate.phase=%s needs exactly one disk, "
+			 "got %u", cfg->phase_value, cfg->ndisks);
+		return -1;
+	}
+	if (cfg->phase == PHASE_CRASH_VERIFY && cfg->expect < 0) {
+		snprintf(err, errlen, "rcgate.phase=crash-verify without a valid "
+			 "rcgate.expect");
+		return -1;
+	}
+	return 0;
+}
+
 static void __attribute__((noreturn)) init_main(void)
 {
-	struct agent_config cfg;
-	struct suite_counts counts;
+	static struct agent_config cfg;
 	static struct notes notes;
+	static struct failed_modules failed;
+	/* "/mnt/" and a filesystem name (< 32 bytes, checked on parsing). */
+	static char dirs[SUITE_MAX_DISKS][48];
+	static char node[SUITE_MAX_DISKS][64];
+	const char *dirp[SUITE_MAX_DISKS] = { dirs[0], dirs[1], dirs[2], dirs[3] };
+	enum disk_state state[SUITE_MAX_DISKS];
+	struct suite_counts counts;
 	struct mirror m = { .fd = { -1, -1 }, .n = 0 };
-	char port_dev[300] = "";
-	int have_port, have_disk, have_console, port_fd = -1;
+	char port_dev[300] = "", err[512];
+	int have_port, have_console, missing, port_fd = -1;
+	unsigned int i, mounted = 0;
 	size_t ntests;
 	FILE *out;
 
@@ -622,11 +990,14 @@ static void __attribute__((noreturn)) init_main(void)
 		  &notes);
 	config_defaults(&cfg);
 	cmdline_read(&cfg, &notes);
+	config_finish(&cfg);
 	suite_tests(&ntests);
-	/* Generous: every test may time out, plus boot-time waits. */
-	alarm(cfg.timeout_s * (unsigned int)(ntests + 2) + 120);
-	modules_load(&notes);
-	devices_wait(&cfg, port_dev, sizeof(port_dev), &have_port, &have_disk);
+	/* Generous: every test on every disk may time out, plus boot waits. */
+	alarm(cfg.timeout_s * (unsigned int)(ntests + 2) *
+	      (cfg.ndisks > 0 ? cfg.ndisks : 1) + 120);
+	modules_load(&notes, &failed);
+	missing = devices_wait(&cfg, port_dev, sizeof(port_dev), &have_port,
+			       node);
 
 	if (have_port) {
 		port_fd = open(port_dev, O_WRONLY | O_CLOEXEC);
@@ -646,31 +1017,56 @@ static void __attribute__((noreturn)) init_main(void)
 
 	print_header(out);
 	if (!have_port)
-		fprintf(out, "# rcgate-infra: results port %s not found\n", cfg.port);
+		infra(out, "results port %s not found", cfg.port);
 	print_notes(out, &notes);
-	if (!have_disk) {
-		fprintf(out, "# rcgate-infra: disk %s not found after %d s\n",
-			cfg.disk, DEVICE_WAIT_MS / 1000);
-		fflush(out);
+	if (cfg.disks_error[0] != '\0') {
+		infra(out, "%s", cfg.disks_error);
 		power_off();
 	}
-	if (mkdir(MOUNT_POINT, 0755) != 0 && errno != EEXIST) {
-		fprintf(out, "# rcgate-infra: mkdir " MOUNT_POINT ": %s\n",
-			strerror(errno));
-		fflush(out);
+	if (phase_check(&cfg, err, sizeof(err)) != 0) {
+		infra(out, "%s", err);
 		power_off();
 	}
-	if (mount(cfg.disk, MOUNT_POINT, cfg.fs, 0, NULL) != 0) {
-		int e = errno;
+	if (missing >= 0) {
+		infra(out, "disk %s not found after %d s", cfg.disks[missing].dev,
+		      DEVICE_WAIT_MS / 1000);
+		power_off();
+	}
+	/* Mount everything first: an infra problem should not cost a suite. */
+	for (i = 0; i < cfg.ndisks; i++, mounted++) {
+		if (disk_mount(&cfg.disks[i], node[i], &failed,
+			       cfg.phase == PHASE_SUITE,
+			       dirs[i], sizeof(dirs[i]), &state[i], err,
+			       sizeof(err)) != 0) {
+			infra(out, "%s", err);
+			power_off();
+		}
+	}
 
-		fprintf(out, "# rcgate-infra: mount %s on " MOUNT_POINT " (%s): %s%s\n",
-			cfg.disk, cfg.fs, strerror(e),
-			e == ENODEV ? " (filesystem not built in and its module not loaded)" : "");
-		fflush(out);
-		power_off();
+	switch (cfg.phase) {
+	case PHASE_CRASH_WRITE:
+		if (crash_write_phase(out, dirs[0]) != 0)
+			power_off();
+		/*
+		 * Wait for the power cut without touching the disk. If it
+		 * never comes, the watchdog reports an infra error.
+		 */
+		alarm(cfg.timeout_s + 300);
+		for (;;)
+			pause();
+	case PHASE_CRASH_VERIFY:
+		crash_verify_phase(out, dirs[0], cfg.disks[0].fs, cfg.expect,
+				   &counts);
+		if (have_port)
+			print_marker(out, &counts);
+		break;
+	case PHASE_SUITE:
+		if (run_suites(out, &cfg, dirp, state, &counts) == 0 && have_port)
+			print_marker(out, &counts);
+		break;
+	case PHASE_INVALID:
+		break;
 	}
-	if (run_suite(out, MOUNT_POINT, &cfg, &counts) == 0 && have_port)
-		print_marker(out, &counts);
 	/* Without the port the results above are for humans only: no marker. */
 	fflush(out);
 	if (port_fd >= 0) {
@@ -679,16 +1075,20 @@ static void __attribute__((noreturn)) init_main(void)
 		close(port_fd);
 	}
 	sync();
-	umount2(MOUNT_POINT, 0);
+	for (i = 0; i < mounted; i++)
+		if (state[i] == DISK_MOUNTED)
+			umount2(dirs[i], 0);
 	power_off();
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rcgate-agent --dir <path> [--fs name] [--timeout seconds]\n"
+		   "       rcgate-agent --dir <path> [--fs name] --phase crash-write\n"
+		   "       rcgate-agent --dir <path> [--fs name] --phase crash-verify --expect bytes\n"
 		   "As PID 1 (the guest's /init) it takes no arguments and reads\n"
-		   "rcgate.port, rcgate.disk, rcgate.fs, rcgate.timeout from\n"
-		   "/proc/cmdline.\n");
+		   "rcgate.port, rcgate.disks (or rcgate.disk and rcgate.fs),\n"
+		   "rcgate.phase, rcgate.expect and rcgate.timeout from /proc/cmdline.\n");
 }
 
 static int host_main(int argc, char **argv)
@@ -697,17 +1097,21 @@ static int host_main(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "fs", required_argument, NULL, 'f' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "phase", required_argument, NULL, 'p' },
+		{ "expect", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_config cfg;
+	static struct agent_config cfg;
 	struct suite_counts counts;
 	const char *dir = NULL;
-	char err[128];
+	const char *dirp[1];
+	enum disk_state state[1] = { DISK_MOUNTED };
+	char err[256];
 	int c;
 
 	config_defaults(&cfg);
-	while ((c = getopt_long(argc, argv, "d:f:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:f:t:p:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -724,6 +1128,15 @@ static int host_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'p':
+			parse_phase(optarg, &cfg, err, sizeof(err));
+			break;
+		case 'e':
+			if (parse_expect(optarg, &cfg, err, sizeof(err)) != 0) {
+				fprintf(stderr, "rcgate-agent: --expect: %s\n", err);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -736,10 +1149,27 @@ static int host_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	config_finish(&cfg);
+	if (phase_check(&cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rcgate-agent: %s\n", err);
+		return 2;
+	}
+	dirp[0] = dir;
 	signal(SIGPIPE, SIG_IGN);
 	print_header(stdout);
-	if (run_suite(stdout, dir, &cfg, &counts) != 0)
-		return 2;
+	switch (cfg.phase) {
+	case PHASE_CRASH_WRITE:
+		/* No power cut on the host: the file is closed at exit. */
+		return crash_write_phase(stdout, dir) == 0 ? 0 : 2;
+	case PHASE_CRASH_VERIFY:
+		crash_verify_phase(stdout, dir, cfg.fs, cfg.expect, &counts);
+		break;
+	case PHASE_SUITE:
+	case PHASE_INVALID:
+		if (run_suites(stdout, &cfg, dirp, state, &counts) != 0)
+			return 2;
+		break;
+	}
 	print_marker(stdout, &counts);
 	return counts.fail > 0 ? 1 : 0;
 }

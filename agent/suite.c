@@ -1034,3 +1034,296 @@ int suite_run(const char *dir, const char *suite_name, FILE *out,
 	}
 	return 0;
 }
+
+/* ---- several filesystems in one boot ---- */
+
+int suite_valid_name(const char *s, size_t max)
+{
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len >= max)
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* One "/dev/<name>:<fs>" entry of len bytes at p. */
+static int disk_entry_parse(const char *p, size_t len, struct disk_spec *out,
+			    char *err, size_t errlen)
+{
+	const char *colon = memchr(p, ':', len);
+	size_t dlen, flen;
+
+	if (colon == NULL) {
+		snprintf(err, errlen, "entry '%.*s' is not device:fstype",
+			 (int)(len > 60 ? 60 : len), p);
+		return -1;
+	}
+	dlen = (size_t)(colon - p);
+	flen = len - dlen - 1;
+	if (dlen >= sizeof(out->dev) || flen >= sizeof(out->fs)) {
+		snprintf(err, errlen, "entry '%.*s' too long",
+			 (int)(len > 60 ? 60 : len), p);
+		return -1;
+	}
+	memcpy(out->dev, p, dlen);
+	out->dev[dlen] = '\0';
+	memcpy(out->fs, colon + 1, flen);
+	out->fs[flen] = '\0';
+	/* The device name comes from the host but is opened as root here. */
+	if (strncmp(out->dev, "/dev/", 5) != 0 || strstr(out->dev, "..") != NULL ||
+	    !suite_valid_name(out->dev + 5, sizeof(out->dev) - 5)) {
+		snprintf(err, errlen, "device '%s' is not /dev/<name>", out->dev);
+		return -1;
+	}
+	if (!suite_valid_name(out->fs, sizeof(out->fs))) {
+		snprintf(err, errlen, "bad filesystem type '%s'", out->fs);
+		return -1;
+	}
+	return 0;
+}
+
+int disks_parse(const char *value, struct disk_spec *out, unsigned int *n,
+		char *err, size_t errlen)
+{
+	const char *p = value;
+	unsigned int count = 0, i;
+
+	*n = 0;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+
+		if (count == SUITE_MAX_DISKS) {
+			snprintf(err, errlen, "more than %d disks", SUITE_MAX_DISKS);
+			return -1;
+		}
+		if (disk_entry_parse(p, len, &out[count], err, errlen) != 0)
+			return -1;
+		for (i = 0; i < count; i++) {
+			if (strcmp(out[i].fs, out[count].fs) == 0) {
+				snprintf(err, errlen, "filesystem %s listed twice",
+					 out[i].fs);
+				return -1;
+			}
+			if (strcmp(out[i].dev, out[count].dev) == 0) {
+				snprintf(err, errlen, "device %s listed twice",
+					 out[i].dev);
+				return -1;
+			}
+		}
+		count++;
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	*n = count;
+	return 0;
+}
+
+int fs_listed(const char *text, const char *fs)
+{
+	size_t flen = strlen(fs);
+	const char *line = text;
+
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		const char *name = line;
+		size_t len;
+
+		if (end == NULL)
+			end = line + strlen(line);
+		/* "nodev\tproc" or "\text4": the name follows the last tab. */
+		for (const char *q = line; q < end; q++)
+			if (*q == '\t' || *q == ' ')
+				name = q + 1;
+		len = (size_t)(end - name);
+		if (len == flen && memcmp(name, fs, flen) == 0)
+			return 1;
+		line = *end == '\n' ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+int mount_error_unsupported(int e, int listed)
+{
+	return e == ENODEV || !listed;
+}
+
+/* ---- crash consistency ---- */
+
+unsigned char crash_pattern(long long off)
+{
+	return (unsigned char)('A' + (off / CRASH_BLOCK) % 26);
+}
+
+long long crash_write(const char *dir, int *fd_out, struct diag *d,
+		      char *err, size_t errlen)
+{
+	char path[4096];
+	unsigned char *buf;
+	long long written = 0;
+	unsigned int i, pos_bad = 0;
+	int fd, n;
+
+	if (fd_out != NULL)
+		*fd_out = -1;
+	diag_reset(d);
+	n = snprintf(path, sizeof(path), "%s/" CRASH_FILE, dir);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		snprintf(err, errlen, "directory name too long: %s", dir);
+		return -1;
+	}
+	if (posix_memalign((void **)&buf, IO_ALIGN, CRASH_BLOCK) != 0) {
+		snprintf(err, errlen, "posix_memalign(%d) failed", CRASH_BLOCK);
+		return -1;
+	}
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT | O_SYNC |
+			O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "create %s with O_DIRECT|O_SYNC: %s", path,
+			 strerror(errno));
+		free(buf);
+		return -1;
+	}
+	for (i = 0; i < CRASH_BLOCKS; i++) {
+		long long want_pos = (long long)(i + 1) * CRASH_BLOCK;
+		ssize_t ret;
+
+		memset(buf, crash_pattern((long long)i * CRASH_BLOCK), CRASH_BLOCK);
+		ret = io.write(fd, buf, CRASH_BLOCK);
+		if (ret < 0) {
+			diag_add(d, "write %u of %u (%d bytes) failed: %s", i + 1,
+				 CRASH_BLOCKS, CRASH_BLOCK, strerror(errno));
+			break;
+		}
+		written += ret;
+		if (ret != CRASH_BLOCK) {
+			/* The next O_DIRECT write would be misaligned anyway. */
+			diag_add(d, "write %u of %u returned %zd, expected %d",
+				 i + 1, CRASH_BLOCKS, ret, CRASH_BLOCK);
+			break;
+		}
+		/*
+		 * A wrong position (6.1.64) puts the next block in the wrong
+		 * place; keep writing, crash-verify will see the damage.
+		 */
+		pos_bad += (unsigned int)check_position(lseek(fd, 0, SEEK_CUR),
+							want_pos, "write", i + 1,
+							CRASH_BLOCKS, CRASH_BLOCK,
+							first(pos_bad, d));
+	}
+	if (pos_bad > 1)
+		diag_add(d, "totals: wrong position %u", pos_bad);
+	free(buf);
+	if (fd_out != NULL)
+		*fd_out = fd;
+	else
+		close(fd);
+	return written;
+}
+
+enum test_status crash_verify(const char *dir, long long expect,
+			      struct diag *d)
+{
+	char path[4096];
+	unsigned char *buf;
+	long long off = 0, limit, bad = 0;
+	enum test_status st = TEST_PASS;
+	struct stat sb;
+	int fd, n;
+
+	diag_reset(d);
+	n = snprintf(path, sizeof(path), "%s/" CRASH_FILE, dir);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		diag_add(d, "directory name too long: %s", dir);
+		return TEST_FAIL;
+	}
+	/* Buffered reads: the page cache is empty after the reboot. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			diag_add(d, CRASH_FILE " missing after power cut");
+		else
+			diag_add(d, "open " CRASH_FILE ": %s", strerror(errno));
+		return TEST_FAIL;
+	}
+	if (fstat(fd, &sb) != 0) {
+		diag_add(d, "fstat " CRASH_FILE ": %s", strerror(errno));
+		close(fd);
+		return TEST_FAIL;
+	}
+	if ((long long)sb.st_size < expect) {
+		diag_add(d, "st_size %lld after power cut, expected >= %lld "
+			 "(O_SYNC|O_DIRECT extension not durable)",
+			 (long long)sb.st_size, expect);
+		st = TEST_FAIL;
+	}
+	limit = (long long)sb.st_size < expect ? (long long)sb.st_size : expect;
+	buf = malloc(CRASH_BLOCK);
+	if (buf == NULL) {
+		diag_add(d, "out of memory");
+		close(fd);
+		return TEST_FAIL;
+	}
+	while (off < limit) {
+		size_t want = limit - off < CRASH_BLOCK ? (size_t)(limit - off) :
+							 CRASH_BLOCK;
+		ssize_t ret = pread(fd, buf, want, (off_t)off);
+		size_t i;
+
+		if (ret <= 0) {
+			diag_add(d, "pread at %lld %s, st_size %lld", off,
+				 ret < 0 ? strerror(errno) : "hit end of file",
+				 (long long)sb.st_size);
+			st = TEST_FAIL;
+			break;
+		}
+		for (i = 0; i < (size_t)ret; i++) {
+			unsigned char want_c = crash_pattern(off + (long long)i);
+
+			if (buf[i] == want_c)
+				continue;
+			if (bad == 0)
+				diag_add(d, "buffer wrong at %lld have %02x expected %02x",
+					 off + (long long)i, buf[i], want_c);
+			bad++;
+		}
+		off += ret;
+	}
+	if (bad > 0) {
+		if (bad > 1)
+			diag_add(d, "totals: wrong bytes %lld of %lld", bad, limit);
+		st = TEST_FAIL;
+	}
+	free(buf);
+	close(fd);
+	return st;
+}
+
+void crash_verify_run(const char *dir, const char *suite_name,
+		      long long expect, FILE *out, struct suite_counts *counts)
+{
+	struct diag d;
+	enum test_status st;
+
+	memset(counts, 0, sizeof(*counts));
+	fprintf(out, "    KTAP version 1\n");
+	fprintf(out, "    # Subtest: %s\n", suite_name);
+	fprintf(out, "    1..1\n");
+	fflush(out);
+	st = crash_verify(dir, expect, &d);
+	suite_print_result(out, 4, 1, CRASH_TEST_NAME, st, &d);
+	if (st == TEST_PASS)
+		counts->pass++;
+	else if (st == TEST_FAIL)
+		counts->fail++;
+	else
+		counts->skip++;
+}

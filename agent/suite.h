@@ -176,4 +176,87 @@ int suite_run(const char *dir, const char *suite_name, FILE *out,
 	      const struct suite_options *opt, struct suite_counts *counts,
 	      char *err, size_t errlen);
 
+/* ---- several filesystems in one boot (rcgate.disks) ---- */
+
+#define SUITE_MAX_DISKS 4
+
+/* One disk to test: the device and the filesystem the host made on it. */
+struct disk_spec {
+	char dev[64]; /* "/dev/vdb" */
+	char fs[32];  /* "xfs": mount type, mount point /mnt/<fs>, suite name */
+};
+
+/*
+ * 1 when s is a valid KTAP test name ([A-Za-z0-9_.-]+) shorter than max
+ * bytes, else 0. Filesystem types become suite names, so they must be.
+ */
+int suite_valid_name(const char *s, size_t max);
+
+/*
+ * Parse "/dev/vda:ext4,/dev/vdb:xfs" (at most SUITE_MAX_DISKS entries; no
+ * fs or device twice, since the fs names the suite and the mount point).
+ * Returns 0 with *n entries in out, or -1 with a message in err (out is
+ * then undefined).
+ */
+int disks_parse(const char *value, struct disk_spec *out, unsigned int *n,
+		char *err, size_t errlen);
+
+/*
+ * Whether the text of /proc/filesystems lists fs ("nodev\tproc" and
+ * "\text4" lines). Returns 1 or 0.
+ */
+int fs_listed(const char *proc_filesystems, const char *fs);
+
+/*
+ * After mount(2) failed with errno e for a filesystem that the kernel does
+ * (listed = 1) or does not (listed = 0) have: 1 when that means "this kernel
+ * does not support the filesystem" (a SKIP), 0 when it is a real mount
+ * failure (an infrastructure error). ENODEV always means the former; other
+ * errors (EINVAL from a type the kernel lacks) only when it is not listed.
+ */
+int mount_error_unsupported(int e, int listed);
+
+/* ---- crash consistency (91562895f803): two boots on one disk ---- */
+
+#define CRASH_FILE "crash.dat"
+#define CRASH_BLOCK 4096
+#define CRASH_BLOCKS 16
+#define CRASH_TEST_NAME "crash_osync_extend"
+
+/* The byte expected at file offset off: block i holds 'A' + i (mod 26). */
+unsigned char crash_pattern(long long off);
+
+/*
+ * Phase crash-write: create <dir>/crash.dat with O_CREAT|O_TRUNC|O_WRONLY|
+ * O_DIRECT|O_SYNC and extend it with CRASH_BLOCKS write()s of CRASH_BLOCK
+ * bytes, block i filled with crash_pattern. After each write the file
+ * position is checked (a wrong one is a diagnostic in d, and writing goes
+ * on); a failed or short write ends the writing. The file is deliberately
+ * left open and never synced: the caller's power cut is the point. Returns
+ * the bytes write() reported as written (what O_SYNC promised is durable),
+ * or -1 with a message in err when the file cannot be created at all.
+ * *fd_out (may be NULL) receives the open descriptor, else it is closed.
+ */
+long long crash_write(const char *dir, int *fd_out, struct diag *d,
+		      char *err, size_t errlen);
+
+/*
+ * Phase crash-verify, after the power cut and a fresh mount: <dir>/crash.dat
+ * must exist, have st_size >= expect, and its first expect bytes must match
+ * crash_pattern. Returns TEST_PASS or TEST_FAIL with diagnostics such as
+ * "st_size 0 after power cut, expected >= 65536 (O_SYNC|O_DIRECT extension
+ * not durable)", "buffer wrong at 4096 have 00 expected 42" or "crash.dat
+ * missing after power cut".
+ */
+enum test_status crash_verify(const char *dir, long long expect,
+			      struct diag *d);
+
+/*
+ * crash_verify as a nested KTAP block like suite_run's: header, "# Subtest:
+ * <suite_name>", "1..1", the crash_osync_extend result. The caller prints the
+ * parent's result line from counts.
+ */
+void crash_verify_run(const char *dir, const char *suite_name,
+		      long long expect, FILE *out, struct suite_counts *counts);
+
 #endif

@@ -84,6 +84,10 @@ static const struct directive directives[] = {
 	  "deliveries are retried with backoff this many times" },
 	{ "announce", "maildir", D_STRING, OFF(maildir), "", 0, 0, NULL,
 	  "Maildir watched for rc announcements (new/ -> cur/); empty: none" },
+	{ "jobs", "filesystems", D_STRING, OFF(filesystems), "ext4 xfs btrfs", 0, 0, NULL,
+	  "filesystems tested, one scratch disk each (ext4, xfs, btrfs; up to 4)" },
+	{ "jobs", "crash_test", D_LONG, OFF(crash_test), "1", 0, 1, NULL,
+	  "1: after the suite, the power-cut test (two more boots)" },
 	{ "jobs", "max_artifact_mb", D_LONG, OFF(max_artifact_mb), "1024", 1, 65536, NULL,
 	  "largest kernel artifact fetched" },
 };

@@ -15,6 +15,8 @@
 
 /* One disk per filesystem under test; the agent takes at most this many. */
 #define GUEST_MAX_DISKS 4
+/* disks[i] carries the virtio serial "rcgate-vd<'a'+i>" (see guest_xml.c). */
+#define GUEST_DISK_SERIAL_PREFIX "rcgate-"
 
 struct guest_spec {
 	const char *name;	/* "rcgate-<job>-<attempt>" */

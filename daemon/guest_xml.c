@@ -165,7 +165,7 @@ static int validate(const struct guest_spec *s, char *err, size_t errlen)
 		return -1;
 	}
 	for (i = 0; i < s->ndisks; i++) {
-		char field[16];
+		char field[24];
 
 		snprintf(field, sizeof(field), "disks[%u]", i);
 		if (need_path(s->disks[i], field, err, errlen) < 0)
@@ -223,9 +223,11 @@ static int xml_devices(struct xbuf *b, const struct guest_spec *s,
 	if (xml_element(b, "    ", "emulator", s->emulator, err, errlen) < 0)
 		return -1;
 	/*
-	 * The target name is only a hint to libvirt (it orders and addresses
-	 * the devices by it); the guest names virtio disks in probe order,
-	 * which follows this order, so disks[i] is /dev/vd<'a'+i> there.
+	 * The target name is only a hint: the guest names virtio disks in
+	 * probe order, which is this order on PCI but the reverse on arm's
+	 * virtio-mmio (the last device gets the first transport). So each
+	 * disk also carries the name it should have as its serial, and the
+	 * agent finds "vda" by that (/sys/block/<dev>/serial).
 	 */
 	for (i = 0; i < s->ndisks; i++) {
 		xbuf_printf(b, "    <disk type='file' device='disk'>\n"
@@ -234,8 +236,9 @@ static int xml_devices(struct xbuf *b, const struct guest_spec *s,
 		if (xml_text(b, "disk", s->disks[i], err, errlen) < 0)
 			return -1;
 		xbuf_printf(b, "'/>\n"
-			    "      <target dev='vd%c' bus='virtio'/>\n%s"
-			    "    </disk>\n", 'a' + (int)i, mmio);
+			    "      <target dev='vd%c' bus='virtio'/>\n"
+			    "      <serial>" GUEST_DISK_SERIAL_PREFIX "vd%c</serial>\n%s"
+			    "    </disk>\n", 'a' + (int)i, 'a' + (int)i, mmio);
 	}
 	/* Without model='none' libvirt adds a USB controller on q35/pc. */
 	xbuf_printf(b, "    <controller type='usb' model='none'/>\n"

@@ -17,11 +17,11 @@
  * crc32c-intel without SSE4.2): name the generic one explicitly. */
 static const char *const pci_modules[] = {
 	"virtio_pci", "virtio_blk", "virtio_console", "crc32c_generic", "crc32c",
-	"ext4", NULL
+	"ext4", "xfs", "btrfs", NULL
 };
 static const char *const mmio_modules[] = {
 	"virtio_mmio", "virtio_blk", "virtio_console", "crc32c_generic", "crc32c",
-	"ext4", NULL
+	"ext4", "xfs", "btrfs", NULL
 };
 
 static const struct target targets[] = {

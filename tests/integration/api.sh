@@ -4,7 +4,7 @@
 # size caps, and jobs whose artifacts cannot be had ending as infra errors.
 . "$(dirname "$0")/lib.sh"
 echo "1..33"
-start_daemon "attempts = 2"
+start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 2"
 SHA=4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754
 
 req GET /healthz

@@ -16,7 +16,7 @@ fi
 NAME=$(basename "$DEB")
 export RCGATE_TEST_CACHE=$(mktemp -d)
 start_httpd "$(dirname "$DEB")"
-start_daemon "workers = 1" "attempts = 2" "timeout = 300"
+start_daemon "filesystems = ext4" "crash_test = 0" "workers = 1" "attempts = 2" "timeout = 300"
 CONF=$STATE/rcgated.conf
 restart() { "$RCGATED" -d -f "$CONF" & DAEMON_PID=$!; for _ in $(seq 1 100); do
 	[ -s "$STATE/rcgated.port" ] && break; sleep 0.1; done; PORT=$(cat "$STATE/rcgated.port"); BASE="http://127.0.0.1:$PORT"; }

@@ -14,7 +14,7 @@ fi
 NAME=$(basename "$DEB")
 export RCGATE_TEST_CACHE=$(mktemp -d)
 start_httpd "$(dirname "$DEB")"
-start_daemon "workers = 2" "attempts = 1"
+start_daemon "filesystems = ext4" "crash_test = 0" "workers = 2" "attempts = 1"
 submit() {	# submit VERSION URL SHA
 	req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$1\",\"artifacts\":[{\"target\":\"x86_64\",\"url\":\"$2\",\"sha256\":\"$3\"}]}"
 }

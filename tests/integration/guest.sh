@@ -5,11 +5,11 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..10"
+echo "1..12"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
-	for i in $(seq 1 10); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	for i in $(seq 1 12); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
 	exit 0
 fi
 start_daemon "timeout = 240" "attempts = 1"
@@ -26,6 +26,8 @@ nfail=$(jqb '[.jobs[0].results[] | select(.status == "fail")] | length')
 check "the suite reported at least 10 results ($npass pass)" [ "${npass:-0}" -ge 10 ]
 check "no test fails on Debian's 6.1.192 (fail=$nfail)" [ "${nfail:-1}" = 0 ]
 check "position tests ran on ext4" [ "$(jqb '[.jobs[0].results[].test | select(startswith("ext4.write_seq_"))] | length')" -ge 2 ]
+check "the suite also ran on xfs and btrfs (one disk each)" [ "$(jqb '[.jobs[0].results[] | select(.test == "xfs.write_seq_512" or .test == "btrfs.write_seq_512") | .status] | join(" ")')" = "pass pass" ]
+check "the power-cut test passed: O_SYNC|O_DIRECT extension is durable" [ "$(jqb '[.jobs[0].results[] | select(.test == "ext4.crash_osync_extend") | .status] | join("")')" = pass ]
 check "kernel version and boot time are recorded" [ "$(jqb '.jobs[0].kernel_version')" = 6.1.0-57-cloud-amd64 -a "$(jqb '.jobs[0].boot_seconds > 0')" = true ]
 req GET "/api/v1/jobs/$job/log"
 if grep -q 'Linux version 6.1' "$STATE/body" && grep -q '^# rcgate-complete' "$STATE/body"; then

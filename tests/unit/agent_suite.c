@@ -4,7 +4,9 @@
  * diagnostics (the daemon stores and reports them), the KTAP lines, the
  * table, the child isolation, and a whole run on a host directory, including
  * one against a simulated 6.1.64 kernel whose O_DIRECT writes do not advance
- * the file position.
+ * the file position; the rcgate.disks parser and the "fs not supported"
+ * decision; both crash-consistency phases (the verify side against files
+ * shaped like what a bad kernel leaves after a power cut).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -497,6 +500,274 @@ static void test_large_alignment_skips_small_blocks(void **state)
 	assert_string_equal(d.skip_reason, "block size 512 below the O_DIRECT alignment 4096");
 }
 
+/* ---- rcgate.disks and unsupported filesystems ---- */
+
+static void test_disks_parse_good(void **state)
+{
+	struct disk_spec d[SUITE_MAX_DISKS];
+	unsigned int n = 99;
+	char err[128] = "";
+
+	(void)state;
+	assert_int_equal(disks_parse("/dev/vda:ext4,/dev/vdb:xfs,/dev/vdc:btrfs",
+				     d, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(d[0].dev, "/dev/vda");
+	assert_string_equal(d[0].fs, "ext4");
+	assert_string_equal(d[1].dev, "/dev/vdb");
+	assert_string_equal(d[1].fs, "xfs");
+	assert_string_equal(d[2].dev, "/dev/vdc");
+	assert_string_equal(d[2].fs, "btrfs");
+	assert_int_equal(disks_parse("/dev/vda:ext4", d, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(disks_parse("/dev/vda:ext4,/dev/vdb:xfs,/dev/vdc:btrfs,"
+				     "/dev/vdd:f2fs", d, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 4);
+}
+
+static void test_disks_parse_bad(void **state)
+{
+	static const struct {
+		const char *value, *msg;
+	} cases[] = {
+		{ "", "is not device:fstype" },
+		{ "/dev/vda", "is not device:fstype" },
+		{ "/dev/vda:ext4,", "is not device:fstype" },
+		{ "/dev/vda:", "bad filesystem type ''" },
+		{ "/dev/vda:ext 4", "bad filesystem type" },
+		{ "/dev/vda:ext4/x", "bad filesystem type" },
+		{ "vda:ext4", "device 'vda' is not /dev/<name>" },
+		{ "/dev/../etc:ext4", "is not /dev/<name>" },
+		{ "/dev/a/b:ext4", "is not /dev/<name>" },
+		{ "/dev/vda:ext4,/dev/vdb:ext4", "filesystem ext4 listed twice" },
+		{ "/dev/vda:ext4,/dev/vda:xfs", "device /dev/vda listed twice" },
+		{ "/dev/vda:a,/dev/vdb:b,/dev/vdc:c,/dev/vdd:d,/dev/vde:e",
+		  "more than 4 disks" },
+		{ "/dev/vda:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "too long" },
+	};
+	struct disk_spec d[SUITE_MAX_DISKS];
+	unsigned int n;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[128] = "";
+
+		n = 99;
+		if (disks_parse(cases[i].value, d, &n, err, sizeof(err)) != -1)
+			fail_msg("'%s' accepted", cases[i].value);
+		assert_int_equal(n, 0);
+		if (strstr(err, cases[i].msg) == NULL)
+			fail_msg("'%s': error '%s' lacks '%s'", cases[i].value,
+				 err, cases[i].msg);
+	}
+}
+
+static void test_fs_listed(void **state)
+{
+	/* As the Debian cloud kernel prints it once xfs is loaded. */
+	static const char text[] =
+		"nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\n\text3\n"
+		"\text2\n\text4\nnodev\tdevtmpfs\n\txfs";
+
+	(void)state;
+	assert_int_equal(fs_listed(text, "ext4"), 1);
+	assert_int_equal(fs_listed(text, "xfs"), 1);
+	assert_int_equal(fs_listed(text, "proc"), 1);
+	assert_int_equal(fs_listed(text, "btrfs"), 0);
+	/* Whole names only. */
+	assert_int_equal(fs_listed(text, "ext"), 0);
+	assert_int_equal(fs_listed(text, "fs"), 0);
+	assert_int_equal(fs_listed(text, "nodev"), 0);
+	assert_int_equal(fs_listed("", "ext4"), 0);
+}
+
+static void test_mount_error_unsupported(void **state)
+{
+	(void)state;
+	/* The kernel lacks the type: a SKIP. */
+	assert_int_equal(mount_error_unsupported(ENODEV, 0), 1);
+	assert_int_equal(mount_error_unsupported(ENODEV, 1), 1);
+	assert_int_equal(mount_error_unsupported(EINVAL, 0), 1);
+	/* It has it, and still the mount failed: infra. */
+	assert_int_equal(mount_error_unsupported(EINVAL, 1), 0);
+	assert_int_equal(mount_error_unsupported(EIO, 1), 0);
+	assert_int_equal(mount_error_unsupported(EUCLEAN, 1), 0);
+}
+
+/* ---- crash consistency ---- */
+
+static void test_crash_pattern(void **state)
+{
+	(void)state;
+	assert_int_equal(crash_pattern(0), 'A');
+	assert_int_equal(crash_pattern(4095), 'A');
+	assert_int_equal(crash_pattern(4096), 'B');
+	assert_int_equal(crash_pattern(15 * 4096 + 7), 'P');
+	assert_int_equal(crash_pattern(26 * 4096), 'A');
+}
+
+/* Write <dir>/crash.dat as a kernel would have left it: len bytes of the
+ * pattern, then the size cut to size (zeros beyond len). */
+static void crash_file(const char *dir, long long len, long long size)
+{
+	char path[512];
+	long long off;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" CRASH_FILE, dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	for (off = 0; off < len; off++) {
+		unsigned char c = crash_pattern(off);
+
+		assert_int_equal(pwrite(fd, &c, 1, (off_t)off), 1);
+	}
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+}
+
+static void crash_file_remove(const char *dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/" CRASH_FILE, dir);
+	unlink(path);
+}
+
+static void test_crash_verify_missing(void **state)
+{
+	struct host_dir *h = *state;
+	struct diag d;
+
+	assert_int_equal(crash_verify(h->path, 65536, &d), TEST_FAIL);
+	assert_int_equal(d.count, 1);
+	assert_string_equal(d.line[0], "crash.dat missing after power cut");
+}
+
+static void test_crash_verify_good(void **state)
+{
+	struct host_dir *h = *state;
+	struct diag d;
+
+	crash_file(h->path, 65536, 65536);
+	assert_int_equal(crash_verify(h->path, 65536, &d), TEST_PASS);
+	assert_int_equal(d.count, 0);
+	/* More than promised is fine ("at least"), and so is a short promise. */
+	assert_int_equal(crash_verify(h->path, 8192, &d), TEST_PASS);
+	crash_file(h->path, 65536, 65536 + 4096);
+	assert_int_equal(crash_verify(h->path, 65536, &d), TEST_PASS);
+	crash_file_remove(h->path);
+}
+
+/* 91562895f803's bug: the last size update never reached the journal. */
+static void test_crash_verify_short_size(void **state)
+{
+	struct host_dir *h = *state;
+	struct diag d;
+
+	crash_file(h->path, 61440, 61440);
+	assert_int_equal(crash_verify(h->path, 65536, &d), TEST_FAIL);
+	assert_int_equal(d.count, 1);
+	assert_string_equal(d.line[0], "st_size 61440 after power cut, expected "
+				       ">= 65536 (O_SYNC|O_DIRECT extension not durable)");
+	crash_file(h->path, 0, 0);
+	assert_int_equal(crash_verify(h->path, 65536, &d), TEST_FAIL);
+	assert_string_equal(d.line[0], "st_size 0 after power cut, expected "
+				       ">= 65536 (O_SYNC|O_DIRECT extension not durable)");
+	assert_int_equal(d.count, 1);
+	crash_file_remove(h->path);
+}
+
+/* Size durable but a block's data not (or never written): zeros show. */
+static void test_crash_verify_wrong_data(void **state)
+{
+	struct host_dir *h = *state;
+	struct diag d;
+
+	crash_file(h->path, 4096, 65536);
+	assert_int_equal(crash_verify(h->path, 65536, &d), TEST_FAIL);
+	assert_int_equal(d.count, 2);
+	assert_string_equal(d.line[0], "buffer wrong at 4096 have 00 expected 42");
+	assert_string_equal(d.line[1], "totals: wrong bytes 61440 of 65536");
+	crash_file_remove(h->path);
+}
+
+static void test_crash_verify_ktap(void **state)
+{
+	struct host_dir *h = *state;
+	struct suite_counts c;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	crash_file(h->path, 8192, 8192);
+	crash_verify_run(h->path, "ext4", 65536, f, &c);
+	fclose(f);
+	assert_string_equal(text,
+		"    KTAP version 1\n"
+		"    # Subtest: ext4\n"
+		"    1..1\n"
+		"    # crash_osync_extend: st_size 8192 after power cut, expected "
+		">= 65536 (O_SYNC|O_DIRECT extension not durable)\n"
+		"    not ok 1 crash_osync_extend\n");
+	assert_int_equal(c.fail, 1);
+	assert_int_equal(c.pass + c.skip, 0);
+	free(text);
+	crash_file_remove(h->path);
+}
+
+static void test_crash_write_then_verify(void **state)
+{
+	struct host_dir *h = *state;
+	struct diag d;
+	char err[256];
+	int fd = -2;
+
+	if (!h->env.odirect) {
+		skip();
+		return;
+	}
+	assert_int_equal(crash_write(h->path, &fd, &d, err, sizeof(err)),
+			 CRASH_BLOCKS * CRASH_BLOCK);
+	assert_true(fd >= 0);
+	assert_int_equal(d.count, 0);
+	/* No power cut on the host: what was written must all be there. */
+	assert_int_equal(crash_verify(h->path, CRASH_BLOCKS * CRASH_BLOCK, &d),
+			 TEST_PASS);
+	close(fd);
+	crash_file_remove(h->path);
+	assert_int_equal(crash_write("/nonexistent/rcgate", NULL, &d, err,
+				     sizeof(err)), -1);
+	assert_non_null(strstr(err, "/nonexistent/rcgate/crash.dat"));
+}
+
+/* With 6.1.64 as well, the writes report success but pile up at 0. */
+static void test_crash_write_6164(void **state)
+{
+	struct host_dir *h = *state;
+	struct diag d;
+	char err[256];
+
+	if (!h->env.odirect) {
+		skip();
+		return;
+	}
+	suite_set_io(&io_6164);
+	assert_int_equal(crash_write(h->path, NULL, &d, err, sizeof(err)), 65536);
+	assert_int_equal(d.count, 2);
+	assert_string_equal(d.line[0], "write 1 of 16 (4096 bytes): position 0, expected 4096");
+	assert_string_equal(d.line[1], "totals: wrong position 16");
+	suite_set_io(NULL);
+	assert_int_equal(crash_verify(h->path, 65536, &d), TEST_FAIL);
+	assert_string_equal(d.line[0], "st_size 4096 after power cut, expected "
+				       ">= 65536 (O_SYNC|O_DIRECT extension not durable)");
+	/* The last block ('P') won at offset 0. */
+	assert_string_equal(d.line[1], "buffer wrong at 0 have 50 expected 41");
+	crash_file_remove(h->path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +792,25 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_odirect_skips_everything,
 						host_dir_setup, host_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_large_alignment_skips_small_blocks,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test(test_disks_parse_good),
+		cmocka_unit_test(test_disks_parse_bad),
+		cmocka_unit_test(test_fs_listed),
+		cmocka_unit_test(test_mount_error_unsupported),
+		cmocka_unit_test(test_crash_pattern),
+		cmocka_unit_test_setup_teardown(test_crash_verify_missing,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_verify_good,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_verify_short_size,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_verify_wrong_data,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_verify_ktap,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_write_then_verify,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_write_6164,
 						host_dir_setup, host_dir_teardown),
 	};
 

@@ -241,7 +241,7 @@ static void test_several_disks(void **state)
 		parse(&s, &p);
 		assert_int_equal(count(&p, "/domain/devices/disk"), 4);
 		for (i = 0; i < GUEST_MAX_DISKS; i++) {
-			char xp[128], dev[8];
+			char xp[128], dev[16];
 
 			snprintf(xp, sizeof(xp), "/domain/devices/disk[%u]"
 				 "/source/@file", i + 1);
@@ -249,6 +249,11 @@ static void test_several_disks(void **state)
 			snprintf(xp, sizeof(xp), "/domain/devices/disk[%u]"
 				 "/target/@dev", i + 1);
 			snprintf(dev, sizeof(dev), "vd%c", 'a' + i);
+			want_value(&p, xp, dev);
+			/* The agent finds the disk by this, not by order. */
+			snprintf(xp, sizeof(xp), "/domain/devices/disk[%u]"
+				 "/serial", i + 1);
+			snprintf(dev, sizeof(dev), "rcgate-vd%c", 'a' + i);
 			want_value(&p, xp, dev);
 		}
 		assert_int_equal(count(&p, "/domain/devices/disk/address"
@@ -416,6 +421,7 @@ static void test_libvirt_accepts(void **state)
 
 			assert_non_null(live);
 			assert_non_null(strstr(live, "dev='vdc'"));
+			assert_non_null(strstr(live, "<serial>rcgate-vdc</serial>"));
 			assert_non_null(strstr(live, "7-btrfs.img"));
 			free(live);
 		}
