@@ -143,7 +143,7 @@ static int h_targets(struct http_request *req, struct http_response *resp)
 	for (size_t i = 0; i < target_count(); i++) {
 		const struct target *t = target_at(i);
 
-		json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s,s:s*,s:s,s:b}",
+		json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s,s:b}",
 			"name", t->name, "arch", t->arch, "emulator", t->emulator,
 			"machine", t->machine, "cpu", t->cpu, "console", t->console,
 			"virtio_mmio", t->virtio_mmio));
@@ -194,8 +194,8 @@ static int h_releases(struct http_request *req, struct http_response *resp)
 			? json_string_value(json_object_get(g, "verdict")) : "pending"));
 		json_decref(g);
 	}
-	return http_json(resp, 200, json_pack("{s:o,s:i,s:i}", "releases", list,
-			 "limit", (int)limit, "offset", (int)offset));
+	return http_json(resp, 200, json_pack("{s:o,s:I,s:I}", "releases", list,
+			 "limit", (json_int_t)limit, "offset", (json_int_t)offset));
 }
 
 static void split_also(json_t *list)
@@ -342,6 +342,14 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	out->url = json_string_value(json_object_get(a, "url"));
 	out->sha256 = json_string_value(json_object_get(a, "sha256"));
 	out->kind = json_string_value(json_object_get(a, "kind"));
+	for (const char *const *k = (const char *const[]){ "kind", "modules_url",
+	     "modules_sha256", NULL }; *k != NULL; k++) {
+		if (json_object_get(a, *k) != NULL &&
+		    !json_is_string(json_object_get(a, *k))) {
+			errf(err, errlen, "artifacts[%zu].%s must be a string", i, *k);
+			return -1;
+		}
+	}
 	if (out->target == NULL || target_find(out->target) == NULL) {
 		errf(err, errlen, "artifacts[%zu].target must be one of x86_64,"
 		     " i386, arm64, armv7", i);
@@ -746,8 +754,8 @@ static int h_regressions(struct http_request *req, struct http_response *resp)
 	pthread_mutex_unlock(&api_lock);
 	if (list == NULL)
 		return http_error(resp, 500, "%s", err);
-	return http_json(resp, 200, json_pack("{s:o,s:i,s:i}", "regressions", list,
-			 "limit", (int)limit, "offset", (int)offset));
+	return http_json(resp, 200, json_pack("{s:o,s:I,s:I}", "regressions", list,
+			 "limit", (json_int_t)limit, "offset", (json_int_t)offset));
 }
 
 /* One regression with every affected rc, its branches and its history. */
@@ -887,15 +895,18 @@ static int h_token_create(struct http_request *req, struct http_response *resp)
 {
 	json_error_t jerr;
 	json_t *body = req->body != NULL
-		? json_loadb(req->body, req->body_len, 0, &jerr) : NULL;
+		? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr)
+		: NULL;
 	const char *name = json_string_value(json_object_get(body, "name"));
 	const char *scope = json_string_value(json_object_get(body, "scope"));
 	char token[48], hash[65], err[256];
+	size_t known = (name != NULL) + (json_object_get(body, "scope") != NULL);
 	int rc;
 
-	if (scope == NULL)
+	if (scope == NULL && json_object_get(body, "scope") == NULL)
 		scope = "write";
-	if (name == NULL || strlen(name) == 0 || strlen(name) > 64 ||
+	if (!json_is_object(body) || json_object_size(body) != known ||
+	    scope == NULL || name == NULL || strlen(name) == 0 || strlen(name) > 64 ||
 	    (strcmp(scope, "read") != 0 && strcmp(scope, "write") != 0 &&
 	     strcmp(scope, "admin") != 0)) {
 		json_decref(body);

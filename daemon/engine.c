@@ -277,7 +277,10 @@ json_t *engine_gate(struct store *st, int64_t release_id, char *err,
 		if (strcmp(state, "infra_error") == 0)
 			snprintf(line, sizeof(line), "%s not tested: %s", jstr(row, "target"),
 				 jstr(row, "error") ? jstr(row, "error") : "infra error");
-		else if (strcmp(state, "done") != 0 && strcmp(state, "cancelled") != 0)
+		else if (strcmp(state, "cancelled") == 0)
+			snprintf(line, sizeof(line), "%s not tested: cancelled",
+				 jstr(row, "target"));
+		else if (strcmp(state, "done") != 0)
 			snprintf(line, sizeof(line), "%s still %s", jstr(row, "target"),
 				 state);
 		else

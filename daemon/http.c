@@ -130,6 +130,12 @@ int http_error(struct http_response *resp, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Messages quote client input that may be cut mid-character or not be
+	 * UTF-8 at all: keep them ASCII so the error body always encodes. */
+	for (char *c = msg; *c != '\0'; c++) {
+		if ((unsigned char)*c >= 0x80 || (unsigned char)*c < 0x20)
+			*c = '?';
+	}
 	err = json_pack("{s:{s:i,s:s}}", "error", "status", status, "message",
 			msg);
 	text = err != NULL ? json_dumps(err, JSON_PRESERVE_ORDER) : NULL;

@@ -78,7 +78,7 @@ static const char *const query_sql[] = {
 		" (SELECT count(*) FROM job WHERE release_id = r.id AND state IN"
 		"  ('queued','fetching','booting','running')) AS unfinished,"
 		" (SELECT count(*) FROM job WHERE release_id = r.id"
-		"  AND state = 'infra_error') AS infra,"
+		"  AND state IN ('infra_error','cancelled')) AS infra,"
 		" (SELECT count(*) FROM occurrence o JOIN regression g"
 		"  ON g.id = o.regression_id WHERE o.release_id = r.id"
 		"  AND o.flaky = 0 AND g.state != 'invalid') AS blocking,"
@@ -921,11 +921,19 @@ int store_regression_link(struct store *st, const struct occurrence_in *o,
 
 		if (changed < 0)
 			goto fail;
-		if (run(st, "UPDATE regression SET state = CASE"
-			    " WHEN state = 'fixed' THEN 'open'"
-			    " WHEN state = 'open' AND ? >= 2 THEN 'confirmed'"
-			    " ELSE state END, updated = ? WHERE id = ?", err, errlen,
-			"isi", (int64_t)o->fails, now, id) < 0)
+		int ch = run(st, "UPDATE regression SET state = 'open', updated = ?"
+				 " WHERE id = ? AND state = 'fixed'", err, errlen,
+			     "si", now, id);
+
+		if (ch < 0 || (ch > 0 && regression_event(st, id, "open",
+				"fails again after a fix", err, errlen) < 0))
+			goto fail;
+		ch = o->fails >= 2
+			? run(st, "UPDATE regression SET state = 'confirmed',"
+			      " updated = ? WHERE id = ? AND state = 'open'", err,
+			      errlen, "si", now, id) : 0;
+		if (ch < 0 || (ch > 0 && regression_event(st, id, "confirmed",
+				"reproduced by a rerun", err, errlen) < 0))
 			goto fail;
 	}
 	snprintf(msg, sizeof(msg), "seen on %s (%d of %d runs failed%s)",
@@ -966,8 +974,9 @@ int store_regressions_fixed(struct store *st, int64_t release_id, int *nfixed,
 		"  AND (e.patch < r.patch OR (e.patch = r.patch AND e.rc != 0"
 		"   AND (r.rc = 0 OR e.rc < r.rc))))"
 		" AND EXISTS (SELECT 1 FROM result x JOIN job j ON j.id = x.job_id"
-		"  WHERE j.release_id = r.id AND j.target = g.target"
-		"  AND x.test = g.test AND x.status = 'pass')"
+		"  WHERE j.release_id = r.id AND j.state = 'done'"
+		"  AND j.target = g.target AND x.test = g.test"
+		"  AND x.status = 'pass')"
 		" AND NOT EXISTS (SELECT 1 FROM result x JOIN job j"
 		"  ON j.id = x.job_id WHERE j.release_id = r.id"
 		"  AND j.target = g.target AND x.test = g.test"
@@ -1214,7 +1223,11 @@ int store_job_retry(struct store *st, int64_t id, char *err, size_t errlen)
 		err, errlen, "i", id);
 	if (n < 0)
 		goto fail;
-	if (n > 0 && (add_event(st, id, "queued", "retry requested", err, errlen) < 0 ||
+	/* The previous attempt's results go: a retried job's results are its
+	 * new attempt's, or none while it runs or if it is cancelled. */
+	if (n > 0 && (run(st, "DELETE FROM result WHERE job_id = ?", err, errlen,
+			  "i", id) < 0 ||
+		      add_event(st, id, "queued", "retry requested", err, errlen) < 0 ||
 		      run(st, "UPDATE release SET analysed = NULL WHERE id ="
 			      " (SELECT release_id FROM job WHERE id = ?)", err,
 			  errlen, "i", id) < 0))

@@ -106,6 +106,9 @@ def main(argv):
         print(f"validate.py: schema {name}: {e}", file=sys.stderr)
         return 2
     for e in errors:
+        # anyOf/oneOf say only "not valid under any": name the closest miss.
+        if e.context:
+            e = jsonschema.exceptions.best_match(e.context)
         print(f"{name}: {path_of(e)}: {e.message}", file=sys.stderr)
     return 1 if errors else 0
 
