@@ -7,13 +7,13 @@
  */
 #include <ctype.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gmime/gmime.h>
 
+#include "rcgate.h"
 #include "announce.h"
 
 #define MAX_MIME_DEPTH 8	/* deeper nesting is not an announcement body */
@@ -28,20 +28,6 @@ static void gmime_init_once(void)
 void announce_init(void)
 {
 	pthread_once(&gmime_once, gmime_init_once);
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* Control characters become spaces: decoded encoded-words can carry CR/LF. */
@@ -59,7 +45,7 @@ static int copy_field(char *dst, size_t size, const char *src,
 	size_t n = strlen(src);
 
 	if (n >= size) {
-		set_err(err, errlen, "%s too long (%zu bytes, max %zu)", name,
+		errf(err, errlen, "%s too long (%zu bytes, max %zu)", name,
 			n, size - 1);
 		return -1;
 	}
@@ -463,7 +449,7 @@ static int copy_token(char *dst, size_t size, const char *s, size_t n,
 		      const char *name, char *err, size_t errlen)
 {
 	if (n >= size) {
-		set_err(err, errlen, "%s too long (%zu bytes, max %zu)", name, n,
+		errf(err, errlen, "%s too long (%zu bytes, max %zu)", name, n,
 			size - 1);
 		return -1;
 	}
@@ -489,12 +475,12 @@ static int header_token(GMimeMessage *msg, const char *name, const char **out,
 	while (end > v && isspace((unsigned char)end[-1]))
 		end--;
 	if (end == v) {
-		set_err(err, errlen, "%s is empty", name);
+		errf(err, errlen, "%s is empty", name);
 		return -1;
 	}
 	for (const char *p = v; p < end; p++)
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
-			set_err(err, errlen, "%s is not a single token", name);
+			errf(err, errlen, "%s is not a single token", name);
 			return -1;
 		}
 	*out = v;
@@ -568,20 +554,20 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 	int subject_ok, subject_rc;
 
 	if (!from || internet_address_list_length(from) == 0) {
-		set_err(err, errlen, "no From: address");
+		errf(err, errlen, "no From: address");
 		return -1;
 	}
 	if (!subject) {
-		set_err(err, errlen, "no Subject");
+		errf(err, errlen, "no Subject");
 		return 1;
 	}
 	if ((why = reply_prefix(subject))) {
-		set_err(err, errlen, "%s", why);
+		errf(err, errlen, "%s", why);
 		return 1;
 	}
 	if (g_mime_object_get_header(obj, "In-Reply-To") &&
 	    has_re_word(subject)) {
-		set_err(err, errlen, "reply (In-Reply-To and Re: in the subject)");
+		errf(err, errlen, "reply (In-Reply-To and Re: in the subject)");
 		return 1;
 	}
 
@@ -600,13 +586,13 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 	subject_rc = parse_subject(subject, &sp);
 	subject_ok = subject_rc == 0;
 	if (subject_rc >= 0 && sp.num != 0) {
-		set_err(err, errlen,
+		errf(err, errlen,
 			"patch %ld/%ld of a series, not the cover letter",
 			sp.num, sp.total);
 		return 1;
 	}
 	if (!subject_ok && !(xver && is_word(xstable, "review"))) {
-		set_err(err, errlen, "subject is not an rc review");
+		errf(err, errlen, "subject is not an rc review");
 		return 1;
 	}
 
@@ -617,7 +603,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 			return -1;
 		if (parse_version(out->version, strlen(out->version),
 				  version_branch, sizeof(version_branch)) < 0) {
-			set_err(err, errlen,
+			errf(err, errlen,
 				"X-KernelTest-Version \"%s\" is not an rc version",
 				out->version);
 			return -1;
@@ -628,7 +614,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		       sizeof(version_branch));
 	}
 	if (subject_ok && strcmp(sp.bracket_branch, version_branch) != 0) {
-		set_err(err, errlen,
+		errf(err, errlen,
 			"subject branch %s does not match version %s",
 			sp.bracket_branch, out->version);
 		return 1;
@@ -639,7 +625,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		snprintf(want, sizeof(want), "linux-%s.y", version_branch);
 		if (strlen(want) != xbranch_len ||
 		    memcmp(want, xbranch, xbranch_len) != 0) {
-			set_err(err, errlen,
+			errf(err, errlen,
 				"X-KernelTest-Branch %.*s does not match version %s",
 				(int)(xbranch_len > 64 ? 64 : xbranch_len),
 				xbranch, out->version);
@@ -653,11 +639,11 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 
 	mid = g_mime_message_get_message_id(msg);
 	if (!mid || !*mid) {
-		set_err(err, errlen, "no Message-ID");
+		errf(err, errlen, "no Message-ID");
 		return 1;
 	}
 	if (!valid_message_id(mid)) {
-		set_err(err, errlen, "Message-ID has spaces, <> or control characters");
+		errf(err, errlen, "Message-ID has spaces, <> or control characters");
 		return -1;
 	}
 	if (copy_field(out->message_id, sizeof(out->message_id), mid,
@@ -669,7 +655,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 	if (!s || copy_field(out->from, sizeof(out->from), s, "From", err,
 			     errlen) < 0) {
 		if (!s)
-			set_err(err, errlen, "From: cannot be formatted");
+			errf(err, errlen, "From: cannot be formatted");
 		g_free(s);
 		return -1;
 	}
@@ -692,7 +678,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 			       "X-KernelTest-Deadline", err, errlen) < 0 ||
 		    iso_to_utc(buf, out->deadline) < 0) {
 			if (xdeadline_len < sizeof(buf))
-				set_err(err, errlen,
+				errf(err, errlen,
 					"X-KernelTest-Deadline \"%s\" is not an ISO 8601 date",
 					buf);
 			g_free(s);
@@ -742,19 +728,19 @@ int announce_parse(const char *raw, size_t len, struct announcement *out,
 	gint64 headers_end;
 	int rc;
 
-	set_err(err, errlen, "%s", "");
+	errf(err, errlen, "%s", "");
 	if (!out) {
-		set_err(err, errlen, "no output structure");
+		errf(err, errlen, "no output structure");
 		return -1;
 	}
 	memset(out, 0, sizeof(*out));
 	out->npatches = -1;
 	if (!raw || len == 0) {
-		set_err(err, errlen, "empty input");
+		errf(err, errlen, "empty input");
 		return -1;
 	}
 	if (len > ANNOUNCE_MAX_INPUT) {
-		set_err(err, errlen, "input is %zu bytes, more than %u", len,
+		errf(err, errlen, "input is %zu bytes, more than %u", len,
 			ANNOUNCE_MAX_INPUT);
 		return -1;
 	}
@@ -771,7 +757,7 @@ int announce_parse(const char *raw, size_t len, struct announcement *out,
 	g_object_unref(parser);
 
 	if (!msg) {
-		set_err(err, errlen, "not an RFC 822 message (no header block)");
+		errf(err, errlen, "not an RFC 822 message (no header block)");
 		return -1;
 	}
 	/*
@@ -780,7 +766,7 @@ int announce_parse(const char *raw, size_t len, struct announcement *out,
 	 */
 	if ((warnings & 1u) && headers_end < 0 && raw[len - 1] != '\n') {
 		g_object_unref(msg);
-		set_err(err, errlen, "header block is truncated");
+		errf(err, errlen, "header block is truncated");
 		return -1;
 	}
 	rc = interpret(msg, out, err, errlen);

@@ -9,6 +9,7 @@
  * kmod.c computes the closure, pass two copies just the needed .ko files into
  * the cpio. Memory stays at a few MB plus the largest module.
  */
+#include "rcgate.h"
 #include "initramfs.h"
 #include "kmod.h"
 
@@ -32,20 +33,6 @@
 #define IMAGE_MAX (512ull << 20)	/* kernel image */
 #define AGENT_MAX (64u << 20)
 #define MEMBER_MAX 200000		/* tar members per pass */
-
-static void ierrf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void ierrf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const char *aerr(struct archive *a)
 {
@@ -103,7 +90,7 @@ static int deb_find_data(struct stream *s, char *err, size_t errlen)
 		if (name == NULL)
 			name = "";
 		if (first && strcmp(name, "debian-binary") != 0) {
-			ierrf(err, errlen,
+			errf(err, errlen,
 			      "%s: not a Debian package (first member is '%s')",
 			      s->path, name);
 			return -1;
@@ -113,11 +100,11 @@ static int deb_find_data(struct stream *s, char *err, size_t errlen)
 			return 0;
 	}
 	if (r == ARCHIVE_EOF)
-		ierrf(err, errlen, "%s: %s", s->path,
+		errf(err, errlen, "%s: %s", s->path,
 		      first ? "not a Debian package (empty archive)"
 			    : "no data.tar member");
 	else
-		ierrf(err, errlen, "%s: reading package: %s", s->path,
+		errf(err, errlen, "%s: reading package: %s", s->path,
 		      aerr(s->outer));
 	return -1;
 }
@@ -135,7 +122,7 @@ static int stream_open(struct stream *s, const char *path, bool deb, char *err,
 			goto oom;
 		archive_read_support_format_ar(s->outer);
 		if (archive_read_open_filename(s->outer, path, CHUNK) != ARCHIVE_OK) {
-			ierrf(err, errlen, "%s: %s", path, aerr(s->outer));
+			errf(err, errlen, "%s: %s", path, aerr(s->outer));
 			goto fail;
 		}
 		if (deb_find_data(s, err, errlen) < 0)
@@ -151,12 +138,12 @@ static int stream_open(struct stream *s, const char *path, bool deb, char *err,
 	else
 		r = archive_read_open_filename(s->tar, path, CHUNK);
 	if (r != ARCHIVE_OK) {
-		ierrf(err, errlen, "%s: %s", path, aerr(s->tar));
+		errf(err, errlen, "%s: %s", path, aerr(s->tar));
 		goto fail;
 	}
 	return 0;
 oom:
-	ierrf(err, errlen, "%s: out of memory", path);
+	errf(err, errlen, "%s: out of memory", path);
 fail:
 	stream_close(s);
 	return -1;
@@ -172,12 +159,12 @@ static int stream_next(struct stream *s, struct archive_entry **e, char *err,
 		if (r == ARCHIVE_EOF)
 			return 0;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-			ierrf(err, errlen, "%s: reading tarball: %s", s->path,
+			errf(err, errlen, "%s: reading tarball: %s", s->path,
 			      aerr(s->tar));
 			return -1;
 		}
 		if (++s->members > MEMBER_MAX) {
-			ierrf(err, errlen, "%s: more than %d members", s->path,
+			errf(err, errlen, "%s: more than %d members", s->path,
 			      MEMBER_MAX);
 			return -1;
 		}
@@ -198,7 +185,7 @@ static int read_entry(struct stream *s, struct archive_entry *e, size_t cap,
 	size_t got = 0;
 
 	if (size < 0 || (uint64_t)size > cap) {
-		ierrf(err, errlen, "%s: %s is %lld bytes, limit %zu", s->path,
+		errf(err, errlen, "%s: %s is %lld bytes, limit %zu", s->path,
 		      what, (long long)size, cap);
 		return -1;
 	}
@@ -206,7 +193,7 @@ static int read_entry(struct stream *s, struct archive_entry *e, size_t cap,
 		unsigned char *n = realloc(*buf, (size_t)size + 1);
 
 		if (n == NULL) {
-			ierrf(err, errlen, "%s: out of memory for %s", s->path,
+			errf(err, errlen, "%s: out of memory for %s", s->path,
 			      what);
 			return -1;
 		}
@@ -218,7 +205,7 @@ static int read_entry(struct stream *s, struct archive_entry *e, size_t cap,
 						 (size_t)size - got);
 
 		if (n < 0) {
-			ierrf(err, errlen, "%s: reading %s: %s", s->path, what,
+			errf(err, errlen, "%s: reading %s: %s", s->path, what,
 			      aerr(s->tar));
 			return -1;
 		}
@@ -227,7 +214,7 @@ static int read_entry(struct stream *s, struct archive_entry *e, size_t cap,
 		got += (size_t)n;
 	}
 	if (got != (size_t)size) {
-		ierrf(err, errlen, "%s: %s is truncated", s->path, what);
+		errf(err, errlen, "%s: %s is truncated", s->path, what);
 		return -1;
 	}
 	(*buf)[got] = '\0';
@@ -266,13 +253,13 @@ static int outfile_create(struct outfile *o, const char *final, char *err,
 
 	o->fd = -1;
 	if (n < 0 || (size_t)n >= sizeof(o->tmp)) {
-		ierrf(err, errlen, "%s: path too long", final);
+		errf(err, errlen, "%s: path too long", final);
 		o->tmp[0] = '\0';
 		return -1;
 	}
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (o->fd < 0 || fchmod(o->fd, 0644) < 0) {
-		ierrf(err, errlen, "%s: %s", o->tmp, strerror(errno));
+		errf(err, errlen, "%s: %s", o->tmp, strerror(errno));
 		if (o->fd >= 0) {
 			close(o->fd);
 			unlink(o->tmp);
@@ -299,12 +286,12 @@ static int outfile_commit(struct outfile *o, const char *final, char *err,
 {
 	if (fsync(o->fd) < 0 || close(o->fd) < 0) {
 		o->fd = -1;
-		ierrf(err, errlen, "%s: %s", o->tmp, strerror(errno));
+		errf(err, errlen, "%s: %s", o->tmp, strerror(errno));
 		return -1;
 	}
 	o->fd = -1;
 	if (rename(o->tmp, final) < 0) {
-		ierrf(err, errlen, "rename %s to %s: %s", o->tmp, final,
+		errf(err, errlen, "rename %s to %s: %s", o->tmp, final,
 		      strerror(errno));
 		return -1;
 	}
@@ -382,7 +369,7 @@ static int copy_entry_to_fd(struct stream *s, struct archive_entry *e, int fd,
 	uint64_t total = 0;
 
 	if (size < 0 || (uint64_t)size > cap) {
-		ierrf(err, errlen, "%s: %s is %lld bytes, limit %llu", s->path,
+		errf(err, errlen, "%s: %s is %lld bytes, limit %llu", s->path,
 		      what, (long long)size, (unsigned long long)cap);
 		return -1;
 	}
@@ -390,21 +377,21 @@ static int copy_entry_to_fd(struct stream *s, struct archive_entry *e, int fd,
 		la_ssize_t n = archive_read_data(s->tar, s->buf, sizeof(s->buf));
 
 		if (n < 0) {
-			ierrf(err, errlen, "%s: reading %s: %s", s->path, what,
+			errf(err, errlen, "%s: reading %s: %s", s->path, what,
 			      aerr(s->tar));
 			return -1;
 		}
 		if (n == 0)
 			break;
 		if (write_all(fd, s->buf, (size_t)n) < 0) {
-			ierrf(err, errlen, "writing %s: %s", what,
+			errf(err, errlen, "writing %s: %s", what,
 			      strerror(errno));
 			return -1;
 		}
 		total += (uint64_t)n;
 	}
 	if (total != (uint64_t)size) {
-		ierrf(err, errlen, "%s: %s is truncated", s->path, what);
+		errf(err, errlen, "%s: %s is truncated", s->path, what);
 		return -1;
 	}
 	return 0;
@@ -451,7 +438,7 @@ static int scan_module_file(struct scan *sc, struct stream *s,
 	}
 	return 0;
 fail:
-	ierrf(err, errlen, "%s: %s", s->path, sub);
+	errf(err, errlen, "%s: %s", s->path, sub);
 	return -1;
 }
 
@@ -463,7 +450,7 @@ static int scan_pass(struct scan *sc, const char *path, bool deb,
 	int r = -1;
 
 	if (s == NULL) {
-		ierrf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		return -1;
 	}
 	if (stream_open(s, path, deb, err, errlen) < 0) {
@@ -497,7 +484,7 @@ static int scan_pass(struct scan *sc, const char *path, bool deb,
 		      strcmp(rest, "modules.builtin.modinfo") == 0))
 			continue;
 		if (kvlen >= sizeof(sc->kver)) {
-			ierrf(err, errlen, "%s: kernel version too long in %s",
+			errf(err, errlen, "%s: kernel version too long in %s",
 			      path, p);
 			r = -1;
 			break;
@@ -507,7 +494,7 @@ static int scan_pass(struct scan *sc, const char *path, bool deb,
 			sc->kver[kvlen] = '\0';
 		} else if (strlen(sc->kver) != kvlen ||
 			   memcmp(sc->kver, kv, kvlen) != 0) {
-			ierrf(err, errlen,
+			errf(err, errlen,
 			      "%s: modules for more than one kernel (%s and %.*s)",
 			      path, sc->kver, (int)kvlen, kv);
 			r = -1;
@@ -560,7 +547,7 @@ static int cpio_header(struct cpio *c, const char *name, mode_t type,
 		archive_entry_set_rdevminor(e, 1);
 	}
 	if (archive_write_header(c->w, e) != ARCHIVE_OK) {
-		ierrf(err, errlen, "%s: writing %s: %s", c->out, name,
+		errf(err, errlen, "%s: writing %s: %s", c->out, name,
 		      aerr(c->w));
 		return -1;
 	}
@@ -573,7 +560,7 @@ static int cpio_data(struct cpio *c, const void *p, size_t n, const char *name,
 	la_ssize_t w = archive_write_data(c->w, p, n);
 
 	if (w < 0 || (size_t)w != n) {
-		ierrf(err, errlen, "%s: writing %s: %s", c->out, name,
+		errf(err, errlen, "%s: writing %s: %s", c->out, name,
 		      aerr(c->w));
 		return -1;
 	}
@@ -590,11 +577,11 @@ static int cpio_agent(struct cpio *c, const char *agent, char *err,
 	int rc = -1;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		ierrf(err, errlen, "agent %s: %s", agent, strerror(errno));
+		errf(err, errlen, "agent %s: %s", agent, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > AGENT_MAX) {
-		ierrf(err, errlen, "agent %s: not a regular file of 1..%u bytes",
+		errf(err, errlen, "agent %s: not a regular file of 1..%u bytes",
 		      agent, AGENT_MAX);
 		goto out;
 	}
@@ -606,7 +593,7 @@ static int cpio_agent(struct cpio *c, const char *agent, char *err,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ierrf(err, errlen, "agent %s: %s", agent,
+			errf(err, errlen, "agent %s: %s", agent,
 			      strerror(errno));
 			goto out;
 		}
@@ -617,7 +604,7 @@ static int cpio_agent(struct cpio *c, const char *agent, char *err,
 		total += n;
 	}
 	if (total != st.st_size) {
-		ierrf(err, errlen, "agent %s: changed while being read", agent);
+		errf(err, errlen, "agent %s: changed while being read", agent);
 		goto out;
 	}
 	rc = 0;
@@ -636,7 +623,7 @@ static int cpio_copy_entry(struct cpio *c, struct stream *s,
 	int64_t size = archive_entry_size(e), total = 0;
 
 	if (size < 0 || size > (int64_t)KO_MAX) {
-		ierrf(err, errlen, "%s: %s is larger than %u bytes", s->path, p,
+		errf(err, errlen, "%s: %s is larger than %u bytes", s->path, p,
 		      KO_MAX);
 		return -1;
 	}
@@ -646,14 +633,14 @@ static int cpio_copy_entry(struct cpio *c, struct stream *s,
 		la_ssize_t k = archive_read_data(s->tar, s->buf, sizeof(s->buf));
 
 		if (k < 0) {
-			ierrf(err, errlen, "%s: reading %s: %s", s->path, p,
+			errf(err, errlen, "%s: reading %s: %s", s->path, p,
 			      aerr(s->tar));
 			return -1;
 		}
 		if (k == 0)
 			break;
 		if (k > size - total) {
-			ierrf(err, errlen, "%s: %s is longer than its header says",
+			errf(err, errlen, "%s: %s is longer than its header says",
 			      s->path, p);
 			return -1;
 		}
@@ -662,7 +649,7 @@ static int cpio_copy_entry(struct cpio *c, struct stream *s,
 		total += k;
 	}
 	if (total != size) {
-		ierrf(err, errlen, "%s: %s is truncated", s->path, p);
+		errf(err, errlen, "%s: %s is truncated", s->path, p);
 		return -1;
 	}
 	return 0;
@@ -681,7 +668,7 @@ static int cpio_modules(struct cpio *c, const char *path, bool deb,
 		return 0;
 	s = malloc(sizeof(*s));
 	if (s == NULL) {
-		ierrf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		return -1;
 	}
 	if (stream_open(s, path, deb, err, errlen) < 0) {
@@ -713,7 +700,7 @@ static int cpio_modules(struct cpio *c, const char *path, bool deb,
 		return -1;
 	for (size_t i = 0; i < nneed; i++) {
 		if (!need[i].written) {
-			ierrf(err, errlen, "%s: %s vanished between passes",
+			errf(err, errlen, "%s: %s vanished between passes",
 			      path, need[i].path);
 			return -1;
 		}
@@ -736,7 +723,7 @@ static int write_initrd(const struct initramfs_request *req, bool deb,
 	c.w = archive_write_new();
 	c.e = archive_entry_new();
 	if (c.w == NULL || c.e == NULL) {
-		ierrf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		goto out;
 	}
 	if (archive_write_add_filter_gzip(c.w) != ARCHIVE_OK ||
@@ -746,7 +733,7 @@ static int write_initrd(const struct initramfs_request *req, bool deb,
 	    archive_write_set_format_cpio_newc(c.w) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(c.w, 1) != ARCHIVE_OK ||
 	    archive_write_open_fd(c.w, out->fd) != ARCHIVE_OK) {
-		ierrf(err, errlen, "%s: %s", req->initrd_out, aerr(c.w));
+		errf(err, errlen, "%s: %s", req->initrd_out, aerr(c.w));
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
@@ -762,7 +749,7 @@ static int write_initrd(const struct initramfs_request *req, bool deb,
 		listlen += strlen(need[i].file) + 1;
 	list = malloc(listlen + 1);
 	if (list == NULL) {
-		ierrf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nneed; i++) {
@@ -778,7 +765,7 @@ static int write_initrd(const struct initramfs_request *req, bool deb,
 				   errlen) < 0))
 		goto out;
 	if (archive_write_close(c.w) != ARCHIVE_OK) {
-		ierrf(err, errlen, "%s: %s", req->initrd_out, aerr(c.w));
+		errf(err, errlen, "%s: %s", req->initrd_out, aerr(c.w));
 		goto out;
 	}
 	rc = 0;
@@ -801,7 +788,7 @@ static int copy_file(const char *from, int to, char *err, size_t errlen)
 	int rc = -1;
 
 	if (fd < 0) {
-		ierrf(err, errlen, "kernel image %s: %s", from, strerror(errno));
+		errf(err, errlen, "kernel image %s: %s", from, strerror(errno));
 		return -1;
 	}
 	for (;;) {
@@ -810,7 +797,7 @@ static int copy_file(const char *from, int to, char *err, size_t errlen)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ierrf(err, errlen, "kernel image %s: %s", from,
+			errf(err, errlen, "kernel image %s: %s", from,
 			      strerror(errno));
 			goto out;
 		}
@@ -818,18 +805,18 @@ static int copy_file(const char *from, int to, char *err, size_t errlen)
 			break;
 		total += (uint64_t)n;
 		if (total > IMAGE_MAX) {
-			ierrf(err, errlen, "kernel image %s: larger than %llu bytes",
+			errf(err, errlen, "kernel image %s: larger than %llu bytes",
 			      from, (unsigned long long)IMAGE_MAX);
 			goto out;
 		}
 		if (write_all(to, buf, (size_t)n) < 0) {
-			ierrf(err, errlen, "writing kernel image: %s",
+			errf(err, errlen, "writing kernel image: %s",
 			      strerror(errno));
 			goto out;
 		}
 	}
 	if (total == 0) {
-		ierrf(err, errlen, "kernel image %s: empty", from);
+		errf(err, errlen, "kernel image %s: empty", from);
 		goto out;
 	}
 	rc = 0;
@@ -884,7 +871,7 @@ int initramfs_build(const struct initramfs_request *req,
 	if (deb == (req->kernel_image != NULL) || req->agent == NULL ||
 	    req->kernel_out == NULL || req->initrd_out == NULL ||
 	    (deb && req->modules_tar != NULL)) {
-		ierrf(err, errlen,
+		errf(err, errlen,
 		      "initramfs: need a package or a kernel image (+ modules tarball), an agent and two outputs");
 		return -1;
 	}
@@ -896,7 +883,7 @@ int initramfs_build(const struct initramfs_request *req,
 	if (src != NULL && scan_pass(&sc, src, deb, &kernel, err, errlen) < 0)
 		goto out;
 	if (deb && !sc.have_image) {
-		ierrf(err, errlen, "%s: no kernel image %s", src,
+		errf(err, errlen, "%s: no kernel image %s", src,
 		      req->image_name != NULL ? req->image_name
 					      : "boot/vmlinuz-*");
 		goto out;
@@ -905,13 +892,13 @@ int initramfs_build(const struct initramfs_request *req,
 		memcpy(sc.kver, sc.image_kver, sizeof(sc.kver));
 	if (kmod_closure_compute(&sc.table, req->modules, &cl, sub,
 				 sizeof(sub)) < 0) {
-		ierrf(err, errlen, "%s: %s", src != NULL ? src : req->kernel_image,
+		errf(err, errlen, "%s: %s", src != NULL ? src : req->kernel_image,
 		      sub);
 		goto out;
 	}
 	need = calloc(cl.norder != 0 ? cl.norder : 1, sizeof(*need));
 	if (need == NULL) {
-		ierrf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < cl.norder; i++) {
@@ -922,7 +909,7 @@ int initramfs_build(const struct initramfs_request *req,
 		need[i].file = base != NULL ? base + 1 : p;
 		for (size_t k = 0; k < i; k++) {
 			if (strcmp(need[k].file, need[i].file) == 0) {
-				ierrf(err, errlen, "%s: two needed modules named %s",
+				errf(err, errlen, "%s: two needed modules named %s",
 				      src, need[i].file);
 				goto out;
 			}
@@ -953,7 +940,7 @@ int initramfs_build(const struct initramfs_request *req,
 	rc = 0;
 	goto out;
 oom:
-	ierrf(err, errlen, "out of memory");
+	errf(err, errlen, "out of memory");
 out:
 	if (rc < 0)
 		initramfs_result_free(result);

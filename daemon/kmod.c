@@ -4,28 +4,14 @@
  *
  * Owns no state and does no I/O; see kmod.h for the contract.
  */
+#include "rcgate.h"
 #include "kmod.h"
 
 #include <elf.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void kmod_errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void kmod_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void kmod_name_normalise(char *name)
 {
@@ -74,7 +60,7 @@ static int strv_push(char ***v, size_t *n, size_t cap, const char *s, size_t len
 	char *copy;
 
 	if (*n >= cap) {
-		kmod_errf(err, errlen, "more than %zu entries", cap);
+		errf(err, errlen, "more than %zu entries", cap);
 		return -1;
 	}
 	copy = dup_range(s, len);
@@ -91,7 +77,7 @@ static int strv_push(char ***v, size_t *n, size_t cap, const char *s, size_t len
 	*v = nv;
 	return 0;
 oom:
-	kmod_errf(err, errlen, "out of memory");
+	errf(err, errlen, "out of memory");
 	return -1;
 }
 
@@ -194,7 +180,7 @@ int kmod_info_from_modinfo(const char *data, size_t len, const char *path,
 
 	memset(out, 0, sizeof(*out));
 	if (path != NULL && (out->path = strdup(path)) == NULL) {
-		kmod_errf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		return -1;
 	}
 	while (i < len) {
@@ -219,7 +205,7 @@ int kmod_info_from_modinfo(const char *data, size_t len, const char *path,
 			free(out->name);
 			out->name = dup_range(v, vlen);
 			if (out->name == NULL) {
-				kmod_errf(err, errlen, "out of memory");
+				errf(err, errlen, "out of memory");
 				rc = -1;
 			} else {
 				kmod_name_normalise(out->name);
@@ -235,7 +221,7 @@ int kmod_info_from_modinfo(const char *data, size_t len, const char *path,
 		}
 		if (rc < 0) {
 			if (sub[0] != '\0')
-				kmod_errf(err, errlen, "%s: modinfo %.*s: %s",
+				errf(err, errlen, "%s: modinfo %.*s: %s",
 					  path != NULL ? path : "module",
 					  (int)klen, s, sub);
 			kmod_info_clear(out);
@@ -243,7 +229,7 @@ int kmod_info_from_modinfo(const char *data, size_t len, const char *path,
 		}
 	}
 	if (out->name == NULL && (out->name = name_from_path(path)) == NULL) {
-		kmod_errf(err, errlen, "%s: modinfo has no name=",
+		errf(err, errlen, "%s: modinfo has no name=",
 			  path != NULL ? path : "module");
 		kmod_info_clear(out);
 		return -1;
@@ -311,23 +297,23 @@ int kmod_info_from_elf(const void *image, size_t len, const char *path,
 
 	memset(out, 0, sizeof(*out));
 	if (len < EI_NIDENT || memcmp(e.p, ELFMAG, SELFMAG) != 0) {
-		kmod_errf(err, errlen, "%s: not an ELF file", what);
+		errf(err, errlen, "%s: not an ELF file", what);
 		return -1;
 	}
 	if (e.p[EI_CLASS] != ELFCLASS32 && e.p[EI_CLASS] != ELFCLASS64) {
-		kmod_errf(err, errlen, "%s: bad ELF class %u", what,
+		errf(err, errlen, "%s: bad ELF class %u", what,
 			  e.p[EI_CLASS]);
 		return -1;
 	}
 	if (e.p[EI_DATA] != ELFDATA2LSB && e.p[EI_DATA] != ELFDATA2MSB) {
-		kmod_errf(err, errlen, "%s: bad ELF byte order %u", what,
+		errf(err, errlen, "%s: bad ELF byte order %u", what,
 			  e.p[EI_DATA]);
 		return -1;
 	}
 	e.is64 = e.p[EI_CLASS] == ELFCLASS64;
 	e.big = e.p[EI_DATA] == ELFDATA2MSB;
 	if (len < (e.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
-		kmod_errf(err, errlen, "%s: truncated ELF header", what);
+		errf(err, errlen, "%s: truncated ELF header", what);
 		return -1;
 	}
 	if (e.is64) {
@@ -343,7 +329,7 @@ int kmod_info_from_elf(const void *image, size_t len, const char *path,
 	}
 	need = e.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 	if (shoff == 0 || shentsize < need || !in_bounds(&e, shoff, need)) {
-		kmod_errf(err, errlen, "%s: no usable section header table",
+		errf(err, errlen, "%s: no usable section header table",
 			  what);
 		return -1;
 	}
@@ -354,18 +340,18 @@ int kmod_info_from_elf(const void *image, size_t len, const char *path,
 	if (shstrndx == SHN_XINDEX)
 		shstrndx = sh.link;
 	if (shnum == 0 || shnum > (e.len - shoff) / shentsize) {
-		kmod_errf(err, errlen, "%s: section header table truncated",
+		errf(err, errlen, "%s: section header table truncated",
 			  what);
 		return -1;
 	}
 	if (shstrndx >= shnum) {
-		kmod_errf(err, errlen, "%s: bad section name table index", what);
+		errf(err, errlen, "%s: bad section name table index", what);
 		return -1;
 	}
 	read_shdr(&e, (size_t)(shoff + shstrndx * shentsize), &strtab);
 	if (strtab.type == SHT_NOBITS ||
 	    !in_bounds(&e, strtab.offset, strtab.size)) {
-		kmod_errf(err, errlen, "%s: section name table out of bounds",
+		errf(err, errlen, "%s: section name table out of bounds",
 			  what);
 		return -1;
 	}
@@ -378,7 +364,7 @@ int kmod_info_from_elf(const void *image, size_t len, const char *path,
 		    memcmp(e.p + strtab.offset + sh.name, want, sizeof(want)))
 			continue;
 		if (sh.type == SHT_NOBITS || !in_bounds(&e, sh.offset, sh.size)) {
-			kmod_errf(err, errlen, "%s: .modinfo out of bounds",
+			errf(err, errlen, "%s: .modinfo out of bounds",
 				  what);
 			return -1;
 		}
@@ -386,7 +372,7 @@ int kmod_info_from_elf(const void *image, size_t len, const char *path,
 					      (size_t)sh.size, path, out, err,
 					      errlen);
 	}
-	kmod_errf(err, errlen, "%s: no .modinfo section", what);
+	errf(err, errlen, "%s: no .modinfo section", what);
 	return -1;
 }
 
@@ -400,7 +386,7 @@ int kmod_table_add(struct kmod_table *table, struct kmod_info *info,
 		struct kmod_info *n = realloc(table->mods, ncap * sizeof(*n));
 
 		if (n == NULL) {
-			kmod_errf(err, errlen, "out of memory");
+			errf(err, errlen, "out of memory");
 			return -1;
 		}
 		table->mods = n;
@@ -436,7 +422,7 @@ static struct kmod_info *builtin_entry(struct kmod_table *table,
 		return m;
 	info.name = dup_range(name, nlen);
 	if (info.name == NULL) {
-		kmod_errf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		return NULL;
 	}
 	kmod_name_normalise(info.name);
@@ -614,7 +600,7 @@ static void cycle_message(struct walk *w, size_t back_to)
 			break;
 		used += (size_t)n;
 	}
-	kmod_errf(w->err, w->errlen, "module dependency cycle: %s%s", buf,
+	errf(w->err, w->errlen, "module dependency cycle: %s%s", buf,
 		  w->table->mods[back_to].name);
 }
 
@@ -650,7 +636,7 @@ static int visit(struct walk *w, size_t idx)
 		if (dep == NOT_FOUND) {
 			if (is_builtin(w->table, m->depends[i]))
 				continue;
-			kmod_errf(w->err, w->errlen,
+			errf(w->err, w->errlen,
 				  "module %s needs %s, which is neither a module nor built in",
 				  m->name, m->depends[i]);
 			return -1;
@@ -689,7 +675,7 @@ int kmod_closure_compute(const struct kmod_table *table,
 	w.stack = calloc(n, sizeof(*w.stack));
 	out->order = calloc(n, sizeof(*out->order));
 	if (w.colour == NULL || w.stack == NULL || out->order == NULL) {
-		kmod_errf(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		goto done;
 	}
 	for (size_t i = 0; wanted != NULL && wanted[i] != NULL; i++) {

@@ -5,7 +5,6 @@
  * header folding and encoding; this file only decides what to say.
  */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +12,8 @@
 
 #include <gmime/gmime.h>
 
+#include "rcgate.h"
 #include "report.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Appends s as one line's worth of text: control characters become spaces. */
 static void put_clean(GString *out, const char *s)
@@ -386,7 +372,7 @@ static InternetAddressList *parse_addresses(const char *s, const char *what,
 	if (!list || internet_address_list_length(list) == 0) {
 		if (list)
 			g_object_unref(list);
-		set_err(err, errlen, "%s has no usable address", what);
+		errf(err, errlen, "%s has no usable address", what);
 		return NULL;
 	}
 	return list;
@@ -445,7 +431,7 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 
 	date = g_mime_utils_header_decode_date(date_rfc2822);
 	if (!date) {
-		set_err(err, errlen, "date \"%.64s\" is not an RFC 2822 date",
+		errf(err, errlen, "date \"%.64s\" is not an RFC 2822 date",
 			date_rfc2822);
 		return NULL;
 	}
@@ -457,7 +443,7 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 	domain = first_domain(list);
 	if (!domain) {
 		g_object_unref(list);
-		set_err(err, errlen, "from has no mailbox with a domain");
+		errf(err, errlen, "from has no mailbox with a domain");
 		goto fail;
 	}
 	s = g_string_new(NULL);
@@ -505,7 +491,7 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 
 	clean = clean_dup(a->subject);
 	if (!clean) {
-		set_err(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		goto fail;
 	}
 	s = g_string_new(NULL);
@@ -561,24 +547,24 @@ char *report_email(const struct report_input *in, const char *from,
 	char *body, *ret;
 	gchar *text;
 
-	set_err(err, errlen, "%s", "");
+	errf(err, errlen, "%s", "");
 	if (!in || !in->farm || !in->version) {
-		set_err(err, errlen, "report needs farm and version");
+		errf(err, errlen, "report needs farm and version");
 		return NULL;
 	}
 	if (!in->ann) {
-		set_err(err, errlen,
+		errf(err, errlen,
 			"no announcement for %.48s: nothing to reply to",
 			in->version);
 		return NULL;
 	}
 	if (!from || !date_rfc2822) {
-		set_err(err, errlen, "report mail needs from and date");
+		errf(err, errlen, "report mail needs from and date");
 		return NULL;
 	}
 	/* It goes into In-Reply-To verbatim: it must not carry a header. */
 	if (!valid_message_id(in->ann->message_id)) {
-		set_err(err, errlen,
+		errf(err, errlen,
 			"announcement Message-ID is empty or has spaces, <> or control characters");
 		return NULL;
 	}
@@ -586,7 +572,7 @@ char *report_email(const struct report_input *in, const char *from,
 
 	body = render(in, in->tested_by ? in->tested_by : from);
 	if (!body) {
-		set_err(err, errlen, "out of memory rendering the report");
+		errf(err, errlen, "out of memory rendering the report");
 		return NULL;
 	}
 	msg = build(in, from, date_rfc2822, body, err, errlen);
@@ -596,12 +582,12 @@ char *report_email(const struct report_input *in, const char *from,
 	text = g_mime_object_to_string(GMIME_OBJECT(msg), NULL);
 	g_object_unref(msg);
 	if (!text) {
-		set_err(err, errlen, "GMime could not write the message");
+		errf(err, errlen, "GMime could not write the message");
 		return NULL;
 	}
 	ret = strdup(text);
 	g_free(text);
 	if (!ret)
-		set_err(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 	return ret;
 }
