@@ -9,9 +9,14 @@ set -uo pipefail
 . "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
 trap - EXIT
 have_all_kernels || { echo "bench: kernel packages missing (scripts/setup)"; exit 1; }
-start_daemon "workers = 1" "attempts = 1" >/dev/null
-req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"6.1.192\",\"artifacts\":$(artifacts_json)}"
-wait_release 6.1.192 900 || { echo "bench: release did not finish"; stop_daemon; exit 1; }
+start_daemon "workers = 1" "attempts = 1" "filesystems = ext4" "crash_test = 0" >/dev/null
+# Twice: the first domain start per qemu binary pays libvirt's one-time
+# capability probe (cached in the embed root); the second run is what a
+# long-running rcgated sees.
+for v in 6.1.192-rc1 6.1.192; do
+	req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$v\",\"artifacts\":$(artifacts_json)}"
+	wait_release $v 900 || { echo "bench: release $v did not finish"; stop_daemon; exit 1; }
+done
 cache=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
 printf '%-7s %12s %12s %7s\n' target rcgated_s bare_qemu_s ratio
 for i in 0 1 2 3; do
@@ -37,7 +42,7 @@ for i in 0 1 2 3; do
 		-kernel "$dir/kernel" -initrd "$dir/initrd.gz" \
 		-append "console=$con panic=-1 rcgate.port=org.rcgate.results rcgate.disk=/dev/vda rcgate.fs=ext4" \
 		"${dev[@]}" -chardev "file,id=res,path=$work/out.ktap" \
-		-device virtserialport,chardev=res,name=org.rcgate.results &
+		-device virtserialport,chardev=res,name=org.rcgate.results 2>/dev/null &
 	qpid=$!
 	for _ in $(seq 1 6000); do grep -q '^# rcgate-complete' "$work/out.ktap" 2>/dev/null && break; sleep 0.05; done
 	t1=$(date +%s.%N)

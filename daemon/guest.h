@@ -79,7 +79,8 @@ void guest_host_close(struct guest_host *);
  * itself, timeout_s seconds pass since the call, or *cancel (may be NULL)
  * becomes non-zero. channel_log and console_log are truncated first.
  * The domain is always destroyed before return. Returns 0 with *outcome
- * and *elapsed_s (seconds since the call) set, or -1 on libvirt/setup
+ * and *elapsed_s (seconds from the call until the outcome was known, the
+ * destroy excluded) set, or -1 on libvirt/setup
  * errors with err naming the failed call and libvirt's message.
  * Safe to call from several threads on one host.
  */
