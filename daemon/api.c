@@ -171,16 +171,28 @@ static int h_releases(struct http_request *req, struct http_response *resp)
 	size_t i;
 	json_t *row;
 
+	const char *branch = http_query(req, "branch");
+	const char *since = http_query(req, "since");
+	const char *state = http_query(req, "state");
+	json_t *kept;
+
 	if (page_arg(req, "limit", 50, MAX_PAGE, &limit) < 0 ||
 	    page_arg(req, "offset", 0, LONG_MAX, &offset) < 0)
 		return http_error(resp, 400, "limit must be 0..%d and offset >= 0",
 				  MAX_PAGE);
+	if (branch != NULL && strlen(branch) > 16)
+		return http_error(resp, 400, "branch is like 6.1");
+	if (since != NULL && (strlen(since) < 10 || strlen(since) > 20 ||
+			      since[4] != '-' || since[7] != '-'))
+		return http_error(resp, 400, "since is an ISO 8601 date or time"
+				  " (2023-11-24 or 2023-11-24T00:00:00Z)");
 	pthread_mutex_lock(&api_lock);
-	list = store_rows(api_store, Q_RELEASES, err, sizeof(err), "ll", limit,
-			  offset);
+	list = store_rows(api_store, Q_RELEASES, err, sizeof(err), "ssll", branch,
+			  since, limit, offset);
 	pthread_mutex_unlock(&api_lock);
 	if (list == NULL)
 		return http_error(resp, 500, "%s", err);
+	kept = json_array();
 	json_array_foreach(list, i, row) {
 		json_t *counts = rows(Q_RELEASE_JOB_COUNTS, "i", jid(row)), *g;
 		char gerr[256];
@@ -193,7 +205,13 @@ static int h_releases(struct http_request *req, struct http_response *resp)
 		json_object_set_new(row, "gate", json_string(g != NULL
 			? json_string_value(json_object_get(g, "verdict")) : "pending"));
 		json_decref(g);
+		/* The state is derived from the jobs, so it filters the page. */
+		if (state == NULL || strcmp(state, json_string_value(
+					json_object_get(row, "state"))) == 0)
+			json_array_append(kept, row);
 	}
+	json_decref(list);
+	list = kept;
 	return http_json(resp, 200, json_pack("{s:o,s:I,s:I}", "releases", list,
 			 "limit", (json_int_t)limit, "offset", (json_int_t)offset));
 }
@@ -734,9 +752,12 @@ static int h_regressions(struct http_request *req, struct http_response *resp)
 	long limit, offset;
 	const char *state = http_query(req, "state");
 	const char *branch = http_query(req, "branch");
+	const char *test = http_query(req, "test");
 	char err[256];
 	json_t *list;
 
+	if (test != NULL && strlen(test) > 128)
+		return http_error(resp, 400, "test is a name like ext4.write_seq_512");
 	if (page_arg(req, "limit", 50, MAX_PAGE, &limit) < 0 ||
 	    page_arg(req, "offset", 0, LONG_MAX, &offset) < 0)
 		return http_error(resp, 400, "limit must be 0..%d and offset >= 0",
@@ -749,8 +770,8 @@ static int h_regressions(struct http_request *req, struct http_response *resp)
 	if (branch != NULL && strlen(branch) > 16)
 		return http_error(resp, 400, "branch is like 6.1");
 	pthread_mutex_lock(&api_lock);
-	list = store_rows(api_store, Q_REGRESSIONS, err, sizeof(err), "ssll",
-			  state, branch, limit, offset);
+	list = store_rows(api_store, Q_REGRESSIONS, err, sizeof(err), "sslls",
+			  state, branch, limit, offset, test);
 	pthread_mutex_unlock(&api_lock);
 	if (list == NULL)
 		return http_error(resp, 500, "%s", err);

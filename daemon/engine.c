@@ -291,6 +291,25 @@ json_t *engine_gate(struct store *st, int64_t release_id, char *err,
 		json_array_append_new(reasons, json_string("no kernels submitted yet"));
 	json_decref(jobs);
 	json_decref(regs);
+	/* An rc that shipped anyway, past its deadline, with a blocking
+	 * regression: the case of 6.1.64, said out loud. */
+	{
+		int shipped = v == GATE_BLOCK && jint(g, "deadline_passed") &&
+			      jstr(g, "released_as") != NULL;
+
+		json_object_set_new(g, "released_with_known_regressions",
+				    json_boolean(shipped));
+		if (shipped) {
+			char line[160];
+
+			snprintf(line, sizeof(line), "released as %s with known"
+				 " regressions after the review deadline",
+				 jstr(g, "released_as"));
+			json_array_insert_new(reasons, 0, json_string(line));
+		}
+	}
+	json_object_set_new(g, "deadline_passed",
+			    json_boolean(jint(g, "deadline_passed")));
 	json_object_set_new(g, "verdict", json_string(regress_gate_name(v)));
 	json_object_set_new(g, "reasons", reasons);
 	return g;

@@ -150,7 +150,7 @@ int store_release_create(struct store *, const char *version,
 /* Read-only queries come back as JSON (one object per row, column names as
  * keys) so the HTTP layer needs no per-table structs. */
 enum store_query {
-	Q_RELEASES,		/* limit, offset */
+	Q_RELEASES,		/* branch|NULL, since|NULL, limit, offset */
 	Q_RELEASE,		/* version */
 	Q_RELEASE_JOBS,		/* release id */
 	Q_JOB,			/* job id */
@@ -162,7 +162,7 @@ enum store_query {
 	Q_BASELINE_AUTO,	/* branch, patch, release id */
 	Q_RELEASE_GATE,		/* release id: jobs, unfinished, infra, blocking */
 	Q_RELEASE_REGRESSIONS,	/* release id */
-	Q_REGRESSIONS,		/* state or NULL, branch or NULL, limit, offset */
+	Q_REGRESSIONS,		/* state|NULL, branch|NULL, limit, offset, test|NULL */
 	Q_REGRESSION,		/* regression id */
 	Q_REGRESSION_OCCURRENCES,	/* regression id */
 	Q_REGRESSION_BRANCHES,	/* regression id */

@@ -27,7 +27,9 @@ static const char *const query_sql[] = {
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id) AS jobs,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
 		"  AND j.state IN ('done','infra_error','cancelled')) AS jobs_finished"
-		" FROM release r ORDER BY r.id DESC LIMIT ? OFFSET ?",
+		" FROM release r WHERE (?1 IS NULL OR r.branch = ?1)"
+		" AND (?2 IS NULL OR r.created >= ?2)"
+		" ORDER BY r.id DESC LIMIT ?3 OFFSET ?4",
 	[Q_RELEASE] =
 		"SELECT id, version, branch, rc, patch, created, announced, deadline,"
 		" message_id, baseline, subject, git_tree, git_branch, patch_url"
@@ -82,7 +84,13 @@ static const char *const query_sql[] = {
 		" (SELECT count(*) FROM occurrence o JOIN regression g"
 		"  ON g.id = o.regression_id WHERE o.release_id = r.id"
 		"  AND o.flaky = 0 AND g.state != 'invalid') AS blocking,"
-		" r.analysed FROM release r WHERE r.id = ?",
+		" r.analysed,"
+		" r.deadline IS NOT NULL AND r.deadline <"
+		"  strftime('%Y-%m-%dT%H:%M:%SZ', 'now') AS deadline_passed,"
+		" (SELECT f.version FROM release f WHERE r.rc > 0"
+		"  AND f.branch = r.branch AND f.patch = r.patch AND f.rc = 0)"
+		"  AS released_as"
+		" FROM release r WHERE r.id = ?",
 	[Q_RELEASE_REGRESSIONS] =
 		"SELECT g.id, g.test, g.target, g.fs, g.state, g.diagnostic,"
 		" o.flaky, o.runs, o.fails, b.state AS branch_state, b.fixed_in,"
@@ -104,6 +112,7 @@ static const char *const query_sql[] = {
 		" FROM regression g WHERE (?1 IS NULL OR g.state = ?1)"
 		" AND (?2 IS NULL OR EXISTS (SELECT 1 FROM regression_branch b"
 		"  WHERE b.regression_id = g.id AND b.branch = ?2))"
+		" AND (?5 IS NULL OR g.test = ?5)"
 		" ORDER BY g.id DESC LIMIT ?3 OFFSET ?4",
 	[Q_REGRESSION] =
 		"SELECT id, signature, test, target, fs, diagnostic, state, reason,"
