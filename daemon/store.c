@@ -401,6 +401,13 @@ json_t *store_vrows(struct store *st, enum store_query q, char *err,
 	stmt = prepare(st, query_sql[q], err, errlen);
 	if (stmt == NULL)
 		return NULL;
+	/* A caller passing the wrong arguments is a bug, not an empty result. */
+	if (sqlite3_bind_parameter_count(stmt) != (int)strlen(types)) {
+		errf(err, errlen, "query %d takes %d arguments, %zu given", (int)q,
+		     sqlite3_bind_parameter_count(stmt), strlen(types));
+		sqlite3_finalize(stmt);
+		return NULL;
+	}
 	if (bind_args(stmt, types, ap) < 0) {
 		sqlite3_finalize(stmt);
 		store_fail(st, "bind", err, errlen);

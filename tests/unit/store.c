@@ -114,7 +114,8 @@ static void test_release_round_trip(void **state)
 	kversion_parse("6.1.64-rc1", &kv, err, sizeof(err));
 	assert_int_equal(store_release_create(f->st, "6.1.64-rc1", &kv, NULL, &a, 1,
 					      &id, err, sizeof(err)), -2);
-	rows = store_rows(f->st, Q_RELEASES, err, sizeof(err), "ll", 10L, 0L);
+	rows = store_rows(f->st, Q_RELEASES, err, sizeof(err), "ssll", NULL, NULL,
+			  10L, 0L);
 	assert_int_equal(json_array_size(rows), 1);
 	json_decref(rows);
 }
