@@ -139,9 +139,9 @@ have_all_kernels() {
 }
 
 # start_smtpd: a real SMTP server (aiosmtpd); sets SMTPD_DIR and SMTPD_URL.
-start_smtpd() {
+start_smtpd() {	# [port]
 	SMTPD_DIR=$(mktemp -d)
-	/usr/bin/python3 "$SRC/tests/integration/smtpd.py" "$SMTPD_DIR" 2>"$SMTPD_DIR/log" &
+	/usr/bin/python3 "$SRC/tests/integration/smtpd.py" "$SMTPD_DIR" ${1:-} 2>"$SMTPD_DIR/log" &
 	SMTPD_PID=$!
 	for _ in $(seq 1 50); do [ -s "$SMTPD_DIR/.port" ] && break; sleep 0.1; done
 	SMTPD_URL="smtp://127.0.0.1:$(cat "$SMTPD_DIR/.port")"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """A real SMTP server on loopback for the tests (Debian's python3-aiosmtpd):
 every message is stored as DIR/N.eml, its envelope as DIR/N.env
-("from" line, then one "rcpt" line per recipient). The port goes to
-DIR/.port."""
+("from" line, then one "rcpt" line per recipient). The port (argv[2], or a
+free one) goes to DIR/.port."""
 import os
 import socket
 import sys
@@ -29,10 +29,13 @@ class Store:
         return "250 OK"
 
 
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-port = s.getsockname()[1]
-s.close()
+if len(sys.argv) > 2:
+    port = int(sys.argv[2])	# a port the caller reserved
+else:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
 c = Controller(Store(), hostname="127.0.0.1", port=port)
 c.start()
 with open(os.path.join(DIR, ".port.tmp"), "w") as f:
