@@ -526,18 +526,60 @@ static int h_release_post(struct http_request *req, struct http_response *resp)
 	}
 }
 
+/* The release row for {version}, or NULL with the error response set. */
+static json_t *release_or_error(struct http_request *req,
+				struct http_response *resp)
+{
+	json_t *rel = rows(Q_RELEASE, "s", req->params[0]), *r;
+
+	if (rel == NULL) {
+		http_error(resp, 500, "database error");
+		return NULL;
+	}
+	if (json_array_size(rel) == 0) {
+		json_decref(rel);
+		http_error(resp, 404, "no release %.60s", req->params[0]);
+		return NULL;
+	}
+	r = json_incref(json_array_get(rel, 0));
+	json_decref(rel);
+	return r;
+}
+
+/* The job row for {id} (its id in *id), or NULL with the error response
+ * set. */
+static json_t *job_or_error(struct http_request *req,
+			    struct http_response *resp, int64_t *id)
+{
+	json_t *job, *j;
+
+	if (parse_id(req->params[0], id) < 0) {
+		http_error(resp, 400, "job id must be a positive integer");
+		return NULL;
+	}
+	job = rows(Q_JOB, "i", *id);
+	if (job == NULL) {
+		http_error(resp, 500, "database error");
+		return NULL;
+	}
+	if (json_array_size(job) == 0) {
+		json_decref(job);
+		http_error(resp, 404, "no job %lld", (long long)*id);
+		return NULL;
+	}
+	j = json_incref(json_array_get(job, 0));
+	json_decref(job);
+	return j;
+}
+
 static int h_release_cancel(struct http_request *req, struct http_response *resp)
 {
 	char err[256];
 	int n, rc;
-	json_t *rel = rows(Q_RELEASE, "s", req->params[0]);
+	json_t *rel = release_or_error(req, resp);
 
 	if (rel == NULL)
-		return http_error(resp, 500, "database error");
-	if (json_array_size(rel) == 0) {
-		json_decref(rel);
-		return http_error(resp, 404, "no release %.60s", req->params[0]);
-	}
+		return 0;
 	json_decref(rel);
 	pthread_mutex_lock(&api_lock);
 	rc = store_release_cancel(api_store, req->params[0], &n, err, sizeof(err));
@@ -551,19 +593,10 @@ static int h_release_cancel(struct http_request *req, struct http_response *resp
 static int h_job(struct http_request *req, struct http_response *resp)
 {
 	int64_t id;
-	json_t *job, *j;
+	json_t *j = job_or_error(req, resp, &id);
 
-	if (parse_id(req->params[0], &id) < 0)
-		return http_error(resp, 400, "job id must be a positive integer");
-	job = rows(Q_JOB, "i", (int64_t)id);
-	if (job == NULL)
-		return http_error(resp, 500, "database error");
-	if (json_array_size(job) == 0) {
-		json_decref(job);
-		return http_error(resp, 404, "no job %lld", (long long)id);
-	}
-	j = json_incref(json_array_get(job, 0));
-	json_decref(job);
+	if (j == NULL)
+		return 0;
 	json_object_set_new(j, "results", rows(Q_JOB_RESULTS, "i", (int64_t)id));
 	json_object_set_new(j, "events", rows(Q_JOB_EVENTS, "i", (int64_t)id));
 	return http_json(resp, 200, j);
@@ -622,17 +655,10 @@ static int h_job_log(struct http_request *req, struct http_response *resp)
 		{ "results (KTAP)", "results.ktap" },
 	};
 
-	if (parse_id(req->params[0], &id) < 0)
-		return http_error(resp, 400, "job id must be a positive integer");
-	job = rows(Q_JOB, "i", (int64_t)id);
+	job = job_or_error(req, resp, &id);
 	if (job == NULL)
-		return http_error(resp, 500, "database error");
-	if (json_array_size(job) == 0) {
-		json_decref(job);
-		return http_error(resp, 404, "no job %lld", (long long)id);
-	}
-	attempt = (long)json_integer_value(json_object_get(json_array_get(job, 0),
-							   "attempt"));
+		return 0;
+	attempt = (long)json_integer_value(json_object_get(job, "attempt"));
 	json_decref(job);
 	snprintf(dir, sizeof(dir), "%s/jobs/%lld/%ld", ctx.cfg->state_dir,
 		 (long long)id, attempt);
@@ -653,26 +679,6 @@ static int h_job_log(struct http_request *req, struct http_response *resp)
 	return http_text(resp, 200, "text/plain; charset=utf-8", buf, len);
 }
 
-
-/* The release row for {version}, or NULL with the error response set. */
-static json_t *release_or_error(struct http_request *req,
-				struct http_response *resp)
-{
-	json_t *rel = rows(Q_RELEASE, "s", req->params[0]), *r;
-
-	if (rel == NULL) {
-		http_error(resp, 500, "database error");
-		return NULL;
-	}
-	if (json_array_size(rel) == 0) {
-		json_decref(rel);
-		http_error(resp, 404, "no release %.60s", req->params[0]);
-		return NULL;
-	}
-	r = json_incref(json_array_get(rel, 0));
-	json_decref(rel);
-	return r;
-}
 
 static int h_release_gate(struct http_request *req, struct http_response *resp)
 {
