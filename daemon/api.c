@@ -653,6 +653,11 @@ static int h_job_log(struct http_request *req, struct http_response *resp)
 		{ "rcgate", "job.log" },
 		{ "console", "console.log" },
 		{ "results (KTAP)", "results.ktap" },
+		/* The power-cut test's two boots (sched.c phase_paths). */
+		{ "crash-write console", "console-crash-write.log" },
+		{ "crash-write output", "crash-write.ktap" },
+		{ "crash-verify console", "console-crash-verify.log" },
+		{ "crash-verify results (KTAP)", "crash-verify.ktap" },
 	};
 
 	job = job_or_error(req, resp, &id);

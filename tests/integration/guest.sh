@@ -30,10 +30,11 @@ check "the suite also ran on xfs and btrfs (one disk each)" [ "$(jqb '[.jobs[0].
 check "the power-cut test passed: O_SYNC|O_DIRECT extension is durable" [ "$(jqb '[.jobs[0].results[] | select(.test == "ext4.crash_osync_extend") | .status] | join("")')" = pass ]
 check "kernel version and boot time are recorded" [ "$(jqb '.jobs[0].kernel_version')" = 6.1.0-57-cloud-amd64 -a "$(jqb '.jobs[0].boot_seconds > 0')" = true ]
 req GET "/api/v1/jobs/$job/log"
-if grep -q 'Linux version 6.1' "$STATE/body" && grep -q '^# rcgate-complete' "$STATE/body"; then
-	ok "the job log has the console and the KTAP"
+if grep -q 'Linux version 6.1' "$STATE/body" && grep -q '^# rcgate-complete' "$STATE/body" &&
+	grep -q '^# rcgate-durable:' "$STATE/body" && grep -q 'crash_osync_extend' "$STATE/body"; then
+	ok "the job log has the console and the KTAP of every boot"
 else
-	not_ok "the job log has the console and the KTAP"
+	not_ok "the job log has the console and the KTAP of every boot"
 fi
 stop_daemon
 rm -rf "$STATE"
