@@ -196,6 +196,20 @@ static int parse_subject(const char *subject, struct subject_parts *sp)
 	return 0;
 }
 
+/* Whether a URL the mail names may be stored: http(s), and git:// for a
+ * tree. Anything else (javascript:, file:, ssh:) is an error naming it. */
+static int url_scheme_ok(const char *url, int git, const char *what,
+			 char *err, size_t errlen)
+{
+	if (url[0] == '\0' || g_ascii_strncasecmp(url, "https://", 8) == 0 ||
+	    g_ascii_strncasecmp(url, "http://", 7) == 0 ||
+	    (git && g_ascii_strncasecmp(url, "git://", 6) == 0))
+		return 0;
+	errf(err, errlen, "%s \"%.60s\" has a scheme other than http(s)%s",
+	     what, url, git ? " or git" : "");
+	return -1;
+}
+
 /* "Re:", "RE:", "Fwd:", "Fw:", "AW:" at the start: someone else's mail. */
 static const char *reply_prefix(const char *subject)
 {
@@ -711,6 +725,17 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		return -1;
 	}
 	g_free(s);
+	if (url_scheme_ok(out->patch_url, 0, "patch URL", err, errlen) < 0 ||
+	    url_scheme_ok(out->git_tree, 1, "git tree", err, errlen) < 0)
+		return -1;
+	/* An announcement starts a thread: a reply whose subject lost its
+	 * "Re:" must not become one. */
+	if (g_mime_object_get_header(obj, "In-Reply-To") ||
+	    g_mime_object_get_header(obj, "References")) {
+		errf(err, errlen, "reply (In-Reply-To or References): an"
+		     " announcement starts a thread");
+		return 1;
+	}
 
 	out->to = address_list(g_mime_message_get_to(msg));
 	out->cc = address_list(g_mime_message_get_cc(msg));

@@ -40,7 +40,7 @@ int api_authorize(const char *token, enum http_scope scope)
 	int rc;
 
 	if (strlen(token) > 256)
-		return 0;
+		return AUTH_INVALID;
 	sha256_hex(token, strlen(token), hash);
 	pthread_mutex_lock(&api_lock);
 	rc = store_token_check(api_store, hash, scope == SCOPE_ADMIN ? "admin"
@@ -49,8 +49,6 @@ int api_authorize(const char *token, enum http_scope scope)
 	return rc;
 }
 
-/* store_rows under the API's lock; one wrapper per argument shape keeps
- * the varargs honest. */
 /* store_rows under the API's lock; NULL (logged) on a database error.
  * types as for store_rows: 'i' int64_t, 's' string, 'l' long. */
 static json_t *rows(enum store_query q, const char *types, ...)
@@ -736,8 +734,10 @@ static int report_part(struct http_request *req, struct http_response *resp,
 		return http_error(resp, 500, "database error");
 	text = json_string_value(json_object_get(json_array_get(rep, 0), field));
 	if (text == NULL) {
+		size_t nreports = json_array_size(rep);
+
 		json_decref(rep);
-		return http_error(resp, 404, json_array_size(rep) == 0
+		return http_error(resp, 404, nreports == 0
 				  ? "no report yet: the release is still being tested"
 				  : "no e-mail report: the release has no announcement");
 	}
@@ -883,9 +883,17 @@ static int h_announcement(struct http_request *req, struct http_response *resp)
 	if (req->body == NULL || req->body_len == 0)
 		return http_error(resp, 400, "expected a raw RFC 822 message");
 	pthread_mutex_lock(&api_lock);
-	rc = trigger_announcement(api_store, req->body, req->body_len, version,
+	rc = trigger_announcement(api_store, ctx.cfg->announce_senders,
+				  req->body, req->body_len, version,
 				  sizeof(version), &created, err, sizeof(err));
 	pthread_mutex_unlock(&api_lock);
+	if (rc == -2) {
+		log_err("announcement not stored: %s request_id=%s", err,
+			req->request_id);
+		resp->retry_after = 30;
+		return http_error(resp, 503, "cannot store the announcement now"
+				  " (%s); send it again later", err);
+	}
 	if (rc < 0)
 		return http_error(resp, 400, "malformed message: %s", err);
 	if (rc > 0) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * config.c - owns the configuration file. Format: "[section]" headers and
- * "key = value" lines, '#' comments. Every directive is one row of
+ * "key = value" lines, '#' comments (a line of its own, or after a blank;
+ * "double-quoted" values keep every character). Every directive is one row of
  * directives[] with its type, bounds and default; nothing else in the
  * daemon knows the file's syntax.
  */
@@ -48,6 +49,14 @@ static const struct directive directives[] = {
 	  "the dashboard's static files, served at /" },
 	{ "daemon", "max_body_kb", D_LONG, OFF(max_body_kb), "1024", 1, 65536, NULL,
 	  "largest request body accepted" },
+	{ "daemon", "max_connections", D_LONG, OFF(max_connections), "512", 8, 4096, NULL,
+	  "HTTP connections at once (one thread each)" },
+	{ "daemon", "max_connections_per_ip", D_LONG, OFF(max_connections_per_ip), "64", 1, 4096, NULL,
+	  "HTTP connections at once from one client address" },
+	{ "daemon", "header_timeout", D_LONG, OFF(header_timeout), "10", 1, 600, NULL,
+	  "seconds a client has to send complete request headers, however slowly it trickles" },
+	{ "daemon", "request_timeout", D_LONG, OFF(request_timeout), "60", 1, 3600, NULL,
+	  "seconds a client has to send a request's body once its headers are in" },
 	{ "libvirt", "uri", D_STRING, OFF(libvirt_uri), "", 0, 0, NULL,
 	  "libvirt URI; empty: qemu:///embed?root=<state_dir>/libvirt" },
 	{ "jobs", "workers", D_LONG, OFF(workers), "2", 1, 64, NULL,
@@ -84,10 +93,17 @@ static const struct directive directives[] = {
 	  "deliveries are retried with backoff this many times" },
 	{ "announce", "maildir", D_STRING, OFF(maildir), "", 0, 0, NULL,
 	  "Maildir watched for rc announcements (new/ -> cur/); empty: none" },
+	{ "announce", "senders", D_STRING, OFF(announce_senders),
+	  "gregkh@linuxfoundation.org sashal@kernel.org", 0, 0, NULL,
+	  "addresses whose rc announcements count (the stable maintainers); '*': anyone" },
 	{ "jobs", "filesystems", D_STRING, OFF(filesystems), "ext4 xfs btrfs", 0, 0, NULL,
 	  "filesystems tested, one scratch disk each (ext4, xfs, btrfs; up to 4)" },
 	{ "jobs", "crash_test", D_LONG, OFF(crash_test), "1", 0, 1, NULL,
 	  "1: after the suite, the power-cut test (two more boots)" },
+	{ "fetch", "local_dirs", D_STRING, OFF(local_dirs), "", 0, 0, NULL,
+	  "directories whose files file:// artifact URLs may name (space-separated); empty: none" },
+	{ "fetch", "allow_networks", D_STRING, OFF(allow_networks), "", 0, 0, NULL,
+	  "loopback, private or link-local addresses/prefixes downloads may reach, e.g. 127.0.0.0/8" },
 	{ "jobs", "max_artifact_mb", D_LONG, OFF(max_artifact_mb), "1024", 1, 65536, NULL,
 	  "largest kernel artifact fetched" },
 };
@@ -162,6 +178,45 @@ static char *trim(char *s)
 	return s;
 }
 
+/* Whether pos lies inside a "..." that starts after '=' on line s. */
+static int inside_quotes(const char *s, const char *pos)
+{
+	const char *eq = strchr(s, '=');
+	int in = 0;
+
+	if (eq == NULL || eq > pos)
+		return 0;
+	for (const char *c = eq + 1; c < pos; c++) {
+		if (in && *c == '\\' && c + 1 < pos)
+			c++;
+		else if (*c == '"')
+			in = !in;
+	}
+	return in;
+}
+
+/* "a \"b\" #c" -> a "b" #c, in place. -1 if the closing quote is missing
+ * or anything but blanks follows it. */
+static int unquote(char *v)
+{
+	char *out = v;
+	const char *c = v + 1;
+
+	for (; *c != '\0' && *c != '"'; c++) {
+		if (*c == '\\' && (c[1] == '"' || c[1] == '\\'))
+			c++;
+		*out++ = *c;
+	}
+	if (*c != '"')
+		return -1;
+	for (c++; *c == ' ' || *c == '\t'; c++)
+		;
+	if (*c != '\0')
+		return -1;
+	*out = '\0';
+	return 0;
+}
+
 int config_parse(struct config *c, const char *text, const char *name,
 		 char *err, size_t errlen)
 {
@@ -184,10 +239,20 @@ int config_parse(struct config *c, const char *text, const char *name,
 		memcpy(line, p, len);
 		line[len] = '\0';
 		p = nl != NULL ? nl + 1 : p + len;
-		hash = strchr(line, '#');
-		if (hash != NULL)
-			*hash = '\0';
 		s = trim(line);
+		if (*s == '#')
+			continue;
+		/* A '#' starts a comment only after a blank: a secret or URL
+		 * such as "a#b" keeps its '#'. A value in double quotes is
+		 * taken as it is between them (\" and \\ escape). */
+		for (hash = s; (hash = strchr(hash, '#')) != NULL; hash++) {
+			if (hash > s && (hash[-1] == ' ' || hash[-1] == '\t') &&
+			    !inside_quotes(s, hash)) {
+				*hash = '\0';
+				break;
+			}
+		}
+		s = trim(s);
 		if (*s == '\0')
 			continue;
 		if (*s == '[') {
@@ -212,6 +277,11 @@ int config_parse(struct config *c, const char *text, const char *name,
 		*eq = '\0';
 		key = trim(s);
 		value = trim(eq + 1);
+		if (*value == '"' && unquote(value) < 0) {
+			errf(err, errlen, "%s:%d: unterminated quoted value", name,
+			     lineno);
+			return -1;
+		}
 		for (size_t i = 0; i < NDIRECTIVES; i++) {
 			if (strcmp(directives[i].section, section) == 0 &&
 			    strcmp(directives[i].key, key) == 0)
@@ -254,6 +324,25 @@ void config_free(struct config *c)
 	}
 }
 
+/* A value that would not read back as itself is written quoted. */
+static void dump_string(FILE *out, const char *key, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n > 0 && (strchr(v, '#') != NULL || v[0] == '"' || v[0] == ' ' ||
+		      v[0] == '\t' || v[n - 1] == ' ' || v[n - 1] == '\t')) {
+		fprintf(out, "%s = \"", key);
+		for (const char *c = v; *c != '\0'; c++) {
+			if (*c == '"' || *c == '\\')
+				fputc('\\', out);
+			fputc(*c, out);
+		}
+		fputs("\"\n", out);
+		return;
+	}
+	fprintf(out, "%s = %s\n", key, v);
+}
+
 void config_dump(const struct config *c, FILE *out)
 {
 	const char *section = "";
@@ -271,8 +360,7 @@ void config_dump(const struct config *c, FILE *out)
 			fprintf(out, "%s = %ld\n", d->key,
 				*(const long *)(base + d->offset));
 		else
-			fprintf(out, "%s = %s\n", d->key,
-				*(char *const *)(base + d->offset));
+			dump_string(out, d->key, *(char *const *)(base + d->offset));
 	}
 }
 

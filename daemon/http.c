@@ -11,36 +11,198 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
 
 #include "rcgate.h"
 
+/* A connection as the deadline sweeper sees it. deadline 0: none. */
+struct tracked_conn {
+	struct tracked_conn *prev, *next;
+	int fd;
+	double deadline;
+};
+
+enum conn_phase {
+	CONN_IDLE,		/* waiting for a request's headers */
+	CONN_BODY,		/* headers in: reading the body, handling */
+	CONN_ANSWERED,		/* response queued */
+};
+
 struct http_server {
 	struct MHD_Daemon *mhd;
 	const struct http_route *routes;
 	size_t nroutes;
 	size_t max_body;
+	double header_timeout, request_timeout;
 	int (*authorize)(const char *token, enum http_scope scope);
+	/* Deadlines that a trickling client cannot extend (MHD's own
+	 * timeout restarts with every byte): the sweeper shuts down the
+	 * socket of a connection past its deadline. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t sweeper;
+	int sweeper_started, stopping;
+	struct tracked_conn *conns;
 };
 
 struct pending {
 	char *body;
 	size_t len;
 	int too_large;
+	int answered;
+	double start;
+	const struct http_route *route;
+	char pathbuf[1024];
+	const char *params[HTTP_MAX_PARAMS];
 	char request_id[24];
 };
 
 static atomic_ulong request_counter;
 static atomic_ulong status_counts[6];
 static _Atomic unsigned long long handling_us;
+static atomic_ulong deadline_closes;
 
 void http_stats_get(struct http_stats *out)
 {
 	for (int i = 0; i < 6; i++)
 		out->requests[i] = atomic_load(&status_counts[i]);
 	out->seconds = (double)atomic_load(&handling_us) / 1e6;
+	out->deadline_closes = atomic_load(&deadline_closes);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *srv = cls;
+	struct tracked_conn *tc = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *info = MHD_get_connection_info(
+			conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		tc = calloc(1, sizeof(*tc));
+		if (tc == NULL || info == NULL) {
+			free(tc);
+			return;		/* untracked: MHD's idle timeout only */
+		}
+		tc->fd = info->connect_fd;
+		pthread_mutex_lock(&srv->lock);
+		tc->deadline = now_monotonic() + srv->header_timeout;
+		tc->next = srv->conns;
+		if (srv->conns != NULL)
+			srv->conns->prev = tc;
+		srv->conns = tc;
+		pthread_mutex_unlock(&srv->lock);
+		*socket_context = tc;
+		return;
+	}
+	/* MHD_CONNECTION_NOTIFY_CLOSED comes before MHD closes the socket,
+	 * so the sweeper never shuts down a reused descriptor. */
+	if (tc == NULL)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	if (tc->prev != NULL)
+		tc->prev->next = tc->next;
+	else
+		srv->conns = tc->next;
+	if (tc->next != NULL)
+		tc->next->prev = tc->prev;
+	pthread_mutex_unlock(&srv->lock);
+	free(tc);
+	*socket_context = NULL;
+}
+
+static void conn_state(struct http_server *srv, struct MHD_Connection *conn,
+		       enum conn_phase phase)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct tracked_conn *tc = info != NULL ? info->socket_context : NULL;
+
+	if (tc == NULL)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	switch (phase) {
+	case CONN_IDLE:
+		tc->deadline = now_monotonic() + srv->header_timeout;
+		break;
+	case CONN_BODY:
+		tc->deadline = now_monotonic() + srv->request_timeout;
+		break;
+	case CONN_ANSWERED:
+		tc->deadline = 0;	/* a stalled reader: MHD's timeout */
+		break;
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void *sweeper_main(void *arg)
+{
+	struct http_server *srv = arg;
+
+	pthread_mutex_lock(&srv->lock);
+	while (!srv->stopping) {
+		struct timespec ts;
+		double now = now_monotonic();
+
+		for (struct tracked_conn *tc = srv->conns; tc != NULL; tc = tc->next) {
+			if (tc->deadline > 0 && now > tc->deadline) {
+				shutdown(tc->fd, SHUT_RDWR);
+				tc->deadline = 0;
+				atomic_fetch_add(&deadline_closes, 1);
+			}
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&srv->wake, &srv->lock, &ts);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+/* RFC 6750: the scheme is case-insensitive, a missing or unknown token is
+ * 401 invalid_token, a valid one without the scope 403 insufficient_scope.
+ * Returns 1 if the request may go on, else 0 with resp filled. */
+static int authorized(struct http_server *srv, struct http_request *req,
+		      struct http_response *resp, enum http_scope scope)
+{
+	const char *auth = http_header(req, "Authorization");
+	const char *token;
+	int rc;
+
+	if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0) {
+		resp->challenge = "Bearer realm=\"rcgate\"";
+		http_error(resp, 401, "this endpoint needs a bearer token");
+		return 0;
+	}
+	for (token = auth + 7; *token == ' '; token++)
+		;
+	rc = *token != '\0' ? srv->authorize(token, scope) : 0;
+	if (rc == AUTH_OK)
+		return 1;
+	if (rc == AUTH_SCOPE) {
+		resp->challenge = scope == SCOPE_ADMIN
+			? "Bearer realm=\"rcgate\", error=\"insufficient_scope\", scope=\"admin\""
+			: "Bearer realm=\"rcgate\", error=\"insufficient_scope\", scope=\"write\"";
+		http_error(resp, 403, "token lacks the %s scope this endpoint needs",
+			   scope == SCOPE_ADMIN ? "admin" : "write");
+		return 0;
+	}
+	resp->challenge = "Bearer realm=\"rcgate\", error=\"invalid_token\"";
+	http_error(resp, rc < 0 ? 503 : 401, rc < 0
+		   ? "cannot check the token now (database error)"
+		   : "token is not valid for this endpoint");
+	return 0;
 }
 
 /* A strong validator from the body: same bytes, same ETag. */
@@ -248,75 +410,106 @@ static enum MHD_Result send_response(struct MHD_Connection *conn,
 		MHD_add_response_header(r, "Content-Range", crange);
 	if (resp->allow != NULL)
 		MHD_add_response_header(r, "Allow", resp->allow);
-	if (resp->auth_challenge)
-		MHD_add_response_header(r, "WWW-Authenticate",
-					"Bearer realm=\"rcgate\"");
+	if (resp->retry_after > 0) {
+		char ra[16];
+
+		snprintf(ra, sizeof(ra), "%d", resp->retry_after);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
+	if (resp->challenge != NULL)
+		MHD_add_response_header(r, "WWW-Authenticate", resp->challenge);
 	ret = MHD_queue_response(conn, (unsigned)resp->status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
-static void dispatch(struct http_server *srv, struct http_request *req,
-		     struct http_response *resp, int too_large)
+/* The route for a request whose headers are in, checked before any body
+ * is read: an unknown path, a wrong method, a missing or insufficient
+ * token or a declared body over the cap is answered at once, so nobody
+ * can make the daemon buffer a body it will refuse. Returns the route (its
+ * captures in params, pointing into pathbuf) or NULL with resp filled. */
+static const struct http_route *route_resolve(struct http_server *srv,
+					      struct http_request *req,
+					      struct http_response *resp,
+					      char *pathbuf, size_t buflen,
+					      const char **params)
 {
-	char allow[128] = "";
-	char buf[1024];
+	char allow[128];
+	struct strbuf ab;
 	size_t plen = strlen(req->path);
+	const char *clen;
 
-	if (plen >= sizeof(buf)) {
-		http_error(resp, 414, "path longer than %zu bytes", sizeof(buf) - 1);
-		return;
+	strbuf_init(&ab, allow, sizeof(allow));
+	if (plen >= buflen) {
+		http_error(resp, 414, "path longer than %zu bytes", buflen - 1);
+		return NULL;
 	}
 	for (size_t i = 0; i < srv->nroutes; i++) {
 		const struct http_route *rt = &srv->routes[i];
-		const char *params[4] = { NULL };
 
-		memcpy(buf, req->path, plen + 1);
-		if (!http_route_match(rt->pattern, buf, params, 4))
+		memcpy(pathbuf, req->path, plen + 1);
+		memset(params, 0, HTTP_MAX_PARAMS * sizeof(*params));
+		if (!http_route_match(rt->pattern, pathbuf, params,
+				      HTTP_MAX_PARAMS))
 			continue;
 		if (strcmp(rt->method, req->method) != 0 &&
 		    !(strcmp(req->method, "HEAD") == 0 &&
 		      strcmp(rt->method, "GET") == 0)) {
-			size_t used = strlen(allow);
-
-			snprintf(allow + used, sizeof(allow) - used, "%s%s",
-				 used ? ", " : "", rt->method);
+			strbuf_printf(&ab, "%s%s", ab.len ? ", " : "", rt->method);
 			continue;
 		}
-		if (rt->scope != SCOPE_READ) {
-			const char *auth = http_header(req, "Authorization");
-
-			if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0 ||
-			    auth[7] == '\0') {
-				resp->auth_challenge = 1;
-				http_error(resp, 401, "this endpoint needs a bearer token");
-				return;
-			}
-			if (srv->authorize(auth + 7, rt->scope) != 1) {
-				resp->auth_challenge = 1;
-				http_error(resp, 401, "token is not valid for this endpoint");
-				return;
-			}
-		}
-		if (too_large) {
+		if (rt->scope != SCOPE_READ && !authorized(srv, req, resp, rt->scope))
+			return NULL;
+		clen = http_header(req, "Content-Length");
+		if (clen != NULL && strtoull(clen, NULL, 10) > srv->max_body) {
 			http_error(resp, 413, "request body larger than %zu bytes",
 				   srv->max_body);
-			return;
+			return NULL;
 		}
-		memcpy(req->params, params, sizeof(params));
-		rt->handler(req, resp);
-		return;
+		return rt;
 	}
-	if (allow[0] != '\0') {
+	if (ab.len > 0) {
 		static __thread char allow_copy[128];
 
 		memcpy(allow_copy, allow, sizeof(allow));
 		resp->allow = allow_copy;
 		http_error(resp, 405, "method %s not allowed here (allowed: %s)",
 			   req->method, allow);
-		return;
+		return NULL;
 	}
 	http_error(resp, 404, "no such resource: %s", req->path);
+	return NULL;
+}
+
+static void request_init(struct http_request *req, struct MHD_Connection *conn,
+			 const char *url, const char *method,
+			 const struct pending *p)
+{
+	memset(req, 0, sizeof(*req));
+	req->method = method;
+	req->path = url;
+	req->body = p->body;
+	req->body_len = p->len;
+	req->request_id = p->request_id;
+	req->conn = conn;
+}
+
+static enum MHD_Result answer(struct http_server *srv,
+			      struct MHD_Connection *conn, const char *method,
+			      const char *url, struct http_response *resp,
+			      struct pending *p)
+{
+	enum MHD_Result ret = send_response(conn, method, resp, p->request_id);
+	double secs = now_monotonic() - p->start;
+	int klass = resp->status / 100;
+
+	p->answered = 1;
+	conn_state(srv, conn, CONN_ANSWERED);
+	atomic_fetch_add(&status_counts[klass >= 1 && klass <= 5 ? klass : 0], 1);
+	atomic_fetch_add(&handling_us, (unsigned long long)(secs * 1e6));
+	log_info("http request_id=%s method=%s path=%s status=%d ms=%.1f",
+		 p->request_id, method, url, resp->status, secs * 1000.0);
+	return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
@@ -328,17 +521,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct pending *p = *con_cls;
 	struct http_request req;
 	struct http_response resp = { 0 };
-	double start;
-	enum MHD_Result ret;
 
 	(void)version;
 	if (p == NULL) {
+		/* The headers are complete: this is where the header
+		 * deadline ends and the request's own deadline starts. */
 		p = calloc(1, sizeof(*p));
 		if (p == NULL)
 			return MHD_NO;
 		snprintf(p->request_id, sizeof(p->request_id), "r%lu",
 			 (unsigned long)atomic_fetch_add(&request_counter, 1) + 1);
+		p->start = now_monotonic();
 		*con_cls = p;
+		conn_state(srv, conn, CONN_BODY);
+		request_init(&req, conn, url, method, p);
+		p->route = route_resolve(srv, &req, &resp, p->pathbuf,
+					 sizeof(p->pathbuf), p->params);
+		if (p->route == NULL)
+			return answer(srv, conn, method, url, &resp, p);
+		return MHD_YES;
+	}
+	if (p->answered) {
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
@@ -362,26 +566,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	start = now_monotonic();
-	memset(&req, 0, sizeof(req));
-	req.method = method;
-	req.path = url;
-	req.body = p->body;
-	req.body_len = p->len;
-	req.request_id = p->request_id;
-	req.conn = conn;
-	dispatch(srv, &req, &resp, p->too_large);
-	ret = send_response(conn, method, &resp, p->request_id);
-	{
-		double secs = now_monotonic() - start;
-		int klass = resp.status / 100;
-
-		atomic_fetch_add(&status_counts[klass >= 1 && klass <= 5 ? klass : 0], 1);
-		atomic_fetch_add(&handling_us, (unsigned long long)(secs * 1e6));
-		log_info("http request_id=%s method=%s path=%s status=%d ms=%.1f",
-			 p->request_id, method, url, resp.status, secs * 1000.0);
+	request_init(&req, conn, url, method, p);
+	if (p->too_large) {
+		http_error(&resp, 413, "request body larger than %zu bytes",
+			   srv->max_body);
+	} else {
+		memcpy(req.params, p->params, sizeof(req.params));
+		p->route->handler(&req, &resp);
 	}
-	return ret;
+	return answer(srv, conn, method, url, &resp, p);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn,
@@ -389,9 +582,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 {
 	struct pending *p = *con_cls;
 
-	(void)cls;
-	(void)conn;
 	(void)code;
+	conn_state(cls, conn, CONN_IDLE);
 	if (p != NULL) {
 		free(p->body);
 		free(p);
@@ -408,9 +600,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn("http: %s", line);
 }
 
-struct http_server *http_start(const char *listen, long port,
+struct http_server *http_start(const struct http_options *o,
 			       const struct http_route *routes, size_t nroutes,
-			       size_t max_body,
 			       int (*authorize)(const char *, enum http_scope),
 			       unsigned *bound_port, char *err, size_t errlen)
 {
@@ -420,10 +611,10 @@ struct http_server *http_start(const char *listen, long port,
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, listen, &sa.sin_addr) != 1) {
+	sa.sin_port = htons((uint16_t)o->port);
+	if (inet_pton(AF_INET, o->listen, &sa.sin_addr) != 1) {
 		errf(err, errlen, "listen address '%s' is not an IPv4 address",
-		     listen);
+		     o->listen);
 		return NULL;
 	}
 	srv = calloc(1, sizeof(*srv));
@@ -433,34 +624,61 @@ struct http_server *http_start(const char *listen, long port,
 	}
 	srv->routes = routes;
 	srv->nroutes = nroutes;
-	srv->max_body = max_body;
+	srv->max_body = o->max_body;
+	srv->header_timeout = (double)o->header_timeout;
+	srv->request_timeout = (double)o->request_timeout;
 	srv->authorize = authorize;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->wake, NULL);
+	if (pthread_create(&srv->sweeper, NULL, sweeper_main, srv) != 0) {
+		errf(err, errlen, "cannot start the HTTP deadline thread");
+		goto fail;
+	}
+	srv->sweeper_started = 1;
+	/* A thread per connection: a slow page or a slow client holds only
+	 * its own thread; the per-address limit keeps one client from
+	 * taking every connection. */
 	srv->mhd = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-			MHD_USE_AUTO,
-		(uint16_t)port, NULL, NULL, on_request, srv,
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_ERROR_LOG | MHD_USE_AUTO,
+		(uint16_t)o->port, NULL, NULL, on_request, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+		MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->max_per_ip,
+		MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 		MHD_OPTION_END);
 	if (srv->mhd == NULL) {
 		errf(err, errlen, "cannot listen on %s:%ld (port in use?)",
-		     listen, port);
-		free(srv);
-		return NULL;
+		     o->listen, o->port);
+		goto fail;
 	}
 	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	*bound_port = info != NULL ? info->port : (unsigned)port;
+	*bound_port = info != NULL ? info->port : (unsigned)o->port;
 	return srv;
+fail:
+	http_stop(srv);
+	return NULL;
 }
 
 void http_stop(struct http_server *srv)
 {
 	if (srv == NULL)
 		return;
-	MHD_stop_daemon(srv->mhd);
+	if (srv->mhd != NULL)
+		MHD_stop_daemon(srv->mhd);
+	if (srv->sweeper_started) {
+		pthread_mutex_lock(&srv->lock);
+		srv->stopping = 1;
+		pthread_cond_signal(&srv->wake);
+		pthread_mutex_unlock(&srv->lock);
+		pthread_join(srv->sweeper, NULL);
+	}
+	pthread_mutex_destroy(&srv->lock);
+	pthread_cond_destroy(&srv->wake);
 	free(srv);
 }

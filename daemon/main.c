@@ -108,6 +108,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (check_only) {
+		if (fetch_init(cfg.local_dirs, cfg.allow_networks, err,
+			       sizeof(err)) < 0) {
+			fprintf(stderr, "rcgated: %s\n", err);
+			config_free(&cfg);
+			return 1;
+		}
+		fetch_cleanup();
 		if (verbose)
 			config_dump(&cfg, stdout);
 		fprintf(stderr, "rcgated: configuration OK\n");
@@ -145,7 +152,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (fetch_init(err, sizeof(err)) < 0)
+	if (fetch_init(cfg.local_dirs, cfg.allow_networks, err, sizeof(err)) < 0)
 		goto fail;
 	announce_init();	/* GMime, before any thread uses it */
 	guest_set_log(guest_log);
@@ -160,13 +167,22 @@ int main(int argc, char **argv)
 	{
 		struct api_context ac = { &cfg, db, (unsigned)cfg.workers, base_url };
 		struct sched_context sctx = { &cfg, db, cache, base_url, host };
+		struct http_options ho = {
+			.listen = cfg.listen,
+			.port = cfg.port,
+			.max_body = (size_t)cfg.max_body_kb << 10,
+			.max_connections = (unsigned)cfg.max_connections,
+			.max_per_ip = (unsigned)cfg.max_connections_per_ip,
+			.header_timeout = (unsigned)cfg.header_timeout,
+			.request_timeout = (unsigned)cfg.request_timeout,
+			.idle_timeout = 30,
+		};
 
 		if (api_open(&ac, err, sizeof(err)) < 0)
 			goto fail;
 		routes = api_routes(&nroutes);
-		http = http_start(cfg.listen, cfg.port, routes, nroutes,
-				  (size_t)cfg.max_body_kb << 10, api_authorize,
-				  &port, err, sizeof(err));
+		http = http_start(&ho, routes, nroutes, api_authorize, &port,
+				  err, sizeof(err));
 		if (http == NULL)
 			goto fail;
 		if (cfg.public_url[0] != '\0')

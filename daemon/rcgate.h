@@ -21,7 +21,8 @@
 /* ---- util.c: errors, files, hashing, processes ---- */
 void errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Read a whole file of at most cap bytes; NUL-terminated; caller frees. */
+/* Read a whole regular file of at most cap bytes (a larger one, a FIFO or a
+ * device is an error, never cut or waited for); NUL-terminated; caller frees. */
 char *file_read(const char *path, size_t cap, size_t *len, char *err,
 		size_t errlen);
 int file_write_atomic(const char *path, const void *buf, size_t len,
@@ -36,6 +37,18 @@ int is_sha256_hex(const char *s);
  * into out (may be NULL). Returns the exit status or -1. */
 int run_argv(char *const argv[], char *out, size_t cap, char *err,
 	     size_t errlen);
+/* A string built in a caller's fixed buffer by appending. Once an append
+ * does not fit, the buffer keeps what fitted (NUL-terminated) and
+ * overflow stays set: later appends do nothing, so a cut can never write
+ * past the end, and the caller decides whether a cut is an error. */
+struct strbuf {
+	char *buf;
+	size_t cap, len;
+	int overflow;
+};
+void strbuf_init(struct strbuf *, char *buf, size_t cap);
+void strbuf_printf(struct strbuf *, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 double now_monotonic(void);
 /* ISO 8601 UTC timestamp of now into buf[32]. */
 void now_iso8601(char buf[32]);
@@ -77,6 +90,8 @@ struct config {
 	long crash_test;	/* 1: power-cut test after the suite */
 	long max_artifact_mb;
 	long max_body_kb;
+	long max_connections, max_connections_per_ip;
+	long header_timeout, request_timeout;	/* seconds */
 	long reruns;		/* extra runs of a failing target */
 	long link_window_days;	/* occurrences this recent link */
 	char *farm;		/* name in reports */
@@ -87,7 +102,10 @@ struct config {
 	char *webhook_secret;
 	long notify_attempts;
 	char *maildir;		/* watched for announcements; empty: none */
+	char *announce_senders;	/* whose announcements count */
 	char *web_dir;		/* the dashboard's static files */
+	char *local_dirs;	/* file:// artifacts only from these */
+	char *allow_networks;	/* special addresses downloads may reach */
 };
 void config_defaults(struct config *);
 /* Parse text; unknown directives and bad values are errors naming the line. */
@@ -283,20 +301,23 @@ struct announce_in {
 };
 /* Creates the release from an announcement, or fills the announcement
  * into an existing release that has none. 0 created, 1 updated, 2 already
- * announced (nothing changed), -1 error. */
+ * announced (nothing changed), 3 corrected (it had another Message-ID),
+ * -1 error. */
 int store_release_announce(struct store *, const struct announce_in *,
 			   int64_t *release_id, char *err, size_t errlen);
 
 int store_token_add(struct store *, const char *name, const char *hash,
 		    const char *scope, char *err, size_t errlen);
-/* 1 if a token with this hash exists and carries scope, 0 if not, -1 error. */
+/* AUTH_OK if a token with this hash exists and carries scope, AUTH_SCOPE if
+ * it exists with a smaller scope, AUTH_INVALID if none, -1 on error. */
 int store_token_check(struct store *, const char *hash, const char *scope);
 
 /* ---- http.c: libmicrohttpd, the only user of microhttpd.h ---- */
+#define HTTP_MAX_PARAMS 4
 struct http_request {
 	const char *method;
 	const char *path;
-	const char *params[4];		/* {captures} of the route pattern */
+	const char *params[HTTP_MAX_PARAMS];	/* {captures} of the route pattern */
 	const char *body;		/* NUL-terminated, may be NULL */
 	size_t body_len;
 	const char *request_id;
@@ -308,22 +329,35 @@ struct http_response {
 	size_t len;
 	const char *content_type;
 	const char *allow;		/* for 405 */
-	int auth_challenge;		/* 401: add WWW-Authenticate */
+	const char *challenge;		/* 401/403: WWW-Authenticate value */
 	int ranges;			/* honour Range: bytes=... (logs) */
 	int no_etag;			/* volatile content: no ETag */
+	int retry_after;		/* seconds, for 503 */
 };
 enum http_scope { SCOPE_READ, SCOPE_WRITE, SCOPE_ADMIN };
+/* What an authorize callback answers. */
+enum { AUTH_INVALID = 0, AUTH_OK = 1, AUTH_SCOPE = 2 };
 struct http_route {
 	const char *method;
 	const char *pattern;		/* "/api/v1/releases/{version}" */
 	int (*handler)(struct http_request *, struct http_response *);
 	enum http_scope scope;
 };
-/* Starts serving routes[] on listen:port (0 = any free port); *bound_port
- * gets the port. Returns NULL on error. */
-struct http_server *http_start(const char *listen, long port,
+struct http_options {
+	const char *listen;
+	long port;			/* 0 = any free port */
+	size_t max_body;
+	unsigned max_connections, max_per_ip;
+	/* Seconds: complete headers after connecting (or after the previous
+	 * response), the whole request once its headers are in, and no
+	 * progress at all. The first two hold however slowly bytes trickle. */
+	unsigned header_timeout, request_timeout, idle_timeout;
+};
+/* Starts serving routes[]; *bound_port gets the port. The route's scope is
+ * checked with authorize (AUTH_*; -1 on a database error) as soon as the
+ * headers are in, before any body is read. Returns NULL on error. */
+struct http_server *http_start(const struct http_options *,
 			       const struct http_route *routes, size_t nroutes,
-			       size_t max_body,
 			       int (*authorize)(const char *token,
 						enum http_scope scope),
 			       unsigned *bound_port, char *err, size_t errlen);
@@ -332,6 +366,7 @@ void http_stop(struct http_server *);
 struct http_stats {
 	unsigned long requests[6];	/* by status class: [2] = 2xx ... */
 	double seconds;			/* total handling time */
+	unsigned long deadline_closes;	/* connections cut at a deadline */
 };
 void http_stats_get(struct http_stats *);
 /* Matches a path (modified in place) against "/a/{x}/b"; captures go to
@@ -360,17 +395,24 @@ int api_open(const struct api_context *, char *err, size_t errlen);
 void api_close(void);
 
 /* ---- fetch.c: libcurl downloads into a content-addressed cache ---- */
-int fetch_init(char *err, size_t errlen);
+/* local_dirs: space-separated directories whose files file:// URLs may
+ * name (none: no file:// at all); allow_networks: addresses or CIDR
+ * prefixes that downloads may reach although they are loopback,
+ * link-local, private or otherwise special. */
+int fetch_init(const char *local_dirs, const char *allow_networks, char *err,
+	       size_t errlen);
 void fetch_cleanup(void);
-/* Accepts only http, https and file URLs that libcurl can parse. */
+/* Accepts http and https URLs that libcurl can parse, and file URLs of
+ * files under local_dirs. */
 int fetch_url_check(const char *url, char *err, size_t errlen);
 /* Makes sure <cache_dir>/<sha256> holds the artifact, downloading url if it
- * is not cached; verifies the hash before the file appears there. Progress
- * and errors are written to joblog (may be NULL). path gets the cached
- * file's path. */
+ * is not cached; verifies the hash before the file appears there. One
+ * fetch per hash at a time; a set *cancel (may be NULL) stops it within a
+ * fraction of a second, even a stalled one. Progress and errors are
+ * written to joblog (may be NULL). path gets the cached file's path. */
 int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		   long max_bytes, char *path, size_t pathlen, FILE *joblog,
-		   char *err, size_t errlen);
+		   const volatile int *cancel, char *err, size_t errlen);
 
 /* ---- sched.c: the worker pool that runs jobs ---- */
 struct guest_host;
@@ -446,12 +488,18 @@ void notify_signature(const char *key, const char *body, size_t len,
 		      char out[65]);
 
 /* ---- trigger.c: rc announcements from the API and a watched Maildir ---- */
-/* Parses a raw announcement and records the release. 0 = recorded
- * (*created says whether it is new; version set), 1 = not an rc
- * announcement (err says why; ignored), -1 = malformed (err says why). */
-int trigger_announcement(struct store *, const char *raw, size_t len,
-			 char *version, size_t vlen, int *created, char *err,
-			 size_t errlen);
+/* Parses a raw announcement and records the release if its sender is
+ * one of senders (space-separated addresses, "*" for anyone). 0 = recorded
+ * (*created says whether it is new; version set; a later announcement of
+ * the same version under another Message-ID corrects the earlier one),
+ * 1 = not an rc announcement or not from an accepted sender (err says why;
+ * ignored), -1 = malformed (err says why), -2 = a storage error: keep the
+ * mail and try again later. */
+int trigger_announcement(struct store *, const char *senders, const char *raw,
+			 size_t len, char *version, size_t vlen, int *created,
+			 char *err, size_t errlen);
+/* 1 if the address in from ("Name <addr>") is one of senders. */
+int trigger_sender_accepted(const char *senders, const char *from);
 /* Watches cfg->maildir/new: each message is ingested, then moved to cur/
  * (or to .rcgate-rejected/ with the reason logged). */
 int trigger_start(const struct config *, const char *db_path, char *err,

@@ -270,7 +270,7 @@ static int prepare_boot(struct run *r, const char *artifact,
 	char agent[PATH_MAX], agent_sha[65], keysrc[1024], key[65];
 	char dir[PATH_MAX], tmp[PATH_MAX + 32], tk[PATH_MAX + 48],
 		ti[PATH_MAX + 48], kv[PATH_MAX + 8];
-	size_t used;
+	struct strbuf ks;
 	struct initramfs_request req = { 0 };
 	struct initramfs_result res = { 0 };
 	char *cached;
@@ -279,14 +279,16 @@ static int prepare_boot(struct run *r, const char *artifact,
 		 r->target->name);
 	if (sha256_file(agent, agent_sha, err, errlen) < 0)
 		return -1;
-	used = (size_t)snprintf(keysrc, sizeof(keysrc), "%s %s %s %s %s",
-				r->job->kind, r->job->sha256,
-				r->job->modules_sha256, agent_sha,
-				r->target->name);
+	strbuf_init(&ks, keysrc, sizeof(keysrc));
+	strbuf_printf(&ks, "%s %s %s %s %s", r->job->kind, r->job->sha256,
+		      r->job->modules_sha256, agent_sha, r->target->name);
 	for (const char *const *m = r->target->modules; *m != NULL; m++)
-		used += (size_t)snprintf(keysrc + used, sizeof(keysrc) - used,
-					 " %s", *m);
-	sha256_hex(keysrc, strlen(keysrc), key);
+		strbuf_printf(&ks, " %s", *m);
+	if (ks.overflow) {
+		errf(err, errlen, "initramfs cache key too long");
+		return -1;
+	}
+	sha256_hex(keysrc, ks.len, key);
 	snprintf(dir, sizeof(dir), "%s/initramfs/%s", sc.cache_dir, key);
 	if ((size_t)snprintf(kernel, len, "%s/kernel", dir) >= len ||
 	    (size_t)snprintf(initrd, len, "%s/initrd.gz", dir) >= len) {
@@ -323,14 +325,13 @@ static int prepare_boot(struct run *r, const char *artifact,
 	}
 	{
 		char line[2048];
-		size_t u = 0;
+		struct strbuf lb;
 
-		line[0] = '\0';
+		strbuf_init(&lb, line, sizeof(line));
 		for (size_t i = 0; i < res.nloaded; i++)
-			u += (size_t)snprintf(line + u, sizeof(line) - u, " %s",
-					      res.loaded[i]);
-		jlog(r, "initramfs %s built: kernel %s, modules:%s", key,
-		     res.kver, line);
+			strbuf_printf(&lb, " %s", res.loaded[i]);
+		jlog(r, "initramfs %s built: kernel %s, modules:%s%s", key,
+		     res.kver, line, lb.overflow ? " ..." : "");
 		for (size_t i = 0; i < res.nmissing; i++)
 			jlog(r, "initramfs: module %s not in this kernel (skipped)",
 			     res.missing[i]);
@@ -571,25 +572,28 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	char name[64], cmdline[512], console[PATH_MAX + 32],
 		channel[PATH_MAX + 32], tag[64];
 	struct guest_spec spec = { 0 };
-	size_t used;
+	struct strbuf cb;
 	int rc;
 
 	snprintf(name, sizeof(name), "rcgate-%lld-%ld%s%s",
 		 (long long)r->job->id, r->job->attempt, plan->phase ? "-" : "",
 		 plan->phase ? plan->phase : "");
-	used = (size_t)snprintf(cmdline, sizeof(cmdline),
-				"console=%s panic=-1 rcgate.port=%s rcgate.disks=",
-				r->target->console, CHANNEL_NAME);
+	strbuf_init(&cb, cmdline, sizeof(cmdline));
+	strbuf_printf(&cb, "console=%s panic=-1 rcgate.port=%s rcgate.disks=",
+		      r->target->console, CHANNEL_NAME);
 	for (unsigned i = 0; i < plan->disks->n; i++) {
-		used += (size_t)snprintf(cmdline + used, sizeof(cmdline) - used,
-					 "%s/dev/vd%c:%s", i ? "," : "", 'a' + i,
-					 plan->disks->fs[i]);
+		strbuf_printf(&cb, "%s/dev/vd%c:%s", i ? "," : "", 'a' + i,
+			      plan->disks->fs[i]);
 		spec.disks[i] = plan->disks->path[i];
 	}
 	spec.ndisks = plan->disks->n;
 	if (plan->extra_cmdline[0] != '\0')
-		snprintf(cmdline + used, sizeof(cmdline) - used, " %s",
-			 plan->extra_cmdline);
+		strbuf_printf(&cb, " %s", plan->extra_cmdline);
+	if (cb.overflow) {
+		errf(err, errlen, "kernel command line longer than %zu bytes",
+		     sizeof(cmdline) - 1);
+		return -1;
+	}
 	phase_paths(r, plan->phase, console, channel, sizeof(console));
 	snprintf(tag, sizeof(tag), "job=%lld attempt=%ld", (long long)r->job->id,
 		 r->job->attempt);
@@ -770,14 +774,16 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	if (mkdir_p(adir, 0755, err, sizeof(err)) < 0 ||
 	    fetch_artifact(job->url, job->sha256, adir,
 			   sc.cfg->max_artifact_mb << 20, artifact,
-			   sizeof(artifact), r.log, err, sizeof(err)) < 0) {
+			   sizeof(artifact), r.log, &w->cancel, err,
+			   sizeof(err)) < 0) {
 		infra(&r, "fetch", err);
 		goto out;
 	}
 	if (job->modules_url[0] != '\0' &&
 	    fetch_artifact(job->modules_url, job->modules_sha256, adir,
 			   sc.cfg->max_artifact_mb << 20, modules,
-			   sizeof(modules), r.log, err, sizeof(err)) < 0) {
+			   sizeof(modules), r.log, &w->cancel, err,
+			   sizeof(err)) < 0) {
 		infra(&r, "fetch", err);
 		goto out;
 	}

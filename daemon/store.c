@@ -848,17 +848,21 @@ int store_token_check(struct store *st, const char *hash, const char *scope)
 {
 	sqlite3_stmt *stmt = prepare(st, "SELECT scope FROM token WHERE hash = ?",
 				     NULL, 0);
-	int rc = 0;
+	int rc = AUTH_INVALID, step;
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, hash, -1, SQLITE_STATIC);
-	if (sqlite3_step(stmt) == SQLITE_ROW) {
+	step = sqlite3_step(stmt);
+	if (step == SQLITE_ROW) {
 		const char *have = (const char *)sqlite3_column_text(stmt, 0);
 
 		/* 'admin' implies every scope. */
 		rc = have != NULL && (strcmp(have, scope) == 0 ||
-				      strcmp(have, "admin") == 0);
+				      strcmp(have, "admin") == 0)
+			? AUTH_OK : AUTH_SCOPE;
+	} else if (step != SQLITE_DONE) {
+		rc = -1;
 	}
 	sqlite3_finalize(stmt);
 	return rc;
@@ -1184,12 +1188,28 @@ int store_outbox_done(struct store *st, int64_t id, int ok, const char *error,
 		   max_attempts, id) < 0 ? -1 : 0;
 }
 
+/* 1 if the release has an announcement, 0 if not, -1 on error. */
+static int release_announced(struct store *st, int64_t id)
+{
+	sqlite3_stmt *stmt = prepare(st, "SELECT message_id IS NOT NULL FROM"
+				     " release WHERE id = ?", NULL, 0);
+	int rc = -1;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, id);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		rc = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 int store_release_announce(struct store *st, const struct announce_in *a,
 			   int64_t *release_id, char *err, size_t errlen)
 {
 	char now[32];
 	int64_t existing;
-	int rc;
+	int rc, changed, had_announcement = 0;
 
 	now_iso8601(now);
 	if (begin(st, err, errlen) < 0)
@@ -1208,17 +1228,33 @@ int store_release_announce(struct store *st, const struct announce_in *a,
 		rc = 0;
 	} else {
 		rc = 1;
+		had_announcement = release_announced(st, existing);
+		if (had_announcement < 0) {
+			store_fail(st, "find release", err, errlen);
+			goto fail;
+		}
 	}
 	*release_id = existing;
-	if (run(st, "UPDATE release SET announced = ?, deadline = ?,"
-		    " message_id = ?, subject = ?, mail_from = ?, mail_to = ?,"
-		    " mail_cc = ?, patch_url = ?, git_tree = ?, git_branch = ?"
-		    " WHERE id = ? AND message_id IS NULL", err, errlen,
-		"ssssssssssi", a->date != NULL && a->date[0] ? a->date : now,
-		a->deadline != NULL && a->deadline[0] ? a->deadline : NULL,
-		a->message_id, a->subject, a->from, a->to, a->cc, a->patch_url,
-		a->git_tree, a->git_branch, existing) == 0)
+	/* A release without an announcement takes this one; one announced
+	 * under another Message-ID is corrected by it (the sender was
+	 * accepted, and the later mail is the one the maintainer meant);
+	 * the same Message-ID again changes nothing. */
+	changed = run(st, "UPDATE release SET announced = ?, deadline = ?,"
+		      " message_id = ?, subject = ?, mail_from = ?, mail_to = ?,"
+		      " mail_cc = ?, patch_url = ?, git_tree = ?, git_branch = ?"
+		      " WHERE id = ? AND (message_id IS NULL OR message_id <> ?)",
+		      err, errlen, "ssssssssssis",
+		      a->date != NULL && a->date[0] ? a->date : now,
+		      a->deadline != NULL && a->deadline[0] ? a->deadline : NULL,
+		      a->message_id, a->subject, a->from, a->to, a->cc,
+		      a->patch_url, a->git_tree, a->git_branch, existing,
+		      a->message_id);
+	if (changed < 0)
+		goto fail;
+	if (changed == 0)
 		rc = 2;
+	else if (rc == 1 && had_announcement)
+		rc = 3;
 	if (commit(st, err, errlen) < 0)
 		goto fail;
 	return rc;

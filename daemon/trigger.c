@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,9 +29,42 @@ static pthread_t trigger_thread;
 static int trigger_running;
 static atomic_int trigger_stopping;
 
-int trigger_announcement(struct store *st, const char *raw, size_t len,
-			 char *version, size_t vlen, int *created, char *err,
-			 size_t errlen)
+/* The address in "Name <addr>" (or the whole string), as a pointer and a
+ * length into from. */
+static const char *address_of(const char *from, size_t *len)
+{
+	const char *lt = strrchr(from, '<'), *gt;
+
+	if (lt != NULL && (gt = strchr(lt, '>')) != NULL) {
+		*len = (size_t)(gt - lt - 1);
+		return lt + 1;
+	}
+	while (*from == ' ')
+		from++;
+	*len = strcspn(from, " ");
+	return from;
+}
+
+int trigger_sender_accepted(const char *senders, const char *from)
+{
+	size_t alen, n;
+	const char *addr = address_of(from, &alen), *p = senders;
+
+	while (*p != '\0') {
+		p += strspn(p, " \t,");
+		n = strcspn(p, " \t,");
+		if (n == 1 && *p == '*')
+			return 1;
+		if (n > 0 && n == alen && strncasecmp(p, addr, n) == 0)
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+int trigger_announcement(struct store *st, const char *senders,
+			 const char *raw, size_t len, char *version,
+			 size_t vlen, int *created, char *err, size_t errlen)
 {
 	struct announcement a;
 	struct announce_in in;
@@ -43,6 +77,15 @@ int trigger_announcement(struct store *st, const char *raw, size_t len,
 	if (rc != 0)
 		return rc;
 	if (kversion_parse(a.version, &kv, err, errlen) < 0) {
+		announce_free(&a);
+		return 1;
+	}
+	/* Anyone can send a mail that looks like an announcement; only the
+	 * configured senders' decide a release's thread, recipients and
+	 * deadline. */
+	if (!trigger_sender_accepted(senders, a.from)) {
+		errf(err, errlen, "sender %.200s is not in [announce] senders",
+		     a.from);
 		announce_free(&a);
 		return 1;
 	}
@@ -63,12 +106,19 @@ int trigger_announcement(struct store *st, const char *raw, size_t len,
 	in.git_branch = a.git_branch;
 	rc = store_release_announce(st, &in, &id, err, errlen);
 	if (rc >= 0) {
+		static const char *const what[] = { "created", "attached",
+						    "already known", "corrected" };
+
 		snprintf(version, vlen, "%s", a.version);
 		*created = rc == 0;
-		log_info("announcement version=%s message_id=<%s> deadline=%s %s",
-			 a.version, a.message_id, a.deadline[0] ? a.deadline : "-",
-			 rc == 0 ? "created" : rc == 1 ? "attached" : "already known");
+		log_info("announcement version=%s message_id=<%s> from=\"%s\""
+			 " deadline=%s %s", a.version, a.message_id, a.from,
+			 a.deadline[0] ? a.deadline : "-", what[rc]);
 		rc = 0;
+	} else {
+		/* The mail was fine; the store was not (a full disk, a lock):
+		 * the caller keeps the mail and tries again. */
+		rc = -2;
 	}
 	announce_free(&a);
 	return rc;
@@ -87,16 +137,18 @@ static void move_mail(const char *dir, const char *name, const char *to)
 		log_err("maildir: move %s: %s", from, strerror(errno));
 }
 
-static void scan(struct store *st)
+/* Reads new/ once; 1 if a mail had to stay there for a storage error. */
+static int scan(struct store *st)
 {
 	char newdir[PATH_MAX];
 	DIR *d;
 	struct dirent *de;
+	int transient = 0;
 
 	snprintf(newdir, sizeof(newdir), "%s/new", tcfg->maildir);
 	d = opendir(newdir);
 	if (d == NULL)
-		return;
+		return 0;
 	while ((de = readdir(d)) != NULL && !atomic_load(&trigger_stopping)) {
 		char path[PATH_MAX], err[512], version[48];
 		size_t len = 0;
@@ -108,18 +160,26 @@ static void scan(struct store *st)
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", newdir,
 				     de->d_name) >= sizeof(path))
 			continue;
+		/* file_read refuses a FIFO, a device or an oversize mail at
+		 * once instead of blocking on it or cutting it. */
 		raw = file_read(path, MAX_MAIL, &len, err, sizeof(err));
 		if (raw == NULL) {
 			log_warn("maildir: %s: %s", de->d_name, err);
 			move_mail(tcfg->maildir, de->d_name, ".rcgate-rejected");
 			continue;
 		}
-		rc = trigger_announcement(st, raw, len, version, sizeof(version),
-					  &created, err, sizeof(err));
+		rc = trigger_announcement(st, tcfg->announce_senders, raw, len,
+					  version, sizeof(version), &created,
+					  err, sizeof(err));
 		free(raw);
 		if (rc == 0) {
 			move_mail(tcfg->maildir, de->d_name, "cur");
 			sched_kick();
+		} else if (rc == -2) {
+			/* Stays in new/ and is read again after a pause. */
+			log_err("maildir: %s kept for a retry: %s", de->d_name, err);
+			transient = 1;
+			break;
 		} else {
 			log_info("maildir: %s ignored: %s", de->d_name, err);
 			move_mail(tcfg->maildir, de->d_name,
@@ -127,6 +187,7 @@ static void scan(struct store *st)
 		}
 	}
 	closedir(d);
+	return transient;
 }
 
 static void *trigger_main(void *arg)
@@ -140,8 +201,9 @@ static void *trigger_main(void *arg)
 		return NULL;
 	}
 	while (!atomic_load(&trigger_stopping)) {
-		scan(st);
-		for (int i = 0; i < 10 && !atomic_load(&trigger_stopping); i++)
+		int pause = scan(st) ? 300 : 10;	/* tenths of a second */
+
+		for (int i = 0; i < pause && !atomic_load(&trigger_stopping); i++)
 			usleep(100000);
 	}
 	store_close(st);

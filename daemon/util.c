@@ -4,6 +4,7 @@
  * with size caps, directory trees, SHA-256 (GLib's GChecksum), and running a
  * program without a shell.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,10 +41,18 @@ char *file_read(const char *path, size_t cap, size_t *len, char *err,
 	int fd;
 	char *buf = NULL;
 	size_t used = 0, size = 0;
+	struct stat st;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking open and a regular-file check: a FIFO or a device
+	 * dropped where a file is expected must not block the caller. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		errf(err, errlen, "open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		errf(err, errlen, "%s: not a regular file", path);
+		close(fd);
 		return NULL;
 	}
 	for (;;) {
@@ -53,8 +62,10 @@ char *file_read(const char *path, size_t cap, size_t *len, char *err,
 			size_t nsize = size ? size * 2 : 8192;
 			char *nbuf;
 
-			if (nsize > cap + 1)
-				nsize = cap + 1;
+			/* Room for one byte past the cap, so a larger file
+			 * is an error and never silently cut. */
+			if (nsize > cap + 2)
+				nsize = cap + 2;
 			if (nsize <= used) {
 				errf(err, errlen, "%s: larger than %zu bytes",
 				     path, cap);
@@ -331,12 +342,43 @@ void now_iso8601(char buf[32])
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void strbuf_init(struct strbuf *sb, char *buf, size_t cap)
+{
+	sb->buf = buf;
+	sb->cap = cap;
+	sb->len = 0;
+	sb->overflow = cap == 0;
+	if (cap > 0)
+		buf[0] = '\0';
+}
+
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (sb->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sb->cap - sb->len) {
+		sb->overflow = 1;
+		sb->len = strlen(sb->buf);
+		return;
+	}
+	sb->len += (size_t)n;
+}
+
 int parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;
 	long v;
 
-	if (s == NULL || *s == '\0')
+	/* Digits only (a '-' first where negatives are allowed): strtol alone
+	 * would also take leading blanks and '+', so "%201" named job 1. */
+	if (s == NULL || !(isdigit((unsigned char)s[0]) ||
+			   (s[0] == '-' && min < 0 && isdigit((unsigned char)s[1]))))
 		return -1;
 	errno = 0;
 	v = strtol(s, &end, 10);
@@ -349,13 +391,16 @@ int parse_long(const char *s, long min, long max, long *out)
 int token_generate(char out[48], char hash[65])
 {
 	unsigned char raw[20];
-	size_t used;
+	struct strbuf sb;
 
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
 		return -1;
-	used = (size_t)snprintf(out, 48, "rcg_");
+	strbuf_init(&sb, out, 48);
+	strbuf_printf(&sb, "rcg_");
 	for (size_t i = 0; i < sizeof(raw); i++)
-		used += (size_t)snprintf(out + used, 48 - used, "%02x", raw[i]);
-	sha256_hex(out, strlen(out), hash);
+		strbuf_printf(&sb, "%02x", raw[i]);
+	if (sb.overflow)
+		return -1;
+	sha256_hex(out, sb.len, hash);
 	return 0;
 }

@@ -14,7 +14,7 @@ check "targets lists the four targets" [ "$(jqb '[.targets[].name] | join(",")')
 
 # The cache is content-addressed: a hash nobody has fetched yet.
 NOSHA=$(printf 'ab%.0s' $(seq 32))
-body='{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///nonexistent/k.deb","sha256":"'$NOSHA'"}]}'
+body='{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file://'"$STATE"'/files/missing.deb","sha256":"'$NOSHA'"}]}'
 req POST /api/v1/releases -d "$body"
 check "POST without a token is 401" [ "$CODE" = 401 ]
 req POST /api/v1/releases -H "Authorization: Bearer rcg_wrong" -d "$body"
@@ -32,11 +32,11 @@ bad "non-object body is 400" '[1,2]' "body must be a JSON object"
 bad "missing version is 400" '{"artifacts":[]}' "version is missing"
 bad "bad version is 400" '{"version":"6.1.64-rc","artifacts":[]}' "is not like 6.1.64"
 bad "empty artifacts is 400" '{"version":"6.1.64-rc1","artifacts":[]}' "artifacts must be an array"
-bad "unknown target is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"sparc","url":"file:///k","sha256":"'$SHA'"}]}' "target must be one of"
+bad "unknown target is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"sparc","url":"https://kernels.example/k.deb","sha256":"'$SHA'"}]}' "target must be one of"
 bad "ftp URL is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"ftp://h/k.deb","sha256":"'$SHA'"}]}' "scheme must be http, https or file"
-bad "short sha256 is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///k","sha256":"abc"}]}' "sha256 must be 64"
+bad "short sha256 is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"https://kernels.example/k.deb","sha256":"abc"}]}' "sha256 must be 64"
 bad "unknown key is 400" '{"version":"6.1.64-rc1","artifcts":[]}' "unknown key 'artifcts'"
-bad "duplicate target is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file:///k","sha256":"'$SHA'"},{"target":"x86_64","url":"file:///k","sha256":"'$SHA'"}]}' "given twice"
+bad "duplicate target is 400" '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"https://kernels.example/k.deb","sha256":"'$SHA'"},{"target":"x86_64","url":"https://kernels.example/k.deb","sha256":"'$SHA'"}]}' "given twice"
 
 big=$(head -c 70000 /dev/zero | tr '\0' 'a')
 post "{\"version\":\"$big\"}"
@@ -96,13 +96,13 @@ else
 	not_ok "/feed.atom is well-formed Atom"
 fi
 req POST /api/v1/tokens -H "$(auth)" -d '{"name":"x","scope":"write"}'
-check "a write token cannot create tokens (401)" [ "$CODE" = 401 ]
+check "a write token cannot create tokens (403 insufficient_scope)" [ "$CODE" = 403 ]
 ADMIN=$("$RCGATED" -f "$STATE/rcgated.conf" -T admin -s admin 2>/dev/null)
 req POST /api/v1/tokens -H "Authorization: Bearer $ADMIN" -d '{"name":"bot","scope":"read"}'
 check "an admin token creates a scoped token" [ "$CODE" = 201 -a "$(jqb .scope)" = read ]
 RO=$(jqb .token)
 req POST /api/v1/releases -H "Authorization: Bearer $RO" -d "$body"
-check "a read token cannot write (401)" [ "$CODE" = 401 ]
+check "a read token cannot write (403)" [ "$CODE" = 403 ]
 "$BUILD/rcgatectl" --server "$BASE" gate 6.1.64-rc1 >/dev/null 2>&1; rc=$?
 check "rcgatectl gate exits 3 for a release whose target could not be tested" [ $rc = 3 ]
 exit 0

@@ -33,6 +33,7 @@ kernel_deb() {	# kernel_deb target -> path and sha256 on two lines
 # start_daemon [extra config lines...]: fresh state dir, port 0.
 start_daemon() {
 	STATE=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-test.XXXXXX")
+	mkdir -p "$STATE/files"
 	{
 		echo "[daemon]"
 		echo "state_dir = $STATE"
@@ -43,6 +44,11 @@ start_daemon() {
 		echo "agent_dir = ${AGENT_DIR:-$BUILD/agent}"
 		echo "max_body_kb = 64"
 		echo "web_dir = $SRC/web"
+		# file:// only from the kernel caches and the test's own files/;
+		# the fault-injecting file server runs on 127.0.0.1.
+		echo "[fetch]"
+		echo "local_dirs = $KERNEL_CACHE ${RCGATE_KERNELS:-/var/cache/rcgate/kernels} $STATE/files"
+		echo "allow_networks = 127.0.0.1/32"
 		echo "[jobs]"
 		echo "accel = tcg"
 		printf '%s\n' "$@"

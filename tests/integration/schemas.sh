@@ -167,21 +167,21 @@ check "a 404 for a 61-byte UTF-8 version has a 404 error body" is_error 404
 
 # --- Request bodies: invalid ones are refused by schema and daemon ------
 NOSHA=$(printf 'ab%.0s' $(seq 32))
-A="\"target\":\"x86_64\",\"url\":\"file:///nonexistent/k\",\"sha256\":\"$NOSHA\""
+A="\"target\":\"x86_64\",\"url\":\"https://kernels.example/k.deb\",\"sha256\":\"$NOSHA\""
 R=/api/v1/releases
 refused release-request "missing version" POST $R "{\"artifacts\":[{$A}]}"
 refused release-request "version 6.1.64-rc (no rc number)" POST $R "{\"version\":\"6.1.64-rc\",\"artifacts\":[{$A}]}"
 refused release-request "version with a leading zero" POST $R "{\"version\":\"6.01.3\",\"artifacts\":[{$A}]}"
 refused release-request "empty artifacts" POST $R '{"version":"6.1.90","artifacts":[]}'
 refused release-request "five artifacts" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{$A},{$A},{$A},{$A},{$A}]}"
-refused release-request "unknown target" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{\"target\":\"sparc\",\"url\":\"file:///k/k\",\"sha256\":\"$NOSHA\"}]}"
+refused release-request "unknown target" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{\"target\":\"sparc\",\"url\":\"https://kernels.example/k.deb\",\"sha256\":\"$NOSHA\"}]}"
 refused release-request "ftp URL" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{\"target\":\"x86_64\",\"url\":\"ftp://h/k\",\"sha256\":\"$NOSHA\"}]}"
-refused release-request "upper-case sha256" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{\"target\":\"x86_64\",\"url\":\"file:///k/k\",\"sha256\":\"$(printf 'AB%.0s' $(seq 32))\"}]}"
+refused release-request "upper-case sha256" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{\"target\":\"x86_64\",\"url\":\"https://kernels.example/k.deb\",\"sha256\":\"$(printf 'AB%.0s' $(seq 32))\"}]}"
 refused release-request "unknown top-level key" POST $R "{\"version\":\"6.1.90\",\"artifcts\":[{$A}]}"
 refused release-request "unknown artifact key" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{$A,\"arch\":\"x86_64\"}]}"
 refused release-request "kind other than deb/image" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{$A,\"kind\":\"rpm\"}]}"
-refused release-request "modules_url without modules_sha256" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{$A,\"kind\":\"image\",\"modules_url\":\"file:///k/m.tar.xz\"}]}"
-refused release-request "modules with kind deb" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{$A,\"kind\":\"deb\",\"modules_url\":\"file:///k/m.tar.xz\",\"modules_sha256\":\"$NOSHA\"}]}"
+refused release-request "modules_url without modules_sha256" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{$A,\"kind\":\"image\",\"modules_url\":\"https://kernels.example/m.tar.xz\"}]}"
+refused release-request "modules with kind deb" POST $R "{\"version\":\"6.1.90\",\"artifacts\":[{$A,\"kind\":\"deb\",\"modules_url\":\"https://kernels.example/m.tar.xz\",\"modules_sha256\":\"$NOSHA\"}]}"
 refused release-request "baseline null" POST $R "{\"version\":\"6.1.90\",\"baseline\":null,\"artifacts\":[{$A}]}"
 refused release-request "a body that is an array" POST $R "[{$A}]"
 refused regression-triage-request "triage to fixed" POST /api/v1/regressions/999 '{"state":"fixed","reason":"r"}'

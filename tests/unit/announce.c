@@ -357,20 +357,61 @@ static void test_subject_shapes(void **state)
 	}
 }
 
-/* In-Reply-To alone does not make a reply: only with Re: in the subject. */
-static void test_in_reply_to_without_re(void **state)
+/* An announcement starts a thread: a tester's reply whose subject lost its
+ * "Re:" still carries In-Reply-To (or References) and is not one. */
+static void test_in_reply_to_is_a_reply(void **state)
 {
-	struct announcement a;
-	char err[256];
-	char *m = make_mail("[PATCH 6.1 000/372] 6.1.64-rc2 review",
-			    "In-Reply-To: <20231124172024.664207345@linuxfoundation.org>\n",
-			    body_6_1_64);
+	static const char *const headers[] = {
+		"In-Reply-To: <20231124172024.664207345@linuxfoundation.org>\n",
+		"References: <20231124172024.664207345@linuxfoundation.org>\n",
+	};
 
 	(void)state;
-	assert_int_equal(parse_str(m, &a, err, sizeof(err)), 0);
-	assert_string_equal(a.version, "6.1.64-rc2");
-	announce_free(&a);
-	free(m);
+	for (size_t i = 0; i < 2; i++) {
+		struct announcement a;
+		char err[256];
+		char *m = make_mail("[PATCH 6.1 000/372] 6.1.64-rc1 review",
+				    headers[i], body_6_1_64);
+
+		assert_int_equal(parse_str(m, &a, err, sizeof(err)), 1);
+		assert_non_null(strstr(err, "reply"));
+		announce_free(&a);
+		free(m);
+	}
+}
+
+/* Trees and patches named by the mail are only http(s) (and git for
+ * trees): a javascript: or file: URL is refused, never stored. */
+static void test_url_schemes(void **state)
+{
+	static const struct {
+		const char *header;
+		int rc;
+	} cases[] = {
+		{ "X-KernelTest-Patch: javascript:alert(1)\n", -1 },
+		{ "X-KernelTest-Patch: file:///etc/passwd\n", -1 },
+		{ "X-KernelTest-Tree: file:///etc/passwd\n", -1 },
+		{ "X-KernelTest-Tree: ssh://evil/x\n", -1 },
+		{ "X-KernelTest-Tree: git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git\n", 0 },
+		{ "X-KernelTest-Patch: https://www.kernel.org/pub/linux/kernel/v6.x/stable-review/patch-6.1.64-rc1.gz\n", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct announcement a;
+		char err[256] = "";
+		char *m = make_mail("[PATCH 6.1 000/372] 6.1.64-rc1 review",
+				    cases[i].header, body_6_1_64);
+		int rc = parse_str(m, &a, err, sizeof(err));
+
+		if (rc != cases[i].rc)
+			fail_msg("case %zu: rc %d (%s), want %d", i, rc, err,
+				 cases[i].rc);
+		if (rc < 0 && strstr(err, "scheme") == NULL)
+			fail_msg("case %zu: error '%s' does not name the scheme", i, err);
+		announce_free(&a);
+		free(m);
+	}
 }
 
 /* ---- X-KernelTest headers ---- */
@@ -731,7 +772,8 @@ int main(void)
 		cmocka_unit_test(test_reject_table),
 		cmocka_unit_test(test_reply_prefixes),
 		cmocka_unit_test(test_subject_shapes),
-		cmocka_unit_test(test_in_reply_to_without_re),
+		cmocka_unit_test(test_in_reply_to_is_a_reply),
+		cmocka_unit_test(test_url_schemes),
 		cmocka_unit_test(test_xkerneltest_without_review_subject),
 		cmocka_unit_test(test_xkerneltest_errors),
 		cmocka_unit_test(test_xkerneltest_deadline_forms),

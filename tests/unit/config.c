@@ -68,7 +68,54 @@ static const struct bad_case bad_cases[] = {
 	{ "[daemon\n", "t:1: bad section header" },
 	{ "[daemon]\njust words\n", "t:2: expected 'key = value'" },
 	{ "[jobs]\ntimeout = 5\n", "timeout: '5' is not a number in 10..86400" },
+	/* strtol alone would take these as 2, 2 and 10. */
+	{ "[jobs]\nworkers = \" 2\"\n", "workers: ' 2' is not a number" },
+	{ "[jobs]\nworkers = +2\n", "workers: '+2' is not a number" },
+	{ "[notify]\nwebhook_secret = \"abc\n", "t:2: unterminated quoted value" },
+	{ "[notify]\nwebhook_secret = \"abc\" x\n", "t:2: unterminated quoted value" },
 };
+
+/* A '#' is a comment only on a line of its own or after a blank; quoted
+ * values keep everything, and a dump reads back as the same value. */
+static void test_hash_in_values(void **state)
+{
+	static const struct {
+		const char *line, *secret;
+	} cases[] = {
+		{ "webhook_secret = s3cr#t", "s3cr#t" },
+		{ "webhook_secret = s3cr#t   # the CI's key", "s3cr#t" },
+		{ "webhook_secret = \"a #b \\\"c\\\\\"  # comment", "a #b \"c\\" },
+		{ "webhook_secret = \"  padded  \"", "  padded  " },
+		{ "webhook_secret = #x", "" },
+		{ "webhook_secret = x#", "x#" },
+		{ "  # webhook_secret = x", "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct config a, b;
+		char text[256], err[256] = "", *buf = NULL;
+		size_t len = 0;
+		FILE *fp;
+
+		snprintf(text, sizeof(text), "[notify]\n%s\n", cases[i].line);
+		config_defaults(&a);
+		if (config_parse(&a, text, "t", err, sizeof(err)) != 0)
+			fail_msg("case %zu: %s", i, err);
+		if (strcmp(a.webhook_secret, cases[i].secret) != 0)
+			fail_msg("case %zu: got '%s', want '%s'", i, a.webhook_secret,
+				 cases[i].secret);
+		fp = open_memstream(&buf, &len);
+		config_dump(&a, fp);
+		fclose(fp);
+		config_defaults(&b);
+		assert_int_equal(config_parse(&b, buf, "dump", err, sizeof(err)), 0);
+		assert_string_equal(b.webhook_secret, cases[i].secret);
+		free(buf);
+		config_free(&a);
+		config_free(&b);
+	}
+}
 
 static void test_bad_input(void **state)
 {
@@ -134,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_dump_round_trip),
+		cmocka_unit_test(test_hash_in_values),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

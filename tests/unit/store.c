@@ -239,9 +239,11 @@ static void test_tokens(void **state)
 					 sizeof(err)), 0);
 	assert_int_equal(store_token_add(f->st, "ro", "bb", "read", err,
 					 sizeof(err)), 0);
-	assert_int_equal(store_token_check(f->st, "aa", "write"), 1);
-	assert_int_equal(store_token_check(f->st, "bb", "write"), 0);
-	assert_int_equal(store_token_check(f->st, "cc", "write"), 0);
+	assert_int_equal(store_token_check(f->st, "aa", "write"), AUTH_OK);
+	/* A known token with too small a scope is told apart (403, not 401). */
+	assert_int_equal(store_token_check(f->st, "bb", "write"), AUTH_SCOPE);
+	assert_int_equal(store_token_check(f->st, "aa", "admin"), AUTH_SCOPE);
+	assert_int_equal(store_token_check(f->st, "cc", "write"), AUTH_INVALID);
 	/* Hashes are unique. */
 	assert_int_equal(store_token_add(f->st, "dup", "aa", "write", err,
 					 sizeof(err)), -1);
