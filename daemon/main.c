@@ -131,6 +131,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcgated: %s\n", err);
 		goto out;
 	}
+	if (store_check(db, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rcgated: %s\n", err);
+		goto out;
+	}
 	if (token_name != NULL) {
 		rc = create_token(db, token_name, scope);
 		goto out;

@@ -149,6 +149,14 @@ struct json_t;
  * One store per thread. */
 struct store *store_open(const char *path, char *err, size_t errlen);
 void store_close(struct store *);
+/* Before the first store_open of a daemon: an existing database must be a
+ * non-empty regular file that passes SQLite's quick_check. A missing one
+ * is fine (it is created); anything else is refused, never overwritten. */
+int store_check(const char *path, char *err, size_t errlen);
+/* This installation's id (8 hex digits, made once and kept): guests are
+ * named after it so two daemons on one libvirt never touch each other's. */
+int store_instance_id(struct store *, char *out, size_t len, char *err,
+		      size_t errlen);
 int store_schema_version(struct store *);
 
 struct artifact_in {
@@ -236,9 +244,13 @@ int store_job_done(struct store *, int64_t id, const struct result_row *,
 int store_job_infra(struct store *, int64_t id, const char *kind,
 		    const char *message, long max_attempts, int *requeued,
 		    char *err, size_t errlen);
-/* After a crash: every job left in fetching/booting/running is queued again. */
-int store_requeue_unfinished(struct store *, int *count, char *err,
-			     size_t errlen);
+/* Every job left in fetching/booting/running is queued again: after a clean
+ * stop (max_attempts 0) as the same attempt; after a crash as the next
+ * attempt, and a job that has used max_attempts ends in infra_error
+ * instead (an artifact that crashes the daemon is not retried for ever).
+ * *count = jobs requeued, *failed = jobs ended. */
+int store_requeue_unfinished(struct store *, long max_attempts, int *count,
+			     int *failed, char *err, size_t errlen);
 int store_release_cancel(struct store *, const char *version, int *count,
 			 char *err, size_t errlen);
 int store_job_state_get(struct store *, int64_t id, char *state, size_t len);

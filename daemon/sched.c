@@ -43,6 +43,8 @@ static int monitor_started;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
 static atomic_int stopping;
+/* "rcgate-<instance>-": every guest of this daemon, and only those. */
+static char guest_prefix[32] = "rcgate-";
 static atomic_uint running_guests;
 static pthread_mutex_t kvm_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -575,7 +577,7 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	struct strbuf cb;
 	int rc;
 
-	snprintf(name, sizeof(name), "rcgate-%lld-%ld%s%s",
+	snprintf(name, sizeof(name), "%s%lld-%ld%s%s", guest_prefix,
 		 (long long)r->job->id, r->job->attempt, plan->phase ? "-" : "",
 		 plan->phase ? plan->phase : "");
 	strbuf_init(&cb, cmdline, sizeof(cmdline));
@@ -927,16 +929,20 @@ static void *monitor_main(void *arg)
 int sched_start(const struct sched_context *c, char *err, size_t errlen)
 {
 	struct store *st;
-	int n = 0, orphans = 0;
+	int n = 0, failed = 0, orphans = 0;
+	char instance[16];
 
 	sc = *c;
 	st = store_open(sc.db_path, err, errlen);
 	if (st == NULL)
 		return -1;
-	if (store_requeue_unfinished(st, &n, err, errlen) < 0) {
+	if (store_instance_id(st, instance, sizeof(instance), err, errlen) < 0 ||
+	    store_requeue_unfinished(st, sc.cfg->attempts, &n, &failed, err,
+				     errlen) < 0) {
 		store_close(st);
 		return -1;
 	}
+	snprintf(guest_prefix, sizeof(guest_prefix), "rcgate-%s-", instance);
 	{
 		/* Releases whose last job ended just before a crash. */
 		json_t *todo = store_rows(st, Q_RELEASES_UNANALYSED, err, errlen, "");
@@ -956,7 +962,12 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 	store_close(st);
 	if (n > 0)
 		log_info("requeued %d unfinished job(s) from a previous run", n);
-	if (guest_destroy_orphans(sc.host, "rcgate-", &orphans, err, errlen) < 0)
+	if (failed > 0)
+		log_warn("%d job(s) ended as infra errors: the daemon had stopped"
+			 " unexpectedly during each of their attempts", failed);
+	/* Only this instance's guests: another rcgated on the same libvirt
+	 * names its own with its own id. */
+	if (guest_destroy_orphans(sc.host, guest_prefix, &orphans, err, errlen) < 0)
 		return -1;
 	if (orphans > 0)
 		log_info("destroyed %d orphaned guest(s)", orphans);
@@ -993,5 +1004,19 @@ void sched_stop(void)
 	if (monitor_started)
 		pthread_join(monitor_thread, NULL);
 	monitor_started = 0;
+	if (nworkers > 0) {
+		/* A clean stop costs a job no attempt: what the workers left
+		 * unfinished is queued again as it was. */
+		char err[256];
+		struct store *st = store_open(sc.db_path, err, sizeof(err));
+		int n = 0, failed = 0;
+
+		if (st == NULL ||
+		    store_requeue_unfinished(st, 0, &n, &failed, err, sizeof(err)) < 0)
+			log_err("requeue at stop: %s", err);
+		else if (n > 0)
+			log_info("stop: %d unfinished job(s) queued again", n);
+		store_close(st);
+	}
 	nworkers = 0;
 }

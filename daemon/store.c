@@ -5,8 +5,11 @@
  * schemas/sql/ and tracked with PRAGMA user_version, every statement
  * prepared with bound parameters, every state change one transaction.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -178,6 +181,9 @@ static int exec_sql(struct store *st, const char *sql, char *err,
 	return 0;
 }
 
+static int run(struct store *st, const char *sql, char *err, size_t errlen,
+	       const char *types, ...);
+
 static int begin(struct store *st, char *err, size_t errlen)
 {
 	/* IMMEDIATE takes the write lock up front, so two workers claiming
@@ -265,6 +271,81 @@ static int migrate(struct store *st, char *err, size_t errlen)
 	return 0;
 }
 
+int store_check(const char *path, char *err, size_t errlen)
+{
+	struct stat sb;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *stmt = NULL;
+	const char *verdict;
+	int rc = -1;
+
+	if (stat(path, &sb) < 0)
+		return errno == ENOENT ? 0 : (errf(err, errlen, "%s: %s", path,
+						   strerror(errno)), -1);
+	if (!S_ISREG(sb.st_mode)) {
+		errf(err, errlen, "database %s is not a regular file", path);
+		return -1;
+	}
+	/* SQLite takes an empty file for a new database: the tokens, the
+	 * releases and the regressions would silently be gone. */
+	if (sb.st_size == 0) {
+		errf(err, errlen, "database %s is empty (0 bytes), not a new one:"
+		     " refusing to create a database over it (move it away to"
+		     " start afresh, or restore a backup)", path);
+		return -1;
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &stmt, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_step(stmt) != SQLITE_ROW) {
+		errf(err, errlen, "database %s cannot be read: %s (restore a"
+		     " backup)", path, db != NULL ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	verdict = (const char *)sqlite3_column_text(stmt, 0);
+	if (verdict == NULL || strcmp(verdict, "ok") != 0) {
+		errf(err, errlen, "database %s is corrupt (%.200s): restore a"
+		     " backup", path, verdict != NULL ? verdict : "?");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	return rc;
+}
+
+int store_instance_id(struct store *st, char *out, size_t len, char *err,
+		      size_t errlen)
+{
+	unsigned char raw[4];
+	char fresh[9];
+	sqlite3_stmt *stmt;
+	int rc = -1;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		errf(err, errlen, "getrandom: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(fresh, sizeof(fresh), "%02x%02x%02x%02x", raw[0], raw[1],
+		 raw[2], raw[3]);
+	if (run(st, "INSERT OR IGNORE INTO meta (key, value) VALUES"
+		    " ('instance', ?)", err, errlen, "s", fresh) < 0)
+		return -1;
+	stmt = prepare(st, "SELECT value FROM meta WHERE key = 'instance'", err,
+		       errlen);
+	if (stmt == NULL)
+		return -1;
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+		snprintf(out, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
+		rc = 0;
+	} else {
+		store_fail(st, "read instance id", err, errlen);
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 struct store *store_open(const char *path, char *err, size_t errlen)
 {
 	struct store *st = calloc(1, sizeof(*st));
@@ -283,8 +364,10 @@ struct store *store_open(const char *path, char *err, size_t errlen)
 	}
 	sqlite3_busy_timeout(st->db, 10000);
 	sqlite3_extended_result_codes(st->db, 1);
+	/* synchronous = FULL: a commit (and so a 201) has reached the disk
+	 * before it is answered, and survives a power cut (rcgated(8)). */
 	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
-			 " PRAGMA synchronous = NORMAL;", err, errlen) < 0)
+			 " PRAGMA synchronous = FULL;", err, errlen) < 0)
 		goto fail;
 	if (migrate(st, err, errlen) < 0)
 		goto fail;
@@ -761,26 +844,48 @@ fail:
 	return -1;
 }
 
-int store_requeue_unfinished(struct store *st, int *count, char *err,
-			     size_t errlen)
+int store_requeue_unfinished(struct store *st, long max_attempts, int *count,
+			     int *failed, char *err, size_t errlen)
 {
 	char now[32];
-	int n;
+	int n, ended = 0;
 
+	*count = *failed = 0;
 	now_iso8601(now);
 	if (begin(st, err, errlen) < 0)
 		return -1;
+	if (max_attempts > 0) {
+		if (run(st, "INSERT INTO job_event (job_id, at, state, attempt,"
+			    " message) SELECT id, ?, 'infra_error', attempt,"
+			    " 'crash: the daemon stopped during this attempt, the"
+			    " last one' FROM job WHERE state IN"
+			    " ('fetching','booting','running') AND attempt >= ?",
+			err, errlen, "sl", now, max_attempts) < 0)
+			goto fail;
+		ended = run(st, "UPDATE job SET state = 'infra_error', finished = ?,"
+			    " error_kind = 'crash', error = 'the daemon stopped"
+			    " unexpectedly during every attempt (' || attempt ||"
+			    "'); not retried' WHERE state IN"
+			    " ('fetching','booting','running') AND attempt >= ?",
+			    err, errlen, "sl", now, max_attempts);
+		if (ended < 0)
+			goto fail;
+	}
 	if (run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
-		    " SELECT id, ?, 'queued', attempt, 'requeued after restart'"
-		    " FROM job WHERE state IN ('fetching','booting','running')",
-		err, errlen, "s", now) < 0)
+		    " SELECT id, ?, 'queued', attempt + ?, ? FROM job WHERE state"
+		    " IN ('fetching','booting','running')", err, errlen, "sls",
+		now, max_attempts > 0 ? 1L : 0L, max_attempts > 0
+		? "requeued after the daemon stopped unexpectedly"
+		: "requeued after a clean stop") < 0)
 		goto fail;
-	n = run(st, "UPDATE job SET state = 'queued', worker = NULL"
-		    " WHERE state IN ('fetching','booting','running')", err,
-		errlen, "");
+	n = run(st, "UPDATE job SET state = 'queued', worker = NULL,"
+		    " attempt = attempt + ? WHERE state IN"
+		    " ('fetching','booting','running')", err, errlen, "l",
+		max_attempts > 0 ? 1L : 0L);
 	if (n < 0 || commit(st, err, errlen) < 0)
 		goto fail;
 	*count = n;
+	*failed = ended;
 	return 0;
 fail:
 	rollback(st);

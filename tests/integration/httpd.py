@@ -7,6 +7,9 @@ path prefix:
   /drop/NAME       the first GET closes the connection halfway through
   /slow/NAME       sends at about 1 MiB/s
   /flaky/NAME      the first GET answers 503
+  /stall/NAME      sends the headers and 4 KiB, then nothing for 10 minutes
+  /away/NAME       302 to the same file on 127.0.0.2 (another loopback
+                   address, which a daemon allowing only 127.0.0.1 refuses)
 Every request is logged to stderr as: METHOD PATH RANGE STATUS."""
 import http.server
 import os
@@ -33,7 +36,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         parts = self.path.split("/")
-        if len(parts) != 3 or parts[1] not in ("files", "drop", "slow", "flaky"):
+        if len(parts) != 3 or parts[1] not in ("files", "drop", "slow", "flaky",
+                                                   "stall", "away"):
             return self.fail(404)
         mode, name = parts[1], parts[2]
         path = os.path.join(ROOT, os.path.basename(name))
@@ -44,6 +48,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             seen.add((mode, name))
         if mode == "flaky" and first:
             return self.fail(503)
+        if mode == "away":
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.2:%d/files/%s" %
+                             (self.server.server_address[1], name))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            self.note(302)
+            return
         size = os.path.getsize(path)
         start = 0
         rng = self.headers.get("Range")
@@ -64,7 +76,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.seek(start)
             sent = 0
             while sent < limit:
-                chunk = f.read(min(65536, limit - sent))
+                chunk = f.read(min(4096 if mode == "stall" else 65536,
+                                   limit - sent))
                 if not chunk:
                     break
                 try:
@@ -74,6 +87,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 sent += len(chunk)
                 if mode == "slow":
                     time.sleep(0.0625)
+                if mode == "stall" and sent >= 4096:
+                    time.sleep(600)
+                    return
         if limit < length:
             self.close_connection = True
             self.connection.shutdown(2)
@@ -107,6 +123,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.note(status)
 
 
+http.server.ThreadingHTTPServer.daemon_threads = True
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(PORTFILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))

@@ -79,6 +79,7 @@ stop_daemon() {
 
 cleanup() {
 	stop_daemon
+	stop_httpd
 	if [ "$FAILED" -gt 0 ] && [ -n "${STATE:-}" ]; then
 		diag "state kept in $STATE; daemon log tail:"
 		tail -n 30 "$STATE/rcgated.log" 2>/dev/null | sed 's/^/# /'
@@ -114,6 +115,7 @@ jqb() { printf '%s' "$BODY" | jq -r "$@"; }
 
 # start_httpd DIR: a fault-injecting file server (httpd.py); sets HTTPD_URL.
 start_httpd() {
+	stop_httpd
 	HTTPD_DIR=$1
 	HTTPD_LOG=$(mktemp)
 	rm -f "$HTTPD_DIR/.port"
@@ -122,7 +124,12 @@ start_httpd() {
 	for _ in $(seq 1 50); do [ -s "$HTTPD_DIR/.port" ] && break; sleep 0.1; done
 	HTTPD_URL="http://127.0.0.1:$(cat "$HTTPD_DIR/.port")"
 }
-stop_httpd() { [ -n "${HTTPD_PID:-}" ] && kill "$HTTPD_PID" 2>/dev/null; wait "$HTTPD_PID" 2>/dev/null; HTTPD_PID=; }
+stop_httpd() {
+	if [ -n "${HTTPD_PID:-}" ]; then
+		kill "$HTTPD_PID" 2>/dev/null; wait "$HTTPD_PID" 2>/dev/null
+	fi
+	HTTPD_PID=
+}
 
 # The lock file's kernels as an artifacts JSON list; $1 = URL prefix per
 # file name (default file:// of the package cache).

@@ -203,7 +203,7 @@ static void test_requeue_and_cancel(void **state)
 	struct fixture *f = *state;
 	char err[256], st[32];
 	struct job a, b;
-	int n;
+	int n, failed;
 	struct result_row row = { "ext4.x", "pass", NULL };
 
 	add_release(f->st, "5.15.140-rc1", 2);
@@ -211,9 +211,11 @@ static void test_requeue_and_cancel(void **state)
 	assert_int_equal(store_job_claim(f->st, "w1", &b, err, sizeof(err)), 1);
 	store_job_transition(f->st, a.id, "fetching", "booting", NULL, err,
 			     sizeof(err));
-	/* The daemon dies here: both come back queued. */
-	assert_int_equal(store_requeue_unfinished(f->st, &n, err, sizeof(err)), 0);
+	/* The daemon dies here: both come back queued, as their next attempt. */
+	assert_int_equal(store_requeue_unfinished(f->st, 3, &n, &failed, err,
+						  sizeof(err)), 0);
 	assert_int_equal(n, 2);
+	assert_int_equal(failed, 0);
 	assert_int_equal(store_job_state_get(f->st, a.id, st, sizeof(st)), 0);
 	assert_string_equal(st, "queued");
 	/* Cancel while one runs: the worker's results are dropped. */
@@ -228,6 +230,38 @@ static void test_requeue_and_cancel(void **state)
 	assert_int_equal(store_job_state_get(f->st, a.id, st, sizeof(st)), 0);
 	assert_string_equal(st, "cancelled");
 	assert_int_equal(store_job_claim(f->st, "w0", &b, err, sizeof(err)), 0);
+}
+
+/* Attempts across stops: a clean stop requeues the same attempt, a crash
+ * the next one, and a job that crashed the daemon on every attempt ends. */
+static void test_requeue_attempts(void **state)
+{
+	struct fixture *f = *state;
+	char err[256], st[32];
+	struct job a;
+	int n, failed;
+
+	add_release(f->st, "6.1.64-rc1", 1);
+	assert_int_equal(store_job_claim(f->st, "w0", &a, err, sizeof(err)), 1);
+	assert_int_equal(a.attempt, 1);
+	assert_int_equal(store_requeue_unfinished(f->st, 0, &n, &failed, err,
+						  sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_job_claim(f->st, "w0", &a, err, sizeof(err)), 1);
+	assert_int_equal(a.attempt, 1);
+	assert_int_equal(store_requeue_unfinished(f->st, 2, &n, &failed, err,
+						  sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(failed, 0);
+	assert_int_equal(store_job_claim(f->st, "w0", &a, err, sizeof(err)), 1);
+	assert_int_equal(a.attempt, 2);
+	assert_int_equal(store_requeue_unfinished(f->st, 2, &n, &failed, err,
+						  sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(failed, 1);
+	assert_int_equal(store_job_state_get(f->st, a.id, st, sizeof(st)), 0);
+	assert_string_equal(st, "infra_error");
+	assert_int_equal(store_job_claim(f->st, "w0", &a, err, sizeof(err)), 0);
 }
 
 static void test_tokens(void **state)
@@ -273,6 +307,51 @@ static void test_newer_schema_refused(void **state)
 	f->st = NULL;
 }
 
+/* An empty or damaged database is refused at start, never replaced. */
+static void test_check_refuses_damage(void **state)
+{
+	struct fixture *f = *state;
+	char err[256], path[160];
+	FILE *fp;
+	long size;
+
+	assert_int_equal(store_check(f->db, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/missing.db", f->dir);
+	assert_int_equal(store_check(path, err, sizeof(err)), 0);
+	/* Zero bytes: SQLite would take it for a new database. */
+	snprintf(path, sizeof(path), "%s/empty.db", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	assert_int_equal(store_check(path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "empty (0 bytes)"));
+	/* Pages overwritten in the middle of the file. */
+	for (int i = 1; i <= 60; i++) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "6.1.%d-rc1", i);
+		add_release(f->st, v, 2);
+	}
+	store_close(f->st);
+	f->st = NULL;
+	{
+		char *argv[] = { "sqlite3", f->db, "PRAGMA wal_checkpoint(TRUNCATE);", NULL };
+
+		run_argv(argv, NULL, 0, err, sizeof(err));
+	}
+	fp = fopen(f->db, "r+");
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	size = ftell(fp);
+	assert_true(size >= 4 * 4096);
+	fseek(fp, 4096, SEEK_SET);
+	for (int i = 0; i < 2 * 4096; i++)
+		fputc(0x5a, fp);
+	fclose(fp);
+	assert_int_equal(store_check(f->db, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "restore a backup"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,9 +359,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requeue_attempts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requeue_and_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_refuses_damage, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
