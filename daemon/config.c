@@ -31,6 +31,8 @@ static const char *const accel_choices[] = { "auto", "tcg", "kvm", NULL };
 static const char *const level_choices[] = { "error", "warn", "info", "debug", NULL };
 
 static const struct directive directives[] = {
+	{ "daemon", "user", D_STRING, OFF(user), "", 0, 0, NULL,
+	  "started as root, become this user (state and cache dirs become theirs); empty: stay" },
 	{ "daemon", "state_dir", D_STRING, OFF(state_dir), "/var/lib/rcgate", 0, 0, NULL,
 	  "database, caches, job logs, libvirt embed root" },
 	{ "daemon", "cache_dir", D_STRING, OFF(cache_dir), "", 0, 0, NULL,

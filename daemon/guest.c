@@ -42,6 +42,15 @@ static const char embed_qemu_conf[] =
 	"dynamic_ownership = 0\n"
 	"remember_owner = 0\n"
 	"security_driver = \"none\"\n";
+/* Unprivileged (rcgated's [daemon] user): qemu runs as the daemon's own
+ * user, which owns the embed root; naming root there would make libvirt
+ * try to chown its state directories and fail. */
+static const char embed_qemu_conf_user[] =
+	"# Written by rcgated for the embedded QEMU driver; edits are lost.\n"
+	"stdio_handler = \"file\"\n"
+	"dynamic_ownership = 0\n"
+	"remember_owner = 0\n"
+	"security_driver = \"none\"\n";
 
 struct guest_host {
 	virConnectPtr conn;
@@ -315,7 +324,8 @@ static int embed_prepare(const char *uri, char *err, size_t errlen)
 		snprintf(embed_log, sizeof(embed_log),
 			 "3:file:%s/log/libvirt.log", root);
 	snprintf(path, sizeof(path), "%s/etc/qemu.conf", root);
-	return write_if_changed(path, embed_qemu_conf, err, errlen);
+	return write_if_changed(path, geteuid() == 0 ? embed_qemu_conf
+				: embed_qemu_conf_user, err, errlen);
 }
 
 struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)

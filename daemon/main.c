@@ -9,8 +9,11 @@
  * stores only its hash.
  */
 #include <errno.h>
+#include <ftw.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +60,79 @@ static int create_token(const char *db, const char *name, const char *scope)
 	}
 	store_close(st);
 	printf("%s\n", token);
+	return 0;
+}
+
+static int running_as_root;	/* warned about once the log is open */
+static uid_t chown_uid;
+static gid_t chown_gid;
+
+static int chown_entry(const char *path, const struct stat *sb, int flag,
+		       struct FTW *ftw)
+{
+	(void)flag;
+	(void)ftw;
+	if (sb->st_uid != chown_uid && lchown(path, chown_uid, chown_gid) < 0)
+		return -1;
+	return 0;
+}
+
+/* Started as root with [daemon] user set: the state and cache directories
+ * become the user's (once: a tree already theirs is left alone), then the
+ * process becomes the user for good, before any thread, database or guest.
+ * QEMU runs as whoever rcgated is, so guests are confined with it. */
+static int drop_privileges(const struct config *cfg, const char *cache,
+			   char *err, size_t errlen)
+{
+	const struct passwd *pw;
+	struct stat sb;
+	const char *const dirs[] = { cfg->state_dir, cache };
+
+	if (cfg->user[0] == '\0') {
+		running_as_root = geteuid() == 0;
+		return 0;
+	}
+	pw = getpwnam(cfg->user);
+	if (pw == NULL) {
+		errf(err, errlen, "user '%s' does not exist (scripts/setup creates"
+		     " it)", cfg->user);
+		return -1;
+	}
+	if (geteuid() != 0) {
+		if (geteuid() == pw->pw_uid)
+			return 0;
+		errf(err, errlen, "[daemon] user is %s, but rcgated was started"
+		     " as uid %d (start it as root or as %s)", cfg->user,
+		     (int)geteuid(), cfg->user);
+		return -1;
+	}
+	chown_uid = pw->pw_uid;
+	chown_gid = pw->pw_gid;
+	for (size_t i = 0; i < 2; i++) {
+		if (stat(dirs[i], &sb) == 0 && sb.st_uid != pw->pw_uid &&
+		    nftw(dirs[i], chown_entry, 32, FTW_PHYS) != 0) {
+			errf(err, errlen, "chown %s to %s: %s", dirs[i], cfg->user,
+			     strerror(errno));
+			return -1;
+		}
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) < 0 ||
+	    setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0) {
+		errf(err, errlen, "cannot become %s: %s", cfg->user, strerror(errno));
+		return -1;
+	}
+	if (setuid(0) == 0) {
+		errf(err, errlen, "still able to regain root after becoming %s",
+		     cfg->user);
+		return -1;
+	}
+	/* libvirt's embedded driver and GLib look at these. */
+	setenv("HOME", cfg->state_dir, 1);
+	setenv("USER", pw->pw_name, 1);
+	setenv("LOGNAME", pw->pw_name, 1);
+	unsetenv("XDG_RUNTIME_DIR");
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("XDG_CACHE_HOME");
 	return 0;
 }
 
@@ -127,7 +203,8 @@ int main(int argc, char **argv)
 	else
 		snprintf(cache, sizeof(cache), "%s/cache", cfg.state_dir);
 	if (mkdir_p(cfg.state_dir, 0755, err, sizeof(err)) < 0 ||
-	    mkdir_p(cache, 0755, err, sizeof(err)) < 0) {
+	    mkdir_p(cache, 0755, err, sizeof(err)) < 0 ||
+	    drop_privileges(&cfg, cache, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s\n", err);
 		goto out;
 	}
@@ -144,6 +221,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcgated: %s\n", err);
 		goto out;
 	}
+	if (running_as_root)
+		log_warn("running as root: set [daemon] user to run rcgated and"
+			 " its guests unprivileged");
 	if (!foreground && daemon(0, strcmp(cfg.log_file, "-") == 0) < 0) {
 		log_err("daemon: %s", strerror(errno));
 		goto out;

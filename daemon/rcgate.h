@@ -71,6 +71,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 /* ---- config.c: the configuration file ---- */
 struct config {
+	char *user;		/* run as this user; empty: as started */
 	char *state_dir;
 	char *cache_dir;	/* empty: <state_dir>/cache */
 	char *listen;
