@@ -3,8 +3,8 @@
 # Crash safety, for real: rcgated is killed with SIGKILL while a job is
 # fetching and again while its guest runs. Each restart requeues the job,
 # resumes the download, destroys the orphaned guest, and the job finishes
-# once with its results stored once. Then cancellation stops a running
-# guest.
+# once with its results stored once; each crash costs the job an attempt.
+# Then cancellation stops a running guest.
 . "$(dirname "$0")/lib.sh"
 echo "1..9"
 mapfile -t k < <(kernel_deb x86_64)
@@ -16,7 +16,7 @@ fi
 NAME=$(basename "$DEB")
 export RCGATE_TEST_CACHE=$(mktemp -d)
 start_httpd "$(dirname "$DEB")"
-start_daemon "filesystems = ext4" "crash_test = 0" "workers = 1" "attempts = 2" "timeout = 300"
+start_daemon "filesystems = ext4" "crash_test = 0" "workers = 1" "attempts = 3" "timeout = 300"
 CONF=$STATE/rcgated.conf
 restart() { "$RCGATED" -d -f "$CONF" & DAEMON_PID=$!; for _ in $(seq 1 100); do
 	[ -s "$STATE/rcgated.port" ] && break; sleep 0.1; done; PORT=$(cat "$STATE/rcgated.port"); BASE="http://127.0.0.1:$PORT"; }
@@ -32,18 +32,19 @@ wait_state fetching 20
 sleep 3
 kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
 rm -f "$STATE/rcgated.port"
-partial=$(stat -c %s "$RCGATE_TEST_CACHE/artifacts/partial/$SHA" 2>/dev/null || echo 0)
+partial=$(cat "$RCGATE_TEST_CACHE/artifacts/partial/$SHA".* 2>/dev/null | wc -c)
 check "killed while fetching: a partial download is on disk ($partial bytes)" [ "$partial" -gt 0 ]
 restart
 check "after restart the job runs again" wait_state running 120
 check "the download resumed where it stopped" grep -q "^GET /slow/$NAME bytes=[1-9][0-9]*- 206" "$HTTPD_LOG"
 # Kill once libvirt has the domain running (not while it is still
 # creating it: see the note in docs/libvirt.md).
-for _ in $(seq 1 600); do grep -q "guest started name=rcgate-1-1" "$STATE/rcgated.log" && break; sleep 0.2; done
+# Guests are rcgate-<instance>-<job>-<attempt>: this is job 1, attempt 2.
+for _ in $(seq 1 600); do grep -q "guest started name=rcgate-[0-9a-f]*-1-2" "$STATE/rcgated.log" && break; sleep 0.2; done
 sleep 1
 kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
 rm -f "$STATE/rcgated.port"
-if pgrep -f "guest=rcgate-1-" >/dev/null; then ok "killed while running: the guest outlived the daemon"
+if pgrep -f "guest=rcgate-[0-9a-f]{8}-1-" >/dev/null; then ok "killed while running: the guest outlived the daemon"
 else not_ok "the guest outlived the daemon"; fi
 restart
 sleep 3
@@ -52,7 +53,7 @@ wait_release 6.1.192 300
 check "the job finished as done" [ "$(jqb '.jobs[0].state')" = done ]
 req GET /api/v1/jobs/1
 check "its results are stored once, from one complete run" [ "$(jqb '.results | length')" = "$(jqb '.results | map(.test) | unique | length')" -a "$(jqb '.results | length')" -ge 10 ]
-check "its history shows both requeues" [ "$(jqb '[.events[] | select(.message == "requeued after restart")] | length')" = 2 ]
+check "its history shows both requeues, and it finished as attempt 3" [ "$(jqb '[.events[] | select(.message == "requeued after the daemon stopped unexpectedly")] | length')" = 2 -a "$(jqb .attempt)" = 3 ]
 
 # Cancellation stops a running guest.
 req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"6.1.193\",\"artifacts\":[{\"target\":\"x86_64\",\"url\":\"file://$DEB\",\"sha256\":\"$SHA\"}]}"
@@ -62,9 +63,9 @@ sleep 1
 req POST /api/v1/releases/6.1.193/cancel -H "$(auth)"
 # The monitor notices within a second; libvirt's destroy waits for qemu to
 # be reaped, which takes seconds on a loaded machine.
-for _ in $(seq 1 100); do pgrep -f "guest=rcgate-$jid-" >/dev/null || break; sleep 0.2; done
+for _ in $(seq 1 100); do pgrep -f "guest=rcgate-[0-9a-f]{8}-$jid-" >/dev/null || break; sleep 0.2; done
 req GET "/api/v1/jobs/$jid"
-if [ "$(jqb .state)" = cancelled ] && ! pgrep -f "guest=rcgate-$jid-" >/dev/null; then
+if [ "$(jqb .state)" = cancelled ] && ! pgrep -f "guest=rcgate-[0-9a-f]{8}-$jid-" >/dev/null; then
 	ok "cancel stops the running guest and the job stays cancelled"
 else
 	not_ok "cancel stops the running guest"; diag "$(jqb .state)"

@@ -55,7 +55,11 @@ start_daemon() {
 	} > "$STATE/rcgated.conf"
 	"$RCGATED" -n -f "$STATE/rcgated.conf" 2>/dev/null || { echo "Bail out! bad test config"; exit 1; }
 	TOKEN=$("$RCGATED" -f "$STATE/rcgated.conf" -T test -s write) || { echo "Bail out! token"; exit 1; }
-	"$RCGATED" -d -f "$STATE/rcgated.conf" &
+	# Built with --enable-sanitizers, a report lands in the state dir and
+	# stop_daemon turns it into a failure.
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$STATE/sanitizer" \
+	UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:log_path=$STATE/sanitizer" \
+		"$RCGATED" -d -f "$STATE/rcgated.conf" &
 	DAEMON_PID=$!
 	for _ in $(seq 1 100); do
 		[ -s "$STATE/rcgated.port" ] && break
@@ -75,6 +79,17 @@ stop_daemon() {
 		wait "$DAEMON_PID" 2>/dev/null
 	fi
 	DAEMON_PID=
+	sanitizer_check
+}
+# A sanitizer report from any rcgated of this test is a failure of its own.
+sanitizer_check() {
+	local f
+	for f in "${STATE:-/nonexistent}"/sanitizer.*; do
+		[ -f "$f" ] || continue
+		not_ok "rcgated ran without sanitizer reports ($(basename "$f"))"
+		head -n 40 "$f" | sed 's/^/# /'
+		mv "$f" "$f.seen"
+	done
 }
 
 cleanup() {

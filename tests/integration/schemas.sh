@@ -130,7 +130,7 @@ error_case 401 "POST /api/v1/releases without a token is 401"
 req POST /api/v1/releases -H "Authorization: Bearer rcg_wrong" -d '{}'
 error_case 401 "a wrong token is 401"
 req POST /api/v1/tokens -H "$(auth)" -d '{"name":"x"}'
-error_case 401 "a write token cannot create tokens (401)"
+error_case 403 "a write token cannot create tokens (403)"
 req GET /api/v1/releases/9.9.9
 error_case 404 "an unknown release is 404"
 req GET /api/v1/releases/9.9.9/gate
@@ -200,7 +200,7 @@ req POST /api/v1/tokens -H "Authorization: Bearer $ADMIN" -d "$body"
 valid 201 token "POST /api/v1/tokens"
 READER=$(jqb .token)
 req POST /api/v1/releases -H "Authorization: Bearer $READER" -d '{}'
-error_case 401 "a read token cannot submit releases (401)"
+error_case 403 "a read token cannot submit releases (403)"
 
 # --- An announced release, then kernels ---------------------------------
 announce announce-6.1.64-rc1.eml
