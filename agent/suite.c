@@ -858,8 +858,8 @@ enum test_status suite_test_exec(const struct suite_test *t, const char *dir,
 }
 
 void suite_print_result(FILE *out, int indent, unsigned int number,
-			const char *name, enum test_status st,
-			const struct diag *d)
+			long long duration_ms, const char *name,
+			enum test_status st, const struct diag *d)
 {
 	unsigned int i;
 
@@ -868,6 +868,9 @@ void suite_print_result(FILE *out, int indent, unsigned int number,
 	if (d->dropped > 0)
 		fprintf(out, "%*s# %s: (%u more diagnostics not shown)\n",
 			indent, "", name, d->dropped);
+	/* daemon/ktap.c reads this as the result's duration. */
+	if (duration_ms >= 0)
+		fprintf(out, "%*s# rcgate-time-ms: %lld\n", indent, "", duration_ms);
 	if (st == TEST_SKIP)
 		fprintf(out, "%*sok %u %s # SKIP %s\n", indent, "", number, name,
 			d->skip_reason[0] != '\0' ? d->skip_reason : "skipped");
@@ -1019,12 +1022,14 @@ int suite_run(const char *dir, const char *suite_name, FILE *out,
 	fflush(out);
 	for (i = 0; i < n; i++) {
 		enum test_status st;
+		long long started;
 
 		/* Buffered output must not be duplicated into the child. */
 		fflush(out);
+		started = now_ms();
 		st = suite_test_isolated(&t[i], dir, &env, timeout_s, &d);
-		suite_print_result(out, 4, (unsigned int)(i + 1), t[i].name, st,
-				   &d);
+		suite_print_result(out, 4, (unsigned int)(i + 1),
+				   now_ms() - started, t[i].name, st, &d);
 		if (st == TEST_PASS)
 			counts->pass++;
 		else if (st == TEST_FAIL)
@@ -1318,8 +1323,13 @@ void crash_verify_run(const char *dir, const char *suite_name,
 	fprintf(out, "    # Subtest: %s\n", suite_name);
 	fprintf(out, "    1..1\n");
 	fflush(out);
-	st = crash_verify(dir, expect, &d);
-	suite_print_result(out, 4, 1, CRASH_TEST_NAME, st, &d);
+	{
+		long long started = now_ms();
+
+		st = crash_verify(dir, expect, &d);
+		suite_print_result(out, 4, 1, now_ms() - started,
+				   CRASH_TEST_NAME, st, &d);
+	}
 	if (st == TEST_PASS)
 		counts->pass++;
 	else if (st == TEST_FAIL)

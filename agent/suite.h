@@ -158,10 +158,11 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 				     const struct suite_env *env,
 				     unsigned int timeout_s, struct diag *d);
 
-/* Print "[indent]# name: line" for every diagnostic, then the result line. */
+/* Print "[indent]# name: line" for every diagnostic, the test's duration
+ * ("# rcgate-time-ms: N", if duration_ms >= 0), then the result line. */
 void suite_print_result(FILE *out, int indent, unsigned int number,
-			const char *name, enum test_status st,
-			const struct diag *d);
+			long long duration_ms, const char *name,
+			enum test_status st, const struct diag *d);
 
 /*
  * Run every test of the table in dir and print the nested KTAP block

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "rcgate.h"
+#include "kcidb.h"
 
 static struct api_context ctx;
 static struct store *api_store;
@@ -1140,127 +1141,84 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 			 g_string_free(out, FALSE), len);
 }
 
-/* KCIDB v5 status for one of our result states. */
-static const char *kcidb_status(const char *status)
-{
-	if (strcmp(status, "pass") == 0 || strcmp(status, "xfail") == 0)
-		return "PASS";
-	if (strcmp(status, "fail") == 0)
-		return "FAIL";
-	return "SKIP";
-}
-
-/* The release as a KCIDB v5 submission: the announcement's checkout, one
- * build per target, every test result, and each regression as an issue
- * with incidents on the failing tests, ready for KernelCI. */
+/* The release as a KCIDB v5.3 submission (kcidb.c): the rows become the
+ * typed input kcidb_submission takes. */
 static int h_kcidb(struct http_request *req, struct http_response *resp)
 {
-	json_t *rel = release_or_error(req, resp), *jobs, *regs, *job, *reg;
-	json_t *checkouts, *builds, *tests, *issues, *incidents, *co;
-	const char *origin = ctx.cfg->farm, *tree, *msgid, *version;
-	char checkout_id[128];
-	size_t i, k;
+	json_t *rel = release_or_error(req, resp), *jobs, *regs, *job, *reg,
+		**results = NULL, *out = NULL;
+	struct kcidb_release kr;
+	struct kcidb_job *kj = NULL;
+	struct kcidb_regression *kg = NULL;
+	struct kcidb_result **kres = NULL;
+	size_t i, k, nj, ng;
 
 	if (rel == NULL)
 		return 0;
-	version = json_string_value(json_object_get(rel, "version"));
-	snprintf(checkout_id, sizeof(checkout_id), "%s:%s", origin, version);
-	co = json_pack("{s:s,s:s,s:s,s:s}", "id", checkout_id, "origin", origin,
-		       "tree_name", "stable-rc", "comment", version);
-	tree = json_string_value(json_object_get(rel, "git_tree"));
-	if (tree != NULL && (strncmp(tree, "https://", 8) == 0 ||
-			     strncmp(tree, "git://", 6) == 0))
-		json_object_set_new(co, "git_repository_url", json_string(tree));
-	if (json_string_value(json_object_get(rel, "git_branch")) != NULL)
-		json_object_set(co, "git_repository_branch",
-				json_object_get(rel, "git_branch"));
-	msgid = json_string_value(json_object_get(rel, "message_id"));
-	if (msgid != NULL)
-		json_object_set_new(co, "message_id", json_string(msgid));
-	checkouts = json_pack("[o]", co);
-	builds = json_array();
-	tests = json_array();
-	issues = json_array();
-	incidents = json_array();
-	regs = rows(Q_RELEASE_REGRESSIONS, "i", jid(rel));
-	json_array_foreach(regs, i, reg) {
-		char issue_id[64], comment[512];
-
-		if (json_integer_value(json_object_get(reg, "flaky")))
-			continue;
-		snprintf(issue_id, sizeof(issue_id), "%s:regression%lld", origin,
-			 (long long)jid(reg));
-		snprintf(comment, sizeof(comment), "%s fails on %s (regression %lld)",
-			 json_string_value(json_object_get(reg, "test")),
-			 json_string_value(json_object_get(reg, "target")),
-			 (long long)jid(reg));
-		json_array_append_new(issues, json_pack("{s:s,s:i,s:s,s:s}", "id",
-			issue_id, "version", 1, "origin", origin, "comment", comment));
-	}
 	jobs = rows(Q_RELEASE_JOBS, "i", jid(rel));
-	json_array_foreach(jobs, i, job) {
-		const char *target = json_string_value(json_object_get(job, "target"));
-		const char *state = json_string_value(json_object_get(job, "state"));
-		const char *accel = json_string_value(json_object_get(job, "accel"));
-		long long id = jid(job);
-		json_t *results = rows(Q_JOB_RESULTS, "i", (int64_t)id), *res;
-		char build_id[160], env[96], log_url[700];
-
-		snprintf(build_id, sizeof(build_id), "%s:%s-job%lld", origin,
-			 version, id);
-		snprintf(env, sizeof(env), "qemu-%s (%s)", target,
-			 accel != NULL ? accel : "not booted");
-		snprintf(log_url, sizeof(log_url), "%s/api/v1/jobs/%lld/log",
-			 ctx.base_url != NULL ? ctx.base_url : "", id);
-		json_array_append_new(builds, json_pack("{s:s,s:s,s:s,s:s,s:s}",
-			"id", build_id, "checkout_id", checkout_id, "origin", origin,
-			"architecture", target, "status",
-			strcmp(state, "done") == 0 ? "PASS"
-			: strcmp(state, "infra_error") == 0 ? "ERROR" : "MISS"));
-		json_array_foreach(results, k, res) {
-			const char *test = json_string_value(json_object_get(res, "test"));
-			const char *status = kcidb_status(json_string_value(
-				json_object_get(res, "status")));
-			char test_id[200], path[200];
-			size_t r;
-
-			snprintf(test_id, sizeof(test_id), "%s:job%lld-%s", origin, id,
-				 test);
-			snprintf(path, sizeof(path), "rcgate.odirect.%s", test);
-			json_array_append_new(tests, json_pack(
-				"{s:s,s:s,s:s,s:s,s:s,s:{s:s},s:s}",
-				"id", test_id, "build_id", build_id, "origin", origin,
-				"path", path, "status", status, "environment", "comment",
-				env, "log_url", log_url));
-			if (strcmp(status, "FAIL") != 0)
-				continue;
-			/* This failing run is an incident of its regression. */
-			json_array_foreach(regs, r, reg) {
-				char issue_id[64], incident_id[300];
-
-				if (json_integer_value(json_object_get(reg, "flaky")) ||
-				    strcmp(json_string_value(json_object_get(reg, "test")), test) != 0 ||
-				    strcmp(json_string_value(json_object_get(reg, "target")), target) != 0)
-					continue;
-				snprintf(issue_id, sizeof(issue_id), "%s:regression%lld",
-					 origin, (long long)jid(reg));
-				snprintf(incident_id, sizeof(incident_id), "%s:%lld-job%lld-%s",
-					 origin, (long long)jid(reg), id, test);
-				json_array_append_new(incidents, json_pack(
-					"{s:s,s:s,s:s,s:i,s:s,s:b}", "id", incident_id,
-					"origin", origin, "issue_id", issue_id,
-					"issue_version", 1, "test_id", test_id, "present", 1));
-			}
-		}
-		json_decref(results);
+	regs = rows(Q_RELEASE_REGRESSIONS, "i", jid(rel));
+	nj = json_array_size(jobs);
+	ng = json_array_size(regs);
+	kj = calloc(nj + 1, sizeof(*kj));
+	kg = calloc(ng + 1, sizeof(*kg));
+	kres = calloc(nj + 1, sizeof(*kres));
+	results = calloc(nj + 1, sizeof(*results));
+	if (jobs == NULL || regs == NULL || kj == NULL || kg == NULL ||
+	    kres == NULL || results == NULL)
+		goto out;
+	kr = (struct kcidb_release){
+		.version = json_string_value(json_object_get(rel, "version")),
+		.rc = (long)json_integer_value(json_object_get(rel, "rc")),
+		.git_tree = json_string_value(json_object_get(rel, "git_tree")),
+		.git_branch = json_string_value(json_object_get(rel, "git_branch")),
+		.message_id = json_string_value(json_object_get(rel, "message_id")),
+		.public_url = ctx.cfg->public_url,
+	};
+	json_array_foreach(regs, i, reg) {
+		kg[i] = (struct kcidb_regression){
+			jid(reg), json_string_value(json_object_get(reg, "test")),
+			json_string_value(json_object_get(reg, "target")),
+			(int)json_integer_value(json_object_get(reg, "flaky")) };
 	}
+	json_array_foreach(jobs, i, job) {
+		json_t *res;
+
+		results[i] = rows(Q_JOB_RESULTS, "i", jid(job));
+		kres[i] = calloc(json_array_size(results[i]) + 1, sizeof(**kres));
+		if (results[i] == NULL || kres[i] == NULL)
+			goto out;
+		json_array_foreach(results[i], k, res) {
+			json_t *d = json_object_get(res, "duration_ms");
+
+			kres[i][k] = (struct kcidb_result){
+				json_string_value(json_object_get(res, "test")),
+				json_string_value(json_object_get(res, "status")),
+				json_is_integer(d) ? (long)json_integer_value(d) : -1 };
+		}
+		kj[i] = (struct kcidb_job){
+			jid(job), json_string_value(json_object_get(job, "target")),
+			json_string_value(json_object_get(job, "suite")),
+			json_string_value(json_object_get(job, "state")),
+			json_string_value(json_object_get(job, "accel")),
+			json_string_value(json_object_get(job, "started")),
+			kres[i], json_array_size(results[i]) };
+	}
+	out = kcidb_submission(ctx.cfg->farm, &kr, kj, nj, kg, ng);
+out:
+	for (i = 0; i < nj; i++) {
+		json_decref(results[i]);
+		free(kres[i]);
+	}
+	free(results);
+	free(kres);
+	free(kj);
+	free(kg);
 	json_decref(jobs);
 	json_decref(regs);
 	json_decref(rel);
-	return http_json(resp, 200, json_pack("{s:{s:i,s:i},s:o,s:o,s:o,s:o,s:o}",
-		"version", "major", 5, "minor", 3, "checkouts", checkouts,
-		"builds", builds, "tests", tests, "issues", issues,
-		"incidents", incidents));
+	if (out == NULL)
+		return http_error(resp, 500, "cannot build the KCIDB submission");
+	return http_json(resp, 200, out);
 }
 
 static const struct http_route routes[] = {

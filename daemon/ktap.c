@@ -19,6 +19,7 @@
 #define MARKER "# rcgate-complete"
 #define INFRA "# rcgate-infra:"
 #define AGENT "# rcgate-agent "
+#define TIME "# rcgate-time-ms:"	/* agent/suite.c prints it */
 #define SUBTEST "# Subtest:"
 #define MAX_NUMBER 999999999L		/* test and plan numbers */
 #define MAX_MARKER_VALUE 999999999999L	/* marker counts, milliseconds */
@@ -42,6 +43,7 @@ struct level {
 	char *name;		/* from "# Subtest:", or NULL */
 	size_t first;		/* index of the level's first result */
 	struct diag pending;
+	long pending_ms;	/* from "# rcgate-time-ms:", -1 if none */
 };
 
 struct parser {
@@ -217,6 +219,7 @@ static int open_level(struct parser *p, int d)
 	lvl = &p->levels[d];
 	memset(lvl, 0, sizeof(*lvl));
 	lvl->plan = -1;
+	lvl->pending_ms = -1;
 	lvl->first = p->out->nresults;
 	p->depth = d;
 	return 0;
@@ -522,6 +525,8 @@ static void on_result(struct parser *p, int d, const char *c)
 	r->depth = d;
 	r->number = number;
 	r->line = p->lineno;
+	r->duration_ms = lvl->pending_ms;
+	lvl->pending_ms = -1;
 	/* The pending text moves into the result. */
 	r->diagnostic = lvl->pending.nlines ? lvl->pending.text : NULL;
 	if (r->diagnostic == NULL)
@@ -693,6 +698,17 @@ static void on_diag(struct parser *p, int d, const char *c)
 	if (d > p->depth) {
 		p->out->ignored_lines++;
 		return;
+	}
+	/* The agent's timing of the next result: data, not a diagnostic
+	 * (it would make every run's signature differ). */
+	if (has_prefix(c, TIME)) {
+		const char *s = skip_spaces(c + strlen(TIME));
+		long ms;
+
+		if (parse_digits(&s, MAX_MARKER_VALUE, &ms) == 0 && *s == '\0') {
+			p->levels[d].pending_ms = ms;
+			return;
+		}
 	}
 	if (diag_append(p, &p->levels[d].pending, text) < 0)
 		oom(p);

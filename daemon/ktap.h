@@ -53,6 +53,7 @@ struct ktap_result {
 	int is_suite;		/* closes a nested block */
 	int depth;		/* indentation level, 0 = top */
 	long number;		/* the test number on the line */
+	long duration_ms;	/* "# rcgate-time-ms: N" before it; -1 if none */
 	size_t line;		/* 1-based line number in the input */
 };
 

@@ -236,6 +236,8 @@ int store_job_note(struct store *, int64_t id, const char *accel,
 		   const char *kernel_version, char *err, size_t errlen);
 struct result_row {
 	const char *test, *status, *diagnostic;
+	long duration_ms;
+	int timed;		/* 0: duration_ms unknown (stored as NULL) */
 };
 /* Stores all results and moves running -> done in one transaction. */
 int store_job_done(struct store *, int64_t id, const struct result_row *,

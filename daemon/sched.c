@@ -503,6 +503,8 @@ static int collect(struct run *r, const char *ktap_path,
 		p->rows[p->n].status = status_word(res->status);
 		p->rows[p->n].diagnostic = res->diagnostic != NULL
 			? res->diagnostic : res->directive_reason;
+		p->rows[p->n].duration_ms = res->duration_ms;
+		p->rows[p->n].timed = res->duration_ms >= 0;
 		p->n++;
 	}
 	return 0;

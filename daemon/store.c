@@ -52,8 +52,8 @@ static const char *const query_sql[] = {
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
-		"SELECT test, status, diagnostic FROM result WHERE job_id = ?"
-		" ORDER BY id",
+		"SELECT test, status, diagnostic, duration_ms FROM result"
+		" WHERE job_id = ? ORDER BY id",
 	[Q_JOB_EVENTS] =
 		"SELECT at, state, attempt, message FROM job_event"
 		" WHERE job_id = ? ORDER BY id",
@@ -759,8 +759,8 @@ int store_job_done(struct store *st, int64_t id, const struct result_row *rows,
 	if (run(st, "DELETE FROM result WHERE job_id = ?", err, errlen, "i",
 		id) < 0)
 		goto fail;
-	ins = prepare(st, "INSERT INTO result (job_id, test, status, diagnostic)"
-			  " VALUES (?, ?, ?, ?)", err, errlen);
+	ins = prepare(st, "INSERT INTO result (job_id, test, status, diagnostic,"
+			  " duration_ms) VALUES (?, ?, ?, ?, ?)", err, errlen);
 	if (ins == NULL)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
@@ -772,6 +772,10 @@ int store_job_done(struct store *st, int64_t id, const struct result_row *rows,
 					  SQLITE_STATIC);
 		else
 			sqlite3_bind_null(ins, 4);
+		if (rows[i].timed)
+			sqlite3_bind_int64(ins, 5, rows[i].duration_ms);
+		else
+			sqlite3_bind_null(ins, 5);
 		if (sqlite3_step(ins) != SQLITE_DONE) {
 			store_fail(st, "insert result", err, errlen);
 			sqlite3_finalize(ins);

@@ -9,7 +9,7 @@
 # three gates block. Then 6.1.66-rc1 with the good kernel fixes the
 # regressions on 6.1 only; they stay open on 5.10 and 5.15.
 . "$(dirname "$0")/lib.sh"
-echo "1..19"
+echo "1..20"
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
 	for i in $(seq 1 16); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
@@ -72,6 +72,17 @@ check "all three gates block; rcgatectl gate exits 1" [ "$(for v in 5.10.202-rc1
 
 req GET /api/v1/releases/6.1.64-rc1/kcidb.json
 check "kcidb.json: v5 with the announcement's Message-ID, issues and incidents" [ "$(jqb '.version.major')" = 5 -a "$(jqb '.checkouts[0].message_id')" = 20231124172024.664207345@linuxfoundation.org -a "$(jqb '.issues | length')" = "$(jqb '[.incidents[].issue_id] | unique | length')" -a "$(jqb '.incidents | length')" -ge 1 ]
+# The same export against the rules of kcidb-io's v5.3 schema, with an
+# independent validator (python3-jsonschema) and the rules it states in
+# words: the git:// tree of the announcement as its https:// form.
+if /usr/bin/python3 "$SRC/tests/integration/kcidb_check.py" "$SRC/tests/data/kcidb/v5.3-rules.json" \
+	--version 6.1.64-rc1 --suite odirect \
+	--tree-url https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git \
+	< "$STATE/body" 2> "$STATE/kcidb.err"; then
+	ok "kcidb.json of an announced, regressed rc keeps KCIDB v5.3's rules"
+else
+	not_ok "kcidb.json keeps KCIDB v5.3's rules"; diag "$(head -20 "$STATE/kcidb.err")"
+fi
 
 # Three replies, each in its own thread.
 for _ in $(seq 1 60); do [ "$(ls "$SMTPD_DIR"/*.eml 2>/dev/null | wc -l)" -ge 6 ] && break; sleep 1; done

@@ -520,6 +520,38 @@ static void test_unprintable_become_question_marks(void **state)
 }
 
 /* Diagnostics go to the next result at their own indentation only. */
+/* "# rcgate-time-ms: N" before a result is its duration, not part of its
+ * diagnostic (which feeds the regression signature); a malformed one is
+ * an ordinary diagnostic. */
+static void test_durations(void **state)
+{
+	static const char text[] =
+		"KTAP version 1\n"
+		"1..1\n"
+		"    KTAP version 1\n"
+		"    # Subtest: ext4\n"
+		"    1..3\n"
+		"    # a: buffer wrong\n"
+		"    # rcgate-time-ms: 1234\n"
+		"    not ok 1 a\n"
+		"    ok 2 b\n"
+		"    # rcgate-time-ms: 12x\n"
+		"    ok 3 c\n"
+		"ok 1 ext4\n"
+		"# rcgate-complete pass=2 fail=1 skip=0 duration_ms=0\n";
+	struct ktap_report r;
+
+	(void)state;
+	assert_int_equal(ktap_parse(text, sizeof(text) - 1, &r), 0);
+	assert_int_equal(r.nresults, 4);
+	assert_string_equal(r.results[0].diagnostic, "a: buffer wrong");
+	assert_int_equal(r.results[0].duration_ms, 1234);
+	assert_int_equal(r.results[1].duration_ms, -1);
+	assert_int_equal(r.results[2].duration_ms, -1);
+	assert_string_equal(r.results[2].diagnostic, "rcgate-time-ms: 12x");
+	ktap_report_free(&r);
+}
+
 static void test_diagnostics_attach(void **state)
 {
 	static const char text[] =
@@ -721,6 +753,7 @@ static const struct CMUnitTest fixed_tests[] = {
 	cmocka_unit_test(test_embedded_nul_inline),
 	cmocka_unit_test(test_unprintable_become_question_marks),
 	cmocka_unit_test(test_diagnostics_attach),
+	cmocka_unit_test(test_durations),
 	cmocka_unit_test(test_diagnostic_caps),
 	cmocka_unit_test(test_huge_lines),
 	cmocka_unit_test(test_input_cap),

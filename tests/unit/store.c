@@ -126,8 +126,8 @@ static void test_job_lifecycle(void **state)
 	char err[256], st[32];
 	struct job job;
 	struct result_row rows[] = {
-		{ "ext4.write_seq_512", "fail", "buffer wrong at 0 have 62 expected 61" },
-		{ "ext4.pwritev_seq_512", "pass", NULL },
+		{ "ext4.write_seq_512", "fail", "buffer wrong at 0 have 62 expected 61", 41, 1 },
+		{ "ext4.pwritev_seq_512", "pass", NULL, 0, 0 },
 	};
 	json_t *res;
 
@@ -162,6 +162,11 @@ static void test_job_lifecycle(void **state)
 		"buffer wrong at 0 have 62 expected 61");
 	assert_true(json_is_null(json_object_get(json_array_get(res, 1),
 						 "diagnostic")));
+	/* A timed result keeps its duration; an untimed one has none. */
+	assert_int_equal(json_integer_value(json_object_get(
+		json_array_get(res, 0), "duration_ms")), 41);
+	assert_true(json_is_null(json_object_get(json_array_get(res, 1),
+						 "duration_ms")));
 	json_decref(res);
 	res = store_rows(f->st, Q_JOB_EVENTS, err, sizeof(err), "i", job.id);
 	/* queued, fetching, booting, running, done */
@@ -204,7 +209,7 @@ static void test_requeue_and_cancel(void **state)
 	char err[256], st[32];
 	struct job a, b;
 	int n, failed;
-	struct result_row row = { "ext4.x", "pass", NULL };
+	struct result_row row = { "ext4.x", "pass", NULL, 0, 0 };
 
 	add_release(f->st, "5.15.140-rc1", 2);
 	assert_int_equal(store_job_claim(f->st, "w0", &a, err, sizeof(err)), 1);
