@@ -1020,8 +1020,10 @@ static int h_static(struct http_request *req, struct http_response *resp)
 	return serve_file(resp, req->params[0]);
 }
 
+/* One gauge sample per state, zero included: a state with no rows must
+ * still have a series, or rate() and alerts on it see nothing at all. */
 static void metric_rows(GString *out, const char *name, const char *help,
-			enum store_query q)
+			enum store_query q, const char *const *states)
 {
 	json_t *list = rows(q, "");
 	size_t i;
@@ -1029,10 +1031,16 @@ static void metric_rows(GString *out, const char *name, const char *help,
 
 	g_string_append_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", name,
 			       help, name);
-	json_array_foreach(list, i, row)
-		g_string_append_printf(out, "%s{state=\"%s\"} %lld\n", name,
-			json_string_value(json_object_get(row, "state")),
-			(long long)json_integer_value(json_object_get(row, "n")));
+	for (const char *const *s = states; *s != NULL; s++) {
+		long long n = 0;
+
+		json_array_foreach(list, i, row) {
+			if (strcmp(json_string_value(json_object_get(row, "state")),
+				   *s) == 0)
+				n = json_integer_value(json_object_get(row, "n"));
+		}
+		g_string_append_printf(out, "%s{state=\"%s\"} %lld\n", name, *s, n);
+	}
 	json_decref(list);
 }
 
@@ -1045,12 +1053,23 @@ static int h_metrics(struct http_request *req, struct http_response *resp)
 	json_t *queued;
 	unsigned long total = 0;
 
+	static const char *const job_states[] = { "queued", "fetching",
+		"booting", "running", "done", "infra_error", "cancelled", NULL };
+	static const char *const regression_states[] = { "open", "confirmed",
+		"fixed", "invalid", NULL };
+	static const char *const outbox_states[] = { "pending", "sent",
+		"failed", NULL };
+
 	(void)req;
-	metric_rows(out, "rcgate_jobs", "Jobs by state.", Q_METRICS_JOBS);
+	g_string_append(out, "# HELP rcgate_build_info The running rcgated's"
+		" version.\n# TYPE rcgate_build_info gauge\n"
+		"rcgate_build_info{version=\"" RCGATE_VERSION "\"} 1\n");
+	metric_rows(out, "rcgate_jobs", "Jobs by state.", Q_METRICS_JOBS,
+		    job_states);
 	metric_rows(out, "rcgate_regressions", "Regressions by state.",
-		    Q_METRICS_REGRESSIONS);
+		    Q_METRICS_REGRESSIONS, regression_states);
 	metric_rows(out, "rcgate_outbox", "Report deliveries by state.",
-		    Q_METRICS_OUTBOX);
+		    Q_METRICS_OUTBOX, outbox_states);
 	queued = rows(Q_METRICS_JOBS, "");
 	{
 		size_t i;
@@ -1082,6 +1101,10 @@ static int h_metrics(struct http_request *req, struct http_response *resp)
 		" spent answering requests.\n# TYPE rcgate_http_request_seconds"
 		" summary\nrcgate_http_request_seconds_sum %.6f\n"
 		"rcgate_http_request_seconds_count %lu\n", hs.seconds, total);
+	g_string_append_printf(out, "# HELP rcgate_http_deadline_closes_total"
+		" Connections cut because their headers or body did not arrive in"
+		" time.\n# TYPE rcgate_http_deadline_closes_total counter\n"
+		"rcgate_http_deadline_closes_total %lu\n", hs.deadline_closes);
 	resp->no_etag = 1;
 	total = out->len;
 	return http_text(resp, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -1103,7 +1126,7 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 	const char *updated = "1970-01-01T00:00:00Z";
 	size_t i, len;
 	json_t *row;
-	char base[600], *esc;
+	char base[600], *esc, *tag;
 
 	(void)req;
 	if (list == NULL)
@@ -1112,11 +1135,15 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 		updated = json_string_value(json_object_get(json_array_get(list, 0), "at"));
 	snprintf(base, sizeof(base), "%s", ctx.base_url != NULL ? ctx.base_url : "");
 	esc = g_markup_escape_text(base, -1);
+	tag = g_markup_escape_text(ctx.cfg->feed_tag, -1);
 	out = g_string_new("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
 			   "<feed xmlns=\"http://www.w3.org/2005/Atom\">\n");
 	atom_text(out, "title", "rcgate: regressions and release gates");
-	g_string_append_printf(out, "<id>%s/feed.atom</id>\n<link rel=\"self\""
-			       " href=\"%s/feed.atom\"/>\n", esc, esc);
+	/* Ids are tag: URIs (RFC 4151) from the configured authority, never
+	 * the daemon's address: they stay the same across restarts, ports
+	 * and hosts (RFC 4287 4.2.6); links may change. */
+	g_string_append_printf(out, "<id>tag:%s:feed</id>\n<link rel=\"self\""
+			       " href=\"%s/feed.atom\"/>\n", tag, esc);
 	atom_text(out, "updated", updated);
 	g_string_append(out, "<author><name>rcgate</name></author>\n");
 	json_array_foreach(list, i, row) {
@@ -1124,7 +1151,7 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 			json_object_get(row, "link")), -1);
 
 		g_string_append(out, "<entry>\n");
-		g_string_append_printf(out, "<id>%s/feed/%s</id>\n", esc,
+		g_string_append_printf(out, "<id>tag:%s:%s</id>\n", tag,
 			json_string_value(json_object_get(row, "id")));
 		atom_text(out, "title", json_string_value(json_object_get(row, "title")));
 		atom_text(out, "updated", json_string_value(json_object_get(row, "at")));
@@ -1135,6 +1162,7 @@ static int h_feed(struct http_request *req, struct http_response *resp)
 	}
 	g_string_append(out, "</feed>\n");
 	g_free(esc);
+	g_free(tag);
 	json_decref(list);
 	len = out->len;
 	return http_text(resp, 200, "application/atom+xml; charset=utf-8",

@@ -83,6 +83,8 @@ static const struct directive directives[] = {
 	  "name of this test farm in reports" },
 	{ "report", "public_url", D_STRING, OFF(public_url), "", 0, 0, NULL,
 	  "base URL for links in reports; empty: http://<listen>:<port>" },
+	{ "report", "feed_tag", D_STRING, OFF(feed_tag), "rcgate.invalid,2026", 0, 0, NULL,
+	  "tagging entity of Atom ids (RFC 4151 'domain,date'; e.g. ci.example.org,2026): ids stay when the address changes" },
 	{ "report", "mail_from", D_STRING, OFF(mail_from), "rcgate <rcgate@localhost>", 0, 0, NULL,
 	  "From: of report mails" },
 	{ "notify", "smtp_url", D_STRING, OFF(smtp_url), "", 0, 0, NULL,

@@ -97,6 +97,7 @@ struct config {
 	long link_window_days;	/* occurrences this recent link */
 	char *farm;		/* name in reports */
 	char *public_url;	/* base of links; empty: http://listen:port */
+	char *feed_tag;		/* tag: URI authority of Atom ids */
 	char *mail_from;
 	char *smtp_url;		/* empty: no mail */
 	char *webhook_url;	/* empty: no webhook */

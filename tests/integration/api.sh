@@ -3,7 +3,7 @@
 # The REST API over a real socket: status codes, error bodies, tokens,
 # size caps, and jobs whose artifacts cannot be had ending as infra errors.
 . "$(dirname "$0")/lib.sh"
-echo "1..33"
+echo "1..36"
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 2"
 SHA=4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754
 
@@ -89,11 +89,28 @@ code=$(curl -sS -o "$STATE/part" -w '%{http_code}' -H 'Range: bytes=10-' "$BASE/
 check "the job log honours Range (206, the tail from byte 10)" [ "$code" = 206 -a "$(wc -c < "$STATE/part")" = $((full - 10)) ]
 req GET /metrics
 check "/metrics is Prometheus text with job states and request counts" sh -c "grep -q '^rcgate_jobs{state=\"infra_error\"} 2' '$STATE/body' && grep -q '^rcgate_http_requests_total{code=\"4xx\"}' '$STATE/body' && grep -q '^rcgate_queue_depth ' '$STATE/body'"
-req GET /feed.atom
-if /usr/bin/python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$STATE/body" && grep -q '<feed xmlns="http://www.w3.org/2005/Atom">' "$STATE/body"; then
-	ok "/feed.atom is well-formed Atom"
+FORMATS="/usr/bin/python3 $SRC/tests/integration/formats.py"
+cp "$STATE/body" "$STATE/metrics.txt"
+if command -v promtool >/dev/null; then
+	check "promtool check metrics accepts /metrics" sh -c "promtool check metrics < '$STATE/metrics.txt'"
 else
-	not_ok "/feed.atom is well-formed Atom"
+	skip_test "promtool check metrics accepts /metrics" "no promtool (Debian package prometheus)"
+fi
+fams=$($FORMATS metrics "$STATE/metrics.txt" 2>&1)
+every_state_sampled() {
+	echo "$fams" | grep -qx 'rcgate_regressions gauge 4' &&
+		echo "$fams" | grep -qx 'rcgate_outbox gauge 3' &&
+		echo "$fams" | grep -qx 'rcgate_jobs gauge 7' &&
+		echo "$fams" | grep -qx 'rcgate_build_info gauge 1' &&
+		grep -q '^rcgate_regressions{state="open"} 0$' "$STATE/metrics.txt"
+}
+check "prometheus_client parses /metrics; every state has a sample, zero included, and rcgate_build_info" every_state_sampled
+req GET /feed.atom
+cp "$STATE/body" "$STATE/feed1.xml"
+if xmllint --noout "$STATE/feed1.xml" && $FORMATS feed "$STATE/feed1.xml" > "$STATE/ids1"; then
+	ok "/feed.atom is Atom 1.0 for xmllint and feedparser"
+else
+	not_ok "/feed.atom is Atom 1.0 for xmllint and feedparser"
 fi
 req POST /api/v1/tokens -H "$(auth)" -d '{"name":"x","scope":"write"}'
 check "a write token cannot create tokens (403 insufficient_scope)" [ "$CODE" = 403 ]
@@ -105,4 +122,15 @@ req POST /api/v1/releases -H "Authorization: Bearer $RO" -d "$body"
 check "a read token cannot write (403)" [ "$CODE" = 403 ]
 "$BUILD/rcgatectl" --server "$BASE" gate 6.1.64-rc1 >/dev/null 2>&1; rc=$?
 check "rcgatectl gate exits 3 for a release whose target could not be tested" [ $rc = 3 ]
+# Atom ids are permanent (RFC 4287 4.2.6): a restart on another port keeps
+# them; only links change.
+stop_daemon
+"$RCGATED" -d -f "$STATE/rcgated.conf" & DAEMON_PID=$!
+rm -f "$STATE/rcgated.port"
+for _ in $(seq 1 100); do [ -s "$STATE/rcgated.port" ] && break; sleep 0.1; done
+BASE="http://127.0.0.1:$(cat "$STATE/rcgated.port")"
+req GET /feed.atom
+$FORMATS feed "$STATE/body" > "$STATE/ids2" 2>/dev/null
+same_ids() { [ -s "$STATE/ids1" ] && cmp -s "$STATE/ids1" "$STATE/ids2" && grep -q '^tag:' "$STATE/ids1"; }
+check "Atom ids are tag: URIs that stay the same across a restart on another port" same_ids
 exit 0
