@@ -36,22 +36,24 @@ static char *clean_dup(const char *s)
 	return c;
 }
 
-/* The names test farms use for architectures in their replies. */
+/* One name per target everywhere in the report: the target's own name
+ * (armv7, not the kernel's ARCH=arm in one sentence and armv7 in the
+ * next); other spellings of the same machines are mapped to it. */
 static const char *arch_name(const char *target)
 {
 	static const struct {
-		const char *target, *arch;
+		const char *alias, *target;
 	} map[] = {
-		{ "armv7", "arm" },
-		{ "armhf", "arm" },
+		{ "arm", "armv7" },
+		{ "armhf", "armv7" },
 		{ "aarch64", "arm64" },
 		{ "amd64", "x86_64" },
 		{ "i686", "i386" },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(target, map[i].target) == 0)
-			return map[i].arch;
+		if (strcmp(target, map[i].alias) == 0)
+			return map[i].target;
 	return target;
 }
 
@@ -138,6 +140,41 @@ static void put_verdict(GString *out, const struct report_input *in)
 	g_ptr_array_free(broken, TRUE);
 }
 
+#define REPORT_WIDTH 78	/* mail readers wrap longer lines */
+
+/* line, broken at blanks into lines of at most REPORT_WIDTH columns, the
+ * continuations indented; a word longer than that (a URL) stays whole. */
+static void put_wrapped(GString *out, const char *line, const char *indent)
+{
+	size_t col = 0, ilen = strlen(indent);
+	const char *p = line;
+	int first = 1;
+
+	while (*p == ' ') {
+		g_string_append_c(out, *p++);
+		col++;
+	}
+	while (*p) {
+		size_t w = strcspn(p, " ");
+
+		if (!first && col + 1 + w > REPORT_WIDTH) {
+			g_string_append_c(out, '\n');
+			g_string_append(out, indent);
+			col = ilen;
+		} else if (!first) {
+			g_string_append_c(out, ' ');
+			col++;
+		}
+		g_string_append_len(out, p, (gssize)w);
+		col += w;
+		first = 0;
+		p += w;
+		while (*p == ' ')
+			p++;
+	}
+	g_string_append_c(out, '\n');
+}
+
 static void put_item(GString *out, const char *label, const char *value)
 {
 	if (!value || !*value)
@@ -195,7 +232,7 @@ static void put_regression(GString *out, const struct report_input *in,
 	int first = 1;
 
 	g_string_append(out, "* ");
-	put_clean(out, r->target ? r->target : "?");
+	put_clean(out, arch_name(r->target ? r->target : "?"));
 	g_string_append(out, ", ");
 	put_clean(out, r->test ? r->test : "?");
 	g_string_append_c(out, '\n');
@@ -259,27 +296,32 @@ static void put_summary(GString *out, const struct report_input *in)
 	for (size_t i = 0; i < in->ntargets; i++) {
 		const struct report_target *t = &in->targets[i];
 
-		g_string_append(out, "* ");
-		put_clean(out, t->target ? t->target : "?");
+		GString *line = g_string_new("* ");
+
+		put_clean(line, arch_name(t->target ? t->target : "?"));
 		if (target_failed_to_run(t)) {
-			g_string_append(out, ": ");
-			put_clean(out, t->state ? t->state : "unknown");
+			g_string_append(line, ": ");
+			put_clean(line, t->state ? t->state : "unknown");
 			if (t->error) {
-				g_string_append(out, ": ");
-				put_clean(out, t->error);
+				g_string_append(line, ": ");
+				put_clean(line, t->error);
 			}
-			g_string_append_c(out, '\n');
+			put_wrapped(out, line->str, "    ");
+			g_string_free(line, TRUE);
 			continue;
 		}
-		g_string_append_printf(out,
+		g_string_append_printf(line,
 				       ": %ld total, %ld passed, %ld failed, %ld skipped, %.1f s",
 				       t->pass + t->fail + t->skip, t->pass,
 				       t->fail, t->skip, t->seconds);
+		put_wrapped(out, line->str, "    ");
+		g_string_free(line, TRUE);
 		if (t->kernel) {
-			g_string_append(out, ", kernel ");
-			put_clean(out, t->kernel);
+			line = g_string_new("  kernel: ");
+			put_clean(line, t->kernel);
+			put_wrapped(out, line->str, "    ");
+			g_string_free(line, TRUE);
 		}
-		g_string_append_c(out, '\n');
 		pass += t->pass;
 		fail += t->fail;
 		skip += t->skip;
@@ -412,6 +454,43 @@ static const char *first_domain(InternetAddressList *list)
 	return at && at[1] ? at + 1 : NULL;
 }
 
+/* Whether list holds a mailbox with addr (case-insensitive). */
+static int list_has(InternetAddressList *list, const char *addr)
+{
+	int n = internet_address_list_length(list);
+
+	for (int i = 0; i < n; i++) {
+		InternetAddress *a = internet_address_list_get_address(list, i);
+		const char *have;
+
+		if (!INTERNET_ADDRESS_IS_MAILBOX(a))
+			continue;
+		have = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a));
+		if (have && g_ascii_strcasecmp(have, addr) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Appends src's addresses to dst, leaving out any already in dst or in
+ * also (may be NULL): a reply-all names each recipient once. */
+static void append_unique(InternetAddressList *dst, InternetAddressList *src,
+			  InternetAddressList *also)
+{
+	int n = internet_address_list_length(src);
+
+	for (int i = 0; i < n; i++) {
+		InternetAddress *a = internet_address_list_get_address(src, i);
+		const char *addr = INTERNET_ADDRESS_IS_MAILBOX(a)
+			? internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a))
+			: NULL;
+
+		if (addr && (list_has(dst, addr) || (also && list_has(also, addr))))
+			continue;
+		internet_address_list_add(dst, a);
+	}
+}
+
 /* Builds the message; returns it (caller unrefs) or NULL with err set. */
 static GMimeMessage *build(const struct report_input *in, const char *from,
 			   const char *date_rfc2822, const char *body,
@@ -464,28 +543,29 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 		g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_FROM), list);
 	g_object_unref(list);
 
+	/* Reply-all: To the sender and the announcement's To, Cc the rest,
+	 * each address once (the maintainer Cc's himself on announcements). */
 	if (!(list = parse_addresses(a->from, "announcement From", err,
 				     errlen)))
 		goto fail;
-	internet_address_list_append(
-		g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO), list);
+	append_unique(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO),
+		      list, NULL);
 	g_object_unref(list);
 	if (a->to && *a->to) {
 		if (!(list = parse_addresses(a->to, "announcement To", err,
 					     errlen)))
 			goto fail;
-		internet_address_list_append(
-			g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO),
-			list);
+		append_unique(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO),
+			      list, NULL);
 		g_object_unref(list);
 	}
 	if (a->cc && *a->cc) {
 		if (!(list = parse_addresses(a->cc, "announcement Cc", err,
 					     errlen)))
 			goto fail;
-		internet_address_list_append(
-			g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_CC),
-			list);
+		append_unique(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_CC),
+			      list, g_mime_message_get_addresses(msg,
+							       GMIME_ADDRESS_TYPE_TO));
 		g_object_unref(list);
 	}
 

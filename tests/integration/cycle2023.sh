@@ -9,7 +9,7 @@
 # three gates block. Then 6.1.66-rc1 with the good kernel fixes the
 # regressions on 6.1 only; they stay open on 5.10 and 5.15.
 . "$(dirname "$0")/lib.sh"
-echo "1..20"
+echo "1..21"
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
 	for i in $(seq 1 16); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
@@ -97,6 +97,13 @@ for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do
 	fi
 done
 check "three reply mails, each In-Reply-To its own announcement" [ $threads = 3 ]
+reply_ok() {	# every reply reads cleanly with Python's email package
+	local f
+	for f in "$SMTPD_DIR"/*.eml; do
+		/usr/bin/python3 "$SRC/tests/integration/formats.py" reply "$f" || return 1
+	done
+}
+check "each reply names every recipient once, keeps lines to 78 columns and one name per target" reply_ok
 hook=$(ls "$WEBHOOK_DIR"/hooks/*.json 2>/dev/null | head -1)
 if [ -n "$hook" ] && [ "$(cat "${hook%.json}.sig")" = "sha256=$(openssl dgst -sha256 -hmac s3cret -r "$hook" | cut -d' ' -f1)" ]; then
 	ok "webhooks carry a valid HMAC-SHA256 signature"

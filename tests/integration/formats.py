@@ -6,6 +6,11 @@
                                parser: prints "family samples" per family
   formats.py feed FILE         Atom through feedparser: prints one entry or
                                feed id per line, fails if feedparser is bozo
+  formats.py reply FILE        a report mail through Python's email package
+                               (policy.default, strict): fails if an address
+                               is named twice across To and Cc, if a body
+                               line other than a URL passes 78 columns, or
+                               if a target goes by two names
 Exit 1 (with the reason on stderr) when the parser refuses the input."""
 import sys
 
@@ -32,5 +37,32 @@ def feed(path):
         print(e.id)
 
 
+def reply(path):
+    import email
+    import email.policy
+    import email.utils
+    import re
+    with open(path, "rb") as f:
+        msg = email.message_from_binary_file(f, policy=email.policy.default)
+    problems = []
+    for d in msg.defects:
+        problems.append("defect: %s" % d)
+    seen = []
+    for field in ("To", "Cc"):
+        for _, addr in email.utils.getaddresses(msg.get_all(field, [])):
+            if addr.lower() in seen:
+                problems.append("%s names %s again" % (field, addr))
+            seen.append(addr.lower())
+    body = msg.get_body(("plain",)).get_content()
+    for line in body.splitlines():
+        if len(line) > 78 and "://" not in line:
+            problems.append("line of %d columns: %s" % (len(line), line))
+    if re.search(r"\barm\b", body) and "armv7" in body:
+        problems.append("armv7 is also called arm")
+    for p in problems:
+        print(p, file=sys.stderr)
+    sys.exit(1 if problems else 0)
+
+
 if __name__ == "__main__":
-    {"metrics": metrics, "feed": feed}[sys.argv[1]](sys.argv[2])
+    {"metrics": metrics, "feed": feed, "reply": reply}[sys.argv[1]](sys.argv[2])

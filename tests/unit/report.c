@@ -86,6 +86,15 @@ static void assert_golden(const char *got, const char *name)
 	want = read_path(path, &len);
 	assert_string_equal(got, want);
 	free(want);
+	/* Mail readers wrap past 78 columns: only a URL may be longer. */
+	for (const char *line = got; *line; ) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (n > 78 && memmem(line, n, "://", 3) == NULL)
+			fail_msg("%s: a line of %zu columns: %.*s", name, n, (int)n, line);
+		line += n + (nl != NULL);
+	}
 }
 
 /* ---- the 2023 scenario ---- */
@@ -176,7 +185,7 @@ static void test_golden_clean(void **state)
 	assert_non_null(text);
 	assert_golden(text, "clean-6.1.66-rc1.txt");
 	assert_non_null(strstr(text,
-			       "\nNo regressions on arm64, arm, x86_64, and i386.\n"));
+			       "\nNo regressions on arm64, armv7, x86_64, and i386.\n"));
 	assert_non_null(strstr(text, "\nTested-by: rcgate <rcgate@example.org>\n"));
 	free(text);
 	announce_free(&a);
@@ -211,7 +220,7 @@ static void test_golden_infra_error(void **state)
 	text = report_text(&in);
 	assert_non_null(text);
 	assert_golden(text, "infra-5.15.140-rc1.txt");
-	assert_non_null(strstr(text, "\nNot tested on arm (infrastructure error).\n"));
+	assert_non_null(strstr(text, "\nNot tested on armv7 (infrastructure error).\n"));
 	assert_null(strstr(text, "Tested-by:"));
 	free(text);
 	announce_free(&a);
@@ -390,8 +399,12 @@ static void test_email_headers_threading_body(void **state)
 	assert_string_equal(s, want_to);
 	free(s);
 	free(want_to);
+	/* The announcement Cc's its sender, who is in To already: a
+	 * reply-all names everyone once. */
 	s = list_string(g_mime_message_get_cc(msg));
-	assert_string_equal(s, a.cc);
+	assert_non_null(strstr(a.cc, "Greg Kroah-Hartman <gregkh@linuxfoundation.org>, "));
+	assert_string_equal(s, a.cc + strlen("Greg Kroah-Hartman <gregkh@linuxfoundation.org>, "));
+	assert_null(strstr(s, "gregkh@"));
 	free(s);
 	assert_string_equal(g_mime_message_get_subject(msg),
 			    "Re: [PATCH 6.1 000/372] 6.1.64-rc1 review");
