@@ -810,11 +810,15 @@ static void print_header(FILE *out)
 
 	if (uname(&u) != 0) {
 		snprintf(u.release, sizeof(u.release), "unknown");
+		snprintf(u.version, sizeof(u.version), "unknown");
 		snprintf(u.machine, sizeof(u.machine), "unknown");
 	}
 	fprintf(out, "KTAP version 1\n");
 	fprintf(out, "# rcgate-agent version=%s kernel=%s machine=%s\n",
 		AGENT_VERSION, u.release, u.machine);
+	/* The daemon tells from it which version really runs (Debian names
+	 * the upstream version only here). */
+	fprintf(out, "# rcgate-uts: %s\n", u.version);
 }
 
 static void print_notes(FILE *out, const struct notes *notes)

@@ -73,6 +73,13 @@ static int64_t jid(json_t *o)
 	return json_integer_value(json_object_get(o, "id"));
 }
 
+/* SQLite has no booleans: the job's 0/1 columns become JSON true/false. */
+static void job_booleans(json_t *job)
+{
+	json_object_set_new(job, "custom", json_boolean(
+		json_integer_value(json_object_get(job, "custom"))));
+}
+
 static int parse_id(const char *s, int64_t *id)
 {
 	long v;
@@ -265,6 +272,8 @@ static json_t *release_json(const char *version, int *status)
 	}
 	json_array_foreach(jobs, i, job) {
 		json_t *results = rows(Q_JOB_RESULTS, "i", (int64_t)json_integer_value(json_object_get(job, "id")));
+
+		job_booleans(job);
 		size_t k;
 		json_t *res;
 
@@ -344,7 +353,7 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	}
 	json_object_foreach(a, key, v) {
 		static const char *const known[] = { "target", "url", "sha256",
-			"kind", "modules_url", "modules_sha256", NULL };
+			"kind", "modules_url", "modules_sha256", "custom", NULL };
 		size_t k;
 
 		for (k = 0; known[k] != NULL && strcmp(known[k], key) != 0; k++)
@@ -359,6 +368,12 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	out->url = json_string_value(json_object_get(a, "url"));
 	out->sha256 = json_string_value(json_object_get(a, "sha256"));
 	out->kind = json_string_value(json_object_get(a, "kind"));
+	if (json_object_get(a, "custom") != NULL &&
+	    !json_is_boolean(json_object_get(a, "custom"))) {
+		errf(err, errlen, "artifacts[%zu].custom must be true or false", i);
+		return -1;
+	}
+	out->custom = json_is_true(json_object_get(a, "custom"));
 	for (const char *const *k = (const char *const[]){ "kind", "modules_url",
 	     "modules_sha256", NULL }; *k != NULL; k++) {
 		if (json_object_get(a, *k) != NULL &&
@@ -567,6 +582,7 @@ static json_t *job_or_error(struct http_request *req,
 		return NULL;
 	}
 	j = json_incref(json_array_get(job, 0));
+	job_booleans(j);
 	json_decref(job);
 	return j;
 }

@@ -20,6 +20,7 @@
 #define INFRA "# rcgate-infra:"
 #define AGENT "# rcgate-agent "
 #define TIME "# rcgate-time-ms:"	/* agent/suite.c prints it */
+#define UTS "# rcgate-uts: "		/* agent/agent.c: uname -v */
 #define SUBTEST "# Subtest:"
 #define MAX_NUMBER 999999999L		/* test and plan numbers */
 #define MAX_MARKER_VALUE 999999999999L	/* marker counts, milliseconds */
@@ -688,6 +689,13 @@ static void on_diag(struct parser *p, int d, const char *c)
 		/* Otherwise it is just a diagnostic that looks like one. */
 	}
 	if (d == 0 && p->depth == 0 && p->levels[0].plan < 0 &&
+	    has_prefix(c, UTS) && p->out->uts_version == NULL) {
+		p->out->uts_version = dup_n(c + strlen(UTS), strlen(c + strlen(UTS)));
+		if (p->out->uts_version == NULL)
+			oom(p);
+		return;
+	}
+	if (d == 0 && p->depth == 0 && p->levels[0].plan < 0 &&
 	    has_prefix(c, AGENT) && p->out->agent_info == NULL) {
 		p->out->agent_info = dup_n(c + strlen(AGENT),
 					   strlen(c + strlen(AGENT)));
@@ -908,6 +916,7 @@ void ktap_report_free(struct ktap_report *out)
 		free(out->error);
 	free(out->infra_reason);
 	free(out->agent_info);
+	free(out->uts_version);
 	memset(out, 0, sizeof(*out));
 }
 

@@ -65,6 +65,7 @@ struct ktap_report {
 	char *error;
 	char *infra_reason;	/* from "# rcgate-infra:", or NULL */
 	char *agent_info;	/* text after "# rcgate-agent ", or NULL */
+	char *uts_version;	/* text after "# rcgate-uts: " (uname -v), or NULL */
 	long marker_pass, marker_fail, marker_skip, marker_duration_ms;
 	size_t lines;		/* lines in the input */
 	size_t ignored_lines;	/* noise, blank and unattached lines */

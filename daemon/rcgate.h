@@ -127,6 +127,15 @@ struct kversion {
 };
 int kversion_parse(const char *s, struct kversion *out, char *err,
 		   size_t errlen);
+/* The upstream version ("6.1.192") a running kernel says it is, from its
+ * uname -r (release) and uname -v (uts, may be NULL): Debian's packaged
+ * kernels name it in uname -v, others lead uname -r with it. -1 if
+ * neither does. */
+int kversion_running(const char *release, const char *uts, char *out,
+		     size_t len);
+/* 1 if running ("6.1.64", from kversion_running) is want's X.Y.Z: an rc
+ * kernel says 6.1.64(-rc1) for 6.1.64-rc1. */
+int kversion_matches(const struct kversion *want, const char *running);
 
 /* ---- targets.c: the target table (data, not code) ---- */
 struct target {
@@ -164,6 +173,7 @@ int store_schema_version(struct store *);
 struct artifact_in {
 	const char *target, *url, *sha256, *kind;
 	const char *modules_url, *modules_sha256;	/* kind 'image', optional */
+	int custom;	/* a build the submitter knows is not the release's version */
 };
 /* Creates the release, its artifacts and one queued job per artifact in one
  * transaction; a release known only from its announcement gets its
@@ -222,6 +232,7 @@ struct job {
 	char kind[16];
 	char modules_url[2048];		/* "" when none */
 	char modules_sha256[65];
+	int custom;			/* the artifact is a custom build */
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */
@@ -235,6 +246,9 @@ int store_job_transition(struct store *, int64_t id, const char *from,
 			 size_t errlen);
 int store_job_note(struct store *, int64_t id, const char *accel,
 		   const char *kernel_version, char *err, size_t errlen);
+/* Records that the kernel which ran says it is another version. */
+int store_job_mismatch(struct store *, int64_t id, const char *message,
+		       char *err, size_t errlen);
 struct result_row {
 	const char *test, *status, *diagnostic;
 	long duration_ms;

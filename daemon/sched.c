@@ -101,7 +101,10 @@ static void jlog(struct run *r, const char *fmt, ...)
 	fflush(r->log);
 }
 
-static void infra(struct run *r, const char *kind, const char *message)
+/* An infrastructure failure; retried while attempts last, unless
+ * another attempt could only fail the same way (final). */
+static void infra_as(struct run *r, const char *kind, const char *message,
+		     int final)
 {
 	char err[256];
 	int requeued = 0;
@@ -110,11 +113,62 @@ static void infra(struct run *r, const char *kind, const char *message)
 	log_warn("job=%lld attempt=%ld target=%s infra_error=%s msg=%s",
 		 (long long)r->job->id, r->job->attempt, r->job->target, kind,
 		 message);
-	if (store_job_infra(r->st, r->job->id, kind, message, sc.cfg->attempts,
-			    &requeued, err, sizeof(err)) < 0)
+	if (store_job_infra(r->st, r->job->id, kind, message,
+			    final ? 0 : sc.cfg->attempts, &requeued, err,
+			    sizeof(err)) < 0)
 		log_err("job=%lld: %s", (long long)r->job->id, err);
 	else if (requeued)
 		sched_kick();
+}
+
+static void infra(struct run *r, const char *kind, const char *message)
+{
+	infra_as(r, kind, message, 0);
+}
+
+/* "kernel=6.1.0-57-cloud-amd64" out of the agent's header line. */
+static void agent_kernel(const char *info, char *out, size_t len)
+{
+	const char *k = info != NULL ? strstr(info, "kernel=") : NULL;
+
+	out[0] = '\0';
+	if (k != NULL)
+		snprintf(out, len, "%.*s", (int)strcspn(k + 7, " "), k + 7);
+}
+
+/* The kernel that ran must be the release's version (6.1.64 for
+ * 6.1.64-rc1), as it says itself, unless the artifact is marked custom:
+ * Debian's 6.1.192 tested as 6.1.64-rc1 would be a wrong answer to the
+ * review. A mismatch is kept on the job either way; without custom it
+ * ends the job (no retry: the same kernel would say the same). */
+static int kernel_identity(struct run *r, const struct ktap_report *rep)
+{
+	char release[128], running[32], msg[512], err[256];
+	struct kversion want;
+	struct strbuf mb;
+
+	agent_kernel(rep->agent_info, release, sizeof(release));
+	if (kversion_running(release, rep->uts_version, running,
+			     sizeof(running)) < 0) {
+		jlog(r, "kernel identity unknown (uname -r '%s'): not checked",
+		     release);
+		return 0;
+	}
+	if (kversion_parse(r->job->version, &want, err, sizeof(err)) < 0 ||
+	    kversion_matches(&want, running))
+		return 0;
+	strbuf_init(&mb, msg, sizeof(msg));
+	strbuf_printf(&mb, "the kernel that ran says it is %s (uname -r %s),"
+		      " not %s", running, release, r->job->version);
+	store_job_mismatch(r->st, r->job->id, msg, NULL, 0);
+	if (r->job->custom) {
+		jlog(r, "%s: a custom build, results kept", msg);
+		return 0;
+	}
+	strbuf_printf(&mb, "; submit the artifact with \"custom\": true if"
+		      " this build is meant");
+	infra_as(r, "kernel_mismatch", msg, 1);
+	return -1;
 }
 
 /* Moves the job on; 0 means it was cancelled (or is being shut down). */
@@ -847,7 +901,8 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		char ktap[PATH_MAX + 32], console[PATH_MAX + 32];
 
 		phase_paths(&r, NULL, console, ktap, sizeof(console));
-		if (collect(&r, ktap, &phases[0]) < 0)
+		if (collect(&r, ktap, &phases[0]) < 0 ||
+		    kernel_identity(&r, &phases[0].report) < 0)
 			goto out;
 	}
 	if (sc.cfg->crash_test &&

@@ -40,15 +40,17 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_JOBS] =
 		"SELECT j.id, j.target, j.suite, j.state, j.attempt, j.accel,"
 		" j.error_kind, j.error, j.created, j.started, j.finished,"
-		" j.boot_seconds, j.kernel_version, j.rerun_of, a.kind, a.url,"
-		" a.sha256, a.modules_url, a.modules_sha256"
+		" j.boot_seconds, j.kernel_version, j.kernel_mismatch, j.rerun_of,"
+		" a.kind, a.url, a.sha256, a.modules_url, a.modules_sha256,"
+		" a.custom = 1 AS custom"
 		" FROM job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
 		"SELECT j.id, r.version, j.target, j.suite, j.state, j.attempt,"
 		" j.worker, j.accel, j.error_kind, j.error, j.created, j.started,"
-		" j.finished, j.boot_seconds, j.kernel_version, j.rerun_of, a.kind,"
-		" a.url, a.sha256, a.modules_url, a.modules_sha256"
+		" j.finished, j.boot_seconds, j.kernel_version, j.kernel_mismatch,"
+		" j.rerun_of, a.kind, a.url, a.sha256, a.modules_url,"
+		" a.modules_sha256, a.custom = 1 AS custom"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -597,11 +599,11 @@ int store_release_create(struct store *st, const char *version,
 		int64_t artifact_id, job_id;
 
 		if (run(st, "INSERT INTO artifact (release_id, target, url,"
-			    " sha256, kind, modules_url, modules_sha256)"
-			    " VALUES (?, ?, ?, ?, ?, ?, ?)", err, errlen,
-			"issssss", *release_id, arts[i].target, arts[i].url,
+			    " sha256, kind, modules_url, modules_sha256, custom)"
+			    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err, errlen,
+			"issssssl", *release_id, arts[i].target, arts[i].url,
 			arts[i].sha256, arts[i].kind, arts[i].modules_url,
-			arts[i].modules_sha256) < 0)
+			arts[i].modules_sha256, (long)arts[i].custom) < 0)
 			goto fail;
 		artifact_id = sqlite3_last_insert_rowid(st->db);
 		if (run(st, "INSERT INTO job (release_id, artifact_id, target,"
@@ -653,7 +655,7 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	stmt = prepare(st,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
 		" r.version, a.url, a.sha256, a.kind, a.modules_url,"
-		" a.modules_sha256 FROM job j"
+		" a.modules_sha256, a.custom FROM job j"
 		" JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.state = 'queued'"
@@ -684,6 +686,7 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	copy_col(out->sha256, sizeof(out->sha256), stmt, 7);
 	copy_col(out->kind, sizeof(out->kind), stmt, 8);
 	copy_col(out->modules_url, sizeof(out->modules_url), stmt, 9);
+	out->custom = sqlite3_column_int(stmt, 11);
 	copy_col(out->modules_sha256, sizeof(out->modules_sha256), stmt, 10);
 	sqlite3_finalize(stmt);
 	now_iso8601(now);
@@ -743,6 +746,13 @@ int store_job_note(struct store *st, int64_t id, const char *accel,
 		       " kernel_version = coalesce(?, kernel_version)"
 		       " WHERE id = ?", err, errlen, "ssi", accel,
 		   kernel_version, id) < 0 ? -1 : 0;
+}
+
+int store_job_mismatch(struct store *st, int64_t id, const char *message,
+		       char *err, size_t errlen)
+{
+	return run(st, "UPDATE job SET kernel_mismatch = ? WHERE id = ?", err,
+		   errlen, "si", message, id) < 0 ? -1 : 0;
 }
 
 int store_job_done(struct store *st, int64_t id, const struct result_row *rows,

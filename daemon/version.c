@@ -57,3 +57,47 @@ bad:
 	     "version '%.60s' is not like 6.1.64 or 6.1.64-rc1", s);
 	return -1;
 }
+
+/* Leading "X.Y" or "X.Y.Z" of s as numbers; 0, or -1 if s starts otherwise. */
+static int leading_version(const char *s, long *major, long *minor, long *patch)
+{
+	const char *p = s;
+
+	*patch = 0;
+	if (take_number(&p, major) < 0 || *p++ != '.' || take_number(&p, minor) < 0)
+		return -1;
+	if (*p == '.') {
+		p++;
+		if (take_number(&p, patch) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int kversion_running(const char *release, const char *uts, char *out,
+		     size_t len)
+{
+	long major, minor, patch;
+	const char *deb = uts != NULL ? strstr(uts, "Debian ") : NULL;
+
+	/* Debian's uname -r is its ABI name ("6.1.0-57-cloud-amd64"); the
+	 * upstream version is in uname -v ("... Debian 6.1.192-3 (...)"). */
+	if (deb != NULL && leading_version(deb + 7, &major, &minor, &patch) == 0) {
+		snprintf(out, len, "%ld.%ld.%ld", major, minor, patch);
+		return 0;
+	}
+	if (release != NULL && leading_version(release, &major, &minor, &patch) == 0) {
+		snprintf(out, len, "%ld.%ld.%ld", major, minor, patch);
+		return 0;
+	}
+	return -1;
+}
+
+int kversion_matches(const struct kversion *want, const char *running)
+{
+	long major, minor, patch;
+
+	return leading_version(running, &major, &minor, &patch) == 0 &&
+	       major == want->major && minor == want->minor &&
+	       patch == want->patch;
+}

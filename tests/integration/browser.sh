@@ -10,8 +10,8 @@ if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
 	echo "1..0 # SKIP known-good/bad kernels not built (tests/kernels/build-kernels)"
 	exit 0
 fi
-GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\"}"
-BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImage\",\"sha256\":\"$(cat "$KDIR/bad/bzImage.sha256")\"}"
+GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\",\"custom\":true}"
+BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImage\",\"sha256\":\"$(cat "$KDIR/bad/bzImage.sha256")\",\"custom\":true}"
 MAIL=$SRC/tests/data/mail
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
 	"[regressions]" "reruns = 0"

@@ -56,7 +56,7 @@ check "its results are stored once, from one complete run" [ "$(jqb '.results | 
 check "its history shows both requeues, and it finished as attempt 3" [ "$(jqb '[.events[] | select(.message == "requeued after the daemon stopped unexpectedly")] | length')" = 2 -a "$(jqb .attempt)" = 3 ]
 
 # Cancellation stops a running guest.
-req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"6.1.193\",\"artifacts\":[{\"target\":\"x86_64\",\"url\":\"file://$DEB\",\"sha256\":\"$SHA\"}]}"
+req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"6.1.193\",\"artifacts\":[{\"target\":\"x86_64\",\"url\":\"file://$DEB\",\"sha256\":\"$SHA\",\"custom\":true}]}"
 jid=$(jqb '.jobs[0].id')
 for _ in $(seq 1 100); do req GET "/api/v1/jobs/$jid"; [ "$(jqb .state)" = running ] && break; sleep 0.2; done
 sleep 1

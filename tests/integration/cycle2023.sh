@@ -15,8 +15,8 @@ if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
 	for i in $(seq 1 16); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
 	exit 0
 fi
-GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\"}"
-BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImage\",\"sha256\":\"$(cat "$KDIR/bad/bzImage.sha256")\"}"
+GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\",\"custom\":true}"
+BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImage\",\"sha256\":\"$(cat "$KDIR/bad/bzImage.sha256")\",\"custom\":true}"
 MAIL=$SRC/tests/data/mail
 start_smtpd
 WEBHOOK_DIR=$(mktemp -d)

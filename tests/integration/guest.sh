@@ -5,11 +5,11 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..12"
+echo "1..14"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
-	for i in $(seq 1 12); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	for i in $(seq 1 14); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
 	exit 0
 fi
 start_daemon "timeout = 240" "attempts = 1"
@@ -36,6 +36,27 @@ if grep -q 'Linux version 6.1' "$STATE/body" && grep -q '^# rcgate-complete' "$S
 else
 	not_ok "the job log has the console and the KTAP of every boot"
 fi
+stop_daemon
+rm -rf "$STATE"
+
+# The kernel that ran must be the release's version: Debian's 6.1.192
+# submitted as 6.1.64-rc1 is refused once it says what it is, unless the
+# artifact is marked custom (then it is tested and the mismatch shown).
+start_daemon "attempts = 2" "filesystems = ext4" "crash_test = 0"
+req POST /api/v1/releases -H "$(auth)" \
+	-d '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file://'"$DEB"'","sha256":"'"$SHA"'"}]}'
+req POST /api/v1/releases -H "$(auth)" \
+	-d '{"version":"6.1.65-rc1","artifacts":[{"target":"x86_64","url":"file://'"$DEB"'","sha256":"'"$SHA"'","custom":true}]}'
+wait_release 6.1.64-rc1 600
+if [ "$(jqb '.jobs[0].state')" = infra_error ] && [ "$(jqb '.jobs[0].error_kind')" = kernel_mismatch ] &&
+	[ "$(jqb '.jobs[0].attempt')" = 1 ] && jqb '.jobs[0].kernel_mismatch' | grep -q 'says it is 6.1.192 (uname -r 6.1.0-57-cloud-amd64), not 6.1.64-rc1'; then
+	ok "a kernel that is not the rc ends its job as kernel_mismatch, not retried, naming both versions"
+else
+	not_ok "a kernel that is not the rc is refused"; diag "$(printf '%s' "$BODY" | jq -c '.jobs[0] | {state, error_kind, error, attempt, kernel_mismatch}')"
+fi
+wait_release 6.1.65-rc1 600
+check "marked custom, the same kernel is tested and the mismatch is shown" \
+	[ "$(jqb '.jobs[0].state')" = done -a "$(jqb '.jobs[0].custom')" = true -a "$(jqb '.jobs[0].kernel_mismatch | test("not 6.1.65-rc1")')" = true ]
 stop_daemon
 rm -rf "$STATE"
 

@@ -10,7 +10,7 @@ if [ ! -f "$KDIR/good/bzImage" ]; then
 	for i in 1 2 3 4; do skip_test "outbox $i" "known-good kernel not built (tests/kernels/build-kernels)"; done
 	exit 0
 fi
-GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\"}"
+GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\",\"custom\":true}"
 # Reserve a port nobody listens on yet.
 SMTP_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 start_daemon "workers = 1" "filesystems = ext4" "crash_test = 0" \

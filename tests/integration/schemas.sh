@@ -124,7 +124,7 @@ valid 200 regressions "GET /api/v1/regressions (empty)"
 # --- Error responses ----------------------------------------------------
 SHA=$(kernel_deb x86_64 | tail -1)
 DEB=$(kernel_deb x86_64 | head -1)
-DEB_ART="{\"target\":\"x86_64\",\"url\":\"file://$DEB\",\"sha256\":\"$SHA\"}"
+DEB_ART="{\"target\":\"x86_64\",\"url\":\"file://$DEB\",\"sha256\":\"$SHA\",\"custom\":true}"
 req POST /api/v1/releases -d "{\"version\":\"6.1.90\",\"artifacts\":[$DEB_ART]}"
 error_case 401 "POST /api/v1/releases without a token is 401"
 req POST /api/v1/releases -H "Authorization: Bearer rcg_wrong" -d '{}'
@@ -217,8 +217,8 @@ HAVE_KERNELS=0
 if [ -f "$KDIR/good/bzImage" ] && [ -f "$KDIR/bad/bzImage" ] &&
    [ -f "$KDIR/good/bzImage.sha256" ] && [ -f "$KDIR/bad/bzImage.sha256" ]; then
 	HAVE_KERNELS=1
-	GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\"}"
-	BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImage\",\"sha256\":\"$(cat "$KDIR/bad/bzImage.sha256")\"}"
+	GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\",\"custom\":true}"
+	BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImage\",\"sha256\":\"$(cat "$KDIR/bad/bzImage.sha256")\",\"custom\":true}"
 	NOKERNELS=
 else
 	GOOD=$DEB_ART

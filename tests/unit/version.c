@@ -56,11 +56,55 @@ static void test_bad(void **state)
 	}
 }
 
+/* Which version a running kernel says it is, and whether that is the
+ * release's: Debian names it in uname -v only. */
+static void test_running(void **state)
+{
+	static const struct {
+		const char *release, *uts, *running, *version;
+		int matches;
+	} cases[] = {
+		{ "6.1.0-57-cloud-amd64",
+		  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-10-01)",
+		  "6.1.192", "6.1.192", 1 },
+		{ "6.1.0-57-cloud-amd64",
+		  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-10-01)",
+		  "6.1.192", "6.1.64-rc1", 0 },
+		{ "6.1.0-57-armmp", "#1 SMP Debian 6.1.192+deb12 (2026-10-01)",
+		  "6.1.192", "6.1.192-rc2", 1 },
+		{ "6.1.64-rc1", "#1 SMP Sat Nov 25 10:00:00 UTC 2023", "6.1.64",
+		  "6.1.64-rc1", 1 },
+		{ "6.1.192-rcgate-bad", "#1 SMP", "6.1.192", "6.1.64-rc1", 0 },
+		{ "6.7", NULL, "6.7.0", "6.7-rc3", 1 },
+		{ "unknown", "unknown", NULL, "6.1.64", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char running[32] = "", err[128];
+		struct kversion kv;
+		int rc = kversion_running(cases[i].release, cases[i].uts, running,
+					  sizeof(running));
+
+		if (cases[i].running == NULL) {
+			assert_int_equal(rc, -1);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_string_equal(running, cases[i].running);
+		assert_int_equal(kversion_parse(cases[i].version, &kv, err,
+						sizeof(err)), 0);
+		if (kversion_matches(&kv, running) != cases[i].matches)
+			fail_msg("case %zu: %s as %s", i, running, cases[i].version);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_running),
 	};
 	return cmocka_run_group_tests_name("version", tests, NULL, NULL);
 }
