@@ -249,6 +249,7 @@ static void split_also(json_t *list)
 static json_t *release_json(const char *version, int *status)
 {
 	json_t *rel = rows(Q_RELEASE, "s", version), *r, *jobs, *counts, *job;
+	json_t *rep, *last;
 	long pass = 0, fail = 0, skip = 0;
 	size_t i;
 
@@ -264,12 +265,22 @@ static json_t *release_json(const char *version, int *status)
 	json_decref(rel);
 	jobs = rows(Q_RELEASE_JOBS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
 	counts = rows(Q_RELEASE_JOB_COUNTS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
-	if (jobs == NULL || counts == NULL) {
+	rep = rows(Q_RELEASE_REPORT, "i", jid(r));
+	if (jobs == NULL || counts == NULL || rep == NULL) {
 		json_decref(jobs);
 		json_decref(counts);
+		json_decref(rep);
 		json_decref(r);
 		return NULL;
 	}
+	/* Which parts of the newest report exist, so that clients link only
+	 * what report.txt and report.eml will serve (they answer 404 else). */
+	last = json_array_get(rep, 0);
+	json_object_set_new(r, "report", last == NULL ? json_null()
+		: json_pack("{s:b,s:b}",
+			    "text", json_is_string(json_object_get(last, "text")),
+			    "email", json_is_string(json_object_get(last, "email"))));
+	json_decref(rep);
 	json_array_foreach(jobs, i, job) {
 		json_t *results = rows(Q_JOB_RESULTS, "i", (int64_t)json_integer_value(json_object_get(job, "id")));
 

@@ -192,22 +192,6 @@
     return x.major - y.major || x.minor - y.minor || x.patch - y.patch || rx - ry;
   }
 
-  // The API reports only an explicit baseline; the engine otherwise uses
-  // the newest tested final release of the branch below this one. Mirror
-  // that so the page can say what the comparison was against.
-  function inferBaseline(rel, all) {
-    const v = parseVersion(rel.version);
-    if (!v) return null;
-    let best = null;
-    for (const r of all) {
-      const o = parseVersion(r.version);
-      if (!o || o.rc !== 0 || r.branch !== rel.branch || o.patch >= v.patch) continue;
-      if (r.state !== 'done' && r.state !== 'infra_error') continue;
-      if (!best || compareVersions(r.version, best.version) > 0) best = r;
-    }
-    return best ? best.version : null;
-  }
-
   // ---- API ----------------------------------------------------------
 
   class ApiError extends Error {
@@ -295,11 +279,32 @@
       h('span', { class: 'n-skip' }, t.skip + ' skip'));
   }
 
-  function gateBlock(gate, idPrefix) {
+  // An rc whose review deadline passed before any kernel was submitted.
+  // The API's verdict stays "pending" (nothing was tested, so there is
+  // nothing to decide); shown as is, that reads as "being worked on".
+  function expiredWithoutKernels(rel) {
+    const t = parseTime(rel.deadline);
+    return t !== null && t < Date.now() && (rel.jobs || []).length === 0 &&
+      Boolean(rel.gate) && rel.gate.verdict === 'pending';
+  }
+
+  // The gate verdict of a release as a badge, or "expired" (see above).
+  function verdictBadge(rel, extra) {
+    if (expiredWithoutKernels(rel))
+      return h('span', null, badge('expired', extra), ' no kernels before the deadline');
+    return badge(rel.gate.verdict, extra);
+  }
+
+  function gateBlock(rel) {
+    const gate = rel.gate;
     if (!gate) return note('No gate verdict available.');
     const reasons = Array.isArray(gate.reasons) ? gate.reasons : [];
-    return h('div', { class: 'gate gate-' + String(gate.verdict).replace(/[^a-z]/g, '') },
-      h('p', { class: 'verdict' }, 'Gate: ', badge(gate.verdict, 'big')),
+    const expired = expiredWithoutKernels(rel);
+    return h('div', { class: 'gate gate-' + (expired ? 'expired' : String(gate.verdict).replace(/[^a-z]/g, '')) },
+      h('p', { class: 'verdict' }, 'Gate: ', verdictBadge(rel, 'big')),
+      expired ? h('p', null, 'The review deadline (', timeEl(rel.deadline),
+        ') passed before any kernel was submitted, so this rc was never tested. The API\'s verdict is still ',
+        h('code', null, gate.verdict), '.') : null,
       reasons.length
         ? [h('ul', { class: 'reasons', 'aria-label': 'Reasons' }, reasons.slice(0, GATE_REASONS_SHOWN).map((r) => h('li', null, r))),
           reasons.length > GATE_REASONS_SHOWN
@@ -372,7 +377,7 @@
       { label: 'Jobs', cell: (r) => r.detail ? (r.detail.jobs.length ? targetJobStates(r.detail.jobs) : note('no kernels yet')) : badge(r.state) },
       { label: 'Results', cell: (r) => r.detail ? totals(r.detail.totals) : '—' },
       { label: 'Regressions', cell: (r) => r.detail ? regressionCount(r.detail) : '—', cls: 'num' },
-      { label: 'Gate', cell: (r) => r.detail && r.detail.gate ? badge(r.detail.gate.verdict) : (r.error ? h('span', { class: 'error-inline' }, r.error.message) : '—') });
+      { label: 'Gate', cell: (r) => r.detail && r.detail.gate ? verdictBadge(r.detail) : (r.error ? h('span', { class: 'error-inline' }, r.error.message) : '—') });
     return cols;
   }
 
@@ -503,14 +508,31 @@
       states.has(v) ? [' ', h('span', { class: 'visually-hidden' }, 'gate '), badge(states.get(v))] : null)));
   }
 
+  // A version rcgate does not know: a page of its own, not an error (the
+  // API's 404 is the answer, not a failure).
+  function noSuchRelease(version, e) {
+    setTitle('No such release');
+    return [
+      h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Review cycles')),
+      h('h1', null, 'No such release ' + version),
+      h('p', null, 'rcgate knows no release ', h('code', null, version),
+        ' (', h('code', null, API + e.path), ' answered ', e.status + ': ' + e.message, ').'),
+      h('p', null, 'Releases appear once their announcement is posted or their kernels are submitted. ',
+        h('a', { href: '#/' }, 'Back to the review cycles'), '.'),
+    ];
+  }
+
   async function renderRelease(seq, version) {
     setTitle(version);
     markNav('releases');
-    const [rel, targets, list] = await Promise.all([
-      api('/releases/' + seg(version)),
+    const [rel, targets] = await Promise.all([
+      api('/releases/' + seg(version)).catch((e) => {
+        if (e instanceof ApiError && e.status === 404) return { missing: e };
+        throw e;
+      }),
       api('/targets').catch(() => ({ targets: [] })),
-      api('/releases?limit=200').catch(() => ({ releases: [] })),
     ]);
+    if (rel.missing) return seq === renderSeq ? noSuchRelease(version, rel.missing) : null;
     const regs = rel.regressions || [];
     // The gate state of every other affected rc, for the "also in" links.
     const others = [...new Set(regs.flatMap((g) => g.also_in || []))];
@@ -518,19 +540,21 @@
     const otherState = new Map();
     others.forEach((v, i) => { if (gates[i] && gates[i].verdict) otherState.set(v, gates[i].verdict); });
     let report = null;
-    if (rel.gate && rel.gate.analysed) {
+    if (rel.report && rel.report.text) {
       report = await apiText('/releases/' + seg(version) + '/report.txt').catch((e) => ({ error: e }));
     }
     if (seq !== renderSeq) return null;
 
     const targetNames = (targets.targets || []).map((t) => t.name);
-    const baseline = rel.baseline
-      ? [releaseLink(rel.baseline), ' (explicit)']
-      : (() => {
-        const b = inferBaseline(rel, list.releases || []);
-        return b ? [releaseLink(b), ' (automatic: newest tested release of ' + rel.branch + ' below this one)']
-          : 'none: no earlier tested release of this branch, so failures are not regressions';
-      })();
+    // What the engine compared (or will compare) with, as the API says.
+    // Without one, a failure has no baseline result, and engine.c treats
+    // that as a regression once its reruns fail too (regress.c).
+    const be = rel.baseline_effective;
+    const baseline = be
+      ? [releaseLink(be), rel.baseline ? ' (explicit)'
+        : ' (automatic: the newest final release of ' + rel.branch + ' below this one with a done job)']
+      : 'none: no tested final release of ' + rel.branch + ' below this one. With nothing to compare with, ' +
+        'a test that fails (and fails again on every rerun) counts as a regression.';
     const out = [
       h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Review cycles'), ' › ', rel.branch),
       h('h1', null, rel.version, ' ', badge(rel.state)),
@@ -543,7 +567,7 @@
         ['Results', totals(rel.totals)],
         ['Submitted', timeEl(rel.created)],
       ]),
-      section('Gate', 'gate', gateBlock(rel.gate)),
+      section('Gate', 'gate', gateBlock(rel)),
     ];
     const regCols = [
       { label: 'Regression', cell: (g) => regressionLink(g.id) },
@@ -577,16 +601,23 @@
     out.push(section('Jobs', 'jobs',
       (rel.jobs || []).length ? table(null, jobCols, rel.jobs) : note('No kernels submitted yet.')));
     const reportPart = [];
+    const hasText = Boolean(rel.report && rel.report.text), hasEmail = Boolean(rel.report && rel.report.email);
     if (report && typeof report === 'string') {
       reportPart.push(h('details', null, h('summary', null, 'Report text'), h('pre', { class: 'report' }, report)));
     } else if (report && report.error) {
       reportPart.push(note('No report: ' + report.error.message));
+    } else if (expiredWithoutKernels(rel)) {
+      reportPart.push(note('No report: nothing was tested.'));
     } else {
       reportPart.push(note('The report is written once every job has finished.'));
     }
-    reportPart.push(h('p', null, h('a', { href: API + '/releases/' + seg(version) + '/report.txt' }, 'report.txt'),
-      rel.message_id ? [' · ', h('a', { href: API + '/releases/' + seg(version) + '/report.eml' }, 'reply e-mail (report.eml)')] : null,
-      ' · ', h('a', { href: API + '/releases/' + seg(version) }, 'JSON')));
+    // Link only what exists: report.txt and report.eml answer 404 otherwise.
+    const links = [];
+    if (hasText) links.push(h('a', { href: API + '/releases/' + seg(version) + '/report.txt' }, 'report.txt'));
+    if (hasEmail) links.push(h('a', { href: API + '/releases/' + seg(version) + '/report.eml' }, 'reply e-mail (report.eml)'));
+    else if (hasText) links.push(h('span', { class: 'small' }, 'no reply e-mail: the report was written without an announcement to reply to'));
+    links.push(h('a', { href: API + '/releases/' + seg(version) }, 'JSON'));
+    reportPart.push(h('p', null, links.map((l, i) => [i ? ' · ' : '', l])));
     out.push(section('Report', 'report', reportPart));
     return out;
   }
@@ -804,7 +835,7 @@
     try {
       const r = await fetch('/healthz');
       const j = await r.json();
-      el.textContent = 'rcgated ' + (j.version || '?') + ' · ' + (j.status || '?') + ' · ' + dash(j.workers) + ' workers';
+      el.textContent = 'rcgated ' + (j.version || '?') + ' · ' + (j.status || '?') + ' · ' + (Number.isInteger(j.workers) ? plural(j.workers, 'worker') : dash(j.workers) + ' workers');
       el.className = 'health ok';
     } catch (e) {
       el.textContent = 'rcgated unreachable';

@@ -108,6 +108,26 @@ async function assertInert(page, needle, where) {
   assert.equal(state.bold, 0, `${where}: no <b> from data`);
 }
 
+// An rc whose review deadline passed before anyone submitted a kernel:
+// the API's gate still says "pending", the page must say it expired.
+function expiredWithoutKernels(d) {
+  return d.deadline !== null && Date.parse(d.deadline) < Date.now() &&
+    d.jobs.length === 0 && d.gate.verdict === 'pending';
+}
+
+// The text of the <dd> after the <dt> named `label` in the facts list,
+// and the hrefs of the links in it; null if there is no such fact.
+async function fact(page, label) {
+  return page.evaluate((label) => {
+    for (const dt of document.querySelectorAll('main dl.facts dt')) {
+      if (dt.textContent !== label) continue;
+      const dd = dt.nextElementSibling;
+      return { text: dd.innerText, links: [...dd.querySelectorAll('a')].map((a) => a.getAttribute('href')) };
+    }
+    return null;
+  }, label);
+}
+
 // The release with the most regressions (then most results) is the
 // interesting one to look at.
 function pickRelease() {
@@ -130,9 +150,11 @@ test('the release list shows every release, rcs grouped by review cycle', T, asy
     const inCycle = await page.locator('section.cycle').filter({ has: link }).count();
     assert.equal(inCycle > 0, d.deadline !== null,
       `${r.version} is ${d.deadline ? 'in a review cycle' : 'listed without a deadline'}`);
-    // its row shows the gate verdict the API gives
+    // its row shows the gate verdict the API gives (or, for an rc that
+    // got no kernels before its deadline, that it expired)
     const row = page.locator('tr').filter({ has: link });
-    assert.ok((await row.innerText()).includes(d.gate.verdict), `${r.version} row shows gate ${d.gate.verdict}`);
+    const shown = expiredWithoutKernels(d) ? 'expired' : d.gate.verdict;
+    assert.ok((await row.innerText()).includes(shown), `${r.version} row shows gate ${shown}`);
   }
   // deadlines within three days of each other are one cycle
   const withDeadline = [...data.details.values()].filter((d) => d.deadline)
@@ -323,15 +345,11 @@ test('empty lists render as friendly notes', T, async () => {
 test('API errors are shown to the user', T, async () => {
   // A real 404 from rcgated: the browser itself logs the failed load, and
   // that is the only console line allowed here.
-  let { page, errors } = await visit('#/release/9.9.999-rc9');
+  let { page, errors } = await visit('#/job/999999999');
   let alert = page.locator('main [role="alert"]');
-  assert.match(await alert.innerText(), /HTTP 404: no release 9\.9\.999-rc9/);
+  assert.match(await alert.innerText(), /HTTP 404: no job 999999999/);
   assert.ok(errors.every((e) => /Failed to load resource.*404/.test(e)), errors.join('\n'));
   await shot(page, 'error');
-  await page.close();
-
-  ({ page, errors } = await visit('#/job/999999999'));
-  assert.match(await page.locator('main [role="alert"]').innerText(), /HTTP 404: no job 999999999/);
   await page.close();
 
   // A failing server and a malformed answer.
@@ -348,4 +366,115 @@ test('API errors are shown to the user', T, async () => {
   assert.equal(await page.locator('h1').innerText(), 'Page not found');
   noErrors(errors, 'unknown route');
   await page.close();
+});
+
+test('the header counts workers in proper English', T, async () => {
+  for (const n of [1, 2]) {
+    const { page, errors } = await visit('#/', {
+      setup: (p) => p.route(/\/healthz$/, async (r) => {
+        const real = await (await r.fetch()).json();
+        await r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ ...real, workers: n }) });
+      }),
+    });
+    await page.waitForFunction(() => document.getElementById('health').textContent !== '');
+    const text = await page.locator('#health').innerText();
+    assert.match(text, new RegExp('· ' + n + (n === 1 ? ' worker$' : ' workers$')), `header with ${n} workers: "${text}"`);
+    noErrors(errors, `#/ with ${n} workers`);
+    await page.close();
+  }
+});
+
+test('report links are shown only for reports that exist', T, async (t) => {
+  let without = 0;
+  for (const d of data.details.values()) {
+    assert.ok('report' in d, `GET /api/v1/releases/${d.version} says whether a report exists`);
+    if (!d.report || !d.report.email) without++;
+    const { page, errors } = await visit('#/release/' + encodeURIComponent(d.version));
+    const hrefs = await page.locator('main a').evaluateAll((as) => as.map((a) => a.getAttribute('href'))
+      .filter((h) => /\/report\.(txt|eml)$/.test(h)));
+    const base = '/api/v1/releases/' + encodeURIComponent(d.version);
+    assert.equal(hrefs.includes(base + '/report.txt'), Boolean(d.report && d.report.text), `${d.version}: report.txt link`);
+    assert.equal(hrefs.includes(base + '/report.eml'), Boolean(d.report && d.report.email), `${d.version}: report.eml link`);
+    for (const href of hrefs) {
+      const r = await fetch(BASE + href);
+      assert.equal(r.status, 200, `${d.version}: the link ${href} answers 200`);
+    }
+    noErrors(errors, 'release ' + d.version);
+    await page.close();
+  }
+  t.diagnostic(`${without} of ${data.details.size} releases have no text or no e-mail report`);
+});
+
+test('an unknown release is a "no such release" page, not an error', T, async () => {
+  const { page, errors } = await visit('#/release/9.9.9');
+  assert.equal(await page.locator('h1').innerText(), 'No such release 9.9.9');
+  const text = await page.locator('main').innerText();
+  assert.doesNotMatch(text, /Something went wrong/);
+  assert.equal(await page.locator('main .error, main [role="alert"]').count(), 0, 'a 404 is not an error box');
+  assert.equal(await page.locator('main a[href="#/"]').count() > 0, true, 'a way back to the list');
+  // the browser logs the failed load of the 404 itself; nothing else
+  assert.ok(errors.every((e) => /Failed to load resource.*404/.test(e)), errors.join('\n'));
+  await shot(page, 'notfound');
+  await page.close();
+});
+
+test('an rc whose deadline passed without kernels says it expired, not "pending"', T, async (t) => {
+  const expired = [...data.details.values()].filter(expiredWithoutKernels);
+  if (!expired.length) return t.skip('no rc with a past deadline and no kernels (announce one, submit nothing)');
+  const listing = await visit('#/');
+  for (const d of expired) {
+    const row = listing.page.locator('tr').filter({ has: listing.page.locator(`a[href="#/release/${encodeURIComponent(d.version)}"]`) });
+    assert.match(await row.innerText(), /expired\W+no kernels before the deadline/, `${d.version} in the list`);
+    assert.doesNotMatch(await row.locator('td').last().innerText(), /pending/, `${d.version}: the gate cell does not say pending`);
+    const { page, errors } = await visit('#/release/' + encodeURIComponent(d.version));
+    const gate = await page.locator('.gate').innerText();
+    assert.match(gate, /expired\W+no kernels before the deadline/, `${d.version} release page`);
+    assert.equal(await page.locator('.gate .verdict .badge').innerText(), 'expired');
+    await shot(page, 'expired');
+    noErrors(errors, 'release ' + d.version);
+    await page.close();
+  }
+  noErrors(listing.errors, '#/');
+  await listing.page.close();
+});
+
+test('without JavaScript the page says it needs it and where the API is', T, async () => {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  try {
+    const ctx = await browser.newContext({ javaScriptEnabled: false });
+    const page = await ctx.newPage();
+    await page.goto(BASE + '/', { waitUntil: 'load' });
+    const text = await page.locator('main').innerText();
+    assert.doesNotMatch(text, /Loading/, 'no "Loading…" that never ends');
+    assert.match(text, /needs JavaScript/);
+    assert.equal(await page.locator('main a[href="/api/v1/releases"]').count(), 1, 'a link to the API in the notice');
+    await shot(page, 'nojs');
+    await ctx.close();
+  } finally {
+    await browser.close();
+  }
+});
+
+test('the baseline shown is the API\'s baseline_effective, described as the engine uses it', T, async () => {
+  for (const d of data.details.values()) {
+    const { page, errors } = await visit('#/release/' + encodeURIComponent(d.version));
+    const b = await fact(page, 'Baseline');
+    assert.ok(b, `${d.version}: a Baseline fact`);
+    assert.doesNotMatch(b.text, /not regressions/, `${d.version}: no false claim about failures`);
+    if (d.baseline_effective) {
+      assert.deepEqual(b.links, ['#/release/' + encodeURIComponent(d.baseline_effective)], `${d.version}: links the effective baseline`);
+      assert.match(b.text, d.baseline ? /explicit/ : /automatic/, `${d.version}: says how it was chosen`);
+    } else {
+      assert.deepEqual(b.links, [], `${d.version}: no baseline linked`);
+      assert.match(b.text, /^none/);
+      // engine.c/regress.c: no baseline result is BASE_NONE, which is not
+      // a known failure: a failure that reproduces is a regression.
+      assert.match(b.text, /counts as a regression/, `${d.version}: says failures count as regressions`);
+    }
+    noErrors(errors, 'release ' + d.version);
+    await page.close();
+  }
 });

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The dashboard in a real browser: a daemon filled with a regression shared
-# by two rcs (known-good/bad kernels), announcements, and hostile strings,
-# then tests/browser/run.sh (Debian's chromium + playwright-core, node's
-# TAP). Screenshots land in tests/browser/output/.
+# by two rcs (known-good/bad kernels), announcements (one rc without any
+# kernel) and hostile strings, then tests/browser/run.sh (Debian's chromium
+# + playwright-core, node's TAP). Screenshots land in tests/browser/output/.
 . "$(dirname "$0")/lib.sh"
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
@@ -22,6 +22,9 @@ wait_release 6.1.63 300; wait_release 5.15.139 300
 for m in announce-6.1.64-rc1.eml announce-5.15.140-rc1.eml; do
 	req POST /api/v1/announcements -H "$(auth)" --data-binary "@$MAIL/$m"
 done
+# An rc nobody submits a kernel for: its deadline passed long ago, so the
+# dashboard must say it expired (and offer no report, there is none).
+req POST /api/v1/announcements -H "$(auth)" --data-binary "@$MAIL/announce-5.10.202-rc1.eml"
 submit 6.1.64-rc1 "$BAD"
 submit 5.15.140-rc1 "$BAD"
 submit 6.1.99-rc1 '{"target":"x86_64","url":"http://evil.invalid/<script>window.__pwned=1</script><img/src=x/onerror=window.__pwned=2>.deb","sha256":"'"$(printf 'ab%.0s' $(seq 32))"'"}'
