@@ -296,6 +296,12 @@ int config_parse(struct config *c, const char *text, const char *name,
 			     name, lineno, key, section);
 			return -1;
 		}
+		/* config_dump() prints "key = value", which must parse too
+		 * (found by tests/fuzz/config_fuzz.c). */
+		if (strlen(d->key) + 3 + strlen(value) >= sizeof(line)) {
+			errf(err, errlen, "%s:%d: value too long", name, lineno);
+			return -1;
+		}
 		if (directive_set(c, d, value, sub, sizeof(sub)) < 0) {
 			errf(err, errlen, "%s:%d: %s", name, lineno, sub);
 			return -1;

@@ -214,8 +214,9 @@ static void make_etag(const char *body, size_t len, char out[40])
 	snprintf(out, 40, "\"%.32s\"", hex);
 }
 
-/* "bytes=a-b" or "bytes=a-" or "bytes=-n" against len; 0 ok, -1 bad. */
-static int parse_range(const char *h, size_t len, size_t *from, size_t *to)
+/* "bytes=a-b" or "bytes=a-" or "bytes=-n" against len; 0 ok, -1 bad.
+ * Not static only so tests/fuzz/range_fuzz.c can reach it (rcgate.h). */
+int http_range_parse(const char *h, size_t len, size_t *from, size_t *to)
 {
 	long a = -1, b = -1;
 	char *end;
@@ -373,7 +374,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn,
 	range = resp->ranges && resp->status == 200
 		? MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range") : NULL;
 	if (range != NULL) {
-		if (parse_range(range, resp->len, &from, &to) == 0) {
+		if (http_range_parse(range, resp->len, &from, &to) == 0) {
 			memmove(resp->body, resp->body + from, to - from + 1);
 			snprintf(crange, sizeof(crange), "bytes %zu-%zu/%zu", from, to,
 				 resp->len);

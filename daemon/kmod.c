@@ -456,7 +456,9 @@ int kmod_table_add_builtin_list(struct kmod_table *table, const char *text,
 		if (dot == NULL || memcmp(dot, ".ko", 3) != 0 || dot == base)
 			continue;
 		blen = (size_t)(dot - base);
-		if (blen >= sizeof(name))
+		/* A NUL would cut the name short (found by tests/fuzz/kmod_fuzz.c:
+		 * "\0x.ko" made a built-in with an empty name): no module. */
+		if (blen >= sizeof(name) || memchr(base, '\0', blen) != NULL)
 			continue;
 		memcpy(name, base, blen);
 		name[blen] = '\0';

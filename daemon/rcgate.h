@@ -403,6 +403,11 @@ void http_stats_get(struct http_stats *);
  * params. Returns 1 on a match. */
 int http_route_match(const char *pattern, char *path, const char **params,
 		     size_t maxparams);
+/* A Range header h ("bytes=a-b", "bytes=a-", "bytes=-n"; one range, no
+ * list) against a body of len bytes. Returns 0 with from <= to < len (the
+ * bytes to send, inclusive), or -1 if h is not such a range, len is 0 or
+ * the range starts at or past len (the caller answers 416). */
+int http_range_parse(const char *h, size_t len, size_t *from, size_t *to);
 const char *http_query(struct http_request *, const char *key);
 const char *http_header(struct http_request *, const char *key);
 /* Response helpers: take ownership of json (jansson json_t *). */

@@ -9,16 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "ktap.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check(int cond)
-{
-	/* A crash is what the fuzzer notices and minimises. */
-	if (!cond)
-		__builtin_trap();
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

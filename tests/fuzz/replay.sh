@@ -1,17 +1,42 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# Replays the KTAP fuzz corpus through the fuzz target (built with gcc, no
+# Replays every fuzz corpus, tests/fuzz/corpus/<target>/, through that
+# target's replay program (tests/fuzz/<target>_replay, built with gcc, no
 # libFuzzer needed), so every make check exercises the inputs that once
-# found bugs. One TAP line per corpus file.
+# found bugs. Some targets also replay the golden files of their parser
+# (tests/data/ktap, mail, config). One TAP line per file; a target whose
+# program was not built is a failure, not a skip.
 set -u
 src=${RCGATE_SRCDIR:-.}
-bin=${RCGATE_BUILDDIR:-.}/tests/fuzz/ktap_replay
-n=0; i=0
-files=$(ls "$src"/tests/fuzz/corpus/ktap/* "$src"/tests/data/ktap/* 2>/dev/null)
-for f in $files; do n=$((n + 1)); done
+build=${RCGATE_BUILDDIR:-.}
+# Undefined behaviour fails the replay as it fails the fuzzer.
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export UBSAN_OPTIONS
+
+golden() {
+	case $1 in
+	ktap) echo "$src/tests/data/ktap" ;;
+	announce) echo "$src/tests/data/mail" ;;
+	config) echo "$src/tests/data/config" ;;
+	esac
+}
+
+# "target file" pairs, one a line; corpus names have no blanks.
+list=$(for dir in "$src"/tests/fuzz/corpus/*/; do
+	t=$(basename "$dir")
+	for f in "$dir"* $(g=$(golden "$t"); [ -n "$g" ] && ls "$g"/* 2>/dev/null); do
+		[ -f "$f" ] && echo "$t $f"
+	done
+done)
+n=$(printf '%s\n' "$list" | grep -c .)
 echo "1..$n"
-for f in $files; do
+i=0
+printf '%s\n' "$list" | while read -r t f; do
+	[ -n "$t" ] || continue
 	i=$((i + 1))
-	if "$bin" "$f" >/dev/null 2>&1; then echo "ok $i - $(basename "$f")"
-	else echo "not ok $i - $(basename "$f")"; fi
+	if "$build/tests/fuzz/${t}_replay" "$f" >/dev/null 2>&1; then
+		echo "ok $i - $t/$(basename "$f")"
+	else
+		echo "not ok $i - $t/$(basename "$f")"
+	fi
 done
