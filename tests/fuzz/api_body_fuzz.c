@@ -56,7 +56,7 @@ static void store_reset(void)
 	if (!opened) {
 		config_defaults(&cfg);
 		log_open("-", LOG_ERR, err, sizeof(err));
-		check(fetch_init(err, sizeof(err)) == 0);
+		check(fetch_init("/tmp", "", err, sizeof(err)) == 0);
 		opened = 1;
 	} else {
 		api_close();
