@@ -215,9 +215,11 @@ static void put_diagnostic(GString *out, const char *diag)
 
 		g_strchomp(line);
 		if (*line) {
-			g_string_append(out, "    ");
-			put_clean(out, line);
-			g_string_append_c(out, '\n');
+			GString *l = g_string_new("    ");
+
+			put_clean(l, line);
+			put_wrapped(out, l->str, "      ");
+			g_string_free(l, TRUE);
 		}
 		g_free(line);
 		if (!nl)

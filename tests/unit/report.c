@@ -318,6 +318,47 @@ static void test_arch_lists(void **state)
 	free(text);
 }
 
+/* Long diagnostics and infra errors are wrapped at 78 columns, indented
+ * under their item; a URL is never broken. */
+static void test_long_lines_wrap(void **state)
+{
+	static const struct report_target one[] = {
+		{ "armv7", "infra_error", NULL, 0, 0, 0, 0.0,
+		  "guest output ended before the completion marker (timeout after"
+		  " 600 s) while the agent was still running the xfs suite" },
+	};
+	static const struct report_regression reg[] = {
+		{ 1, "ext4.crash_osync_extend", "x86_64",
+		  "crash_osync_extend: st_size 4096 after power cut, expected >= 65536"
+		  " (O_SYNC|O_DIRECT extension not durable)\n"
+		  "see https://example.org/a/very/long/url/that/must/not/be/broken/at/all/ever/x",
+		  "open", NULL, 0, NULL },
+	};
+	struct report_input in;
+	char *text;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.farm = "rcgate";
+	in.version = "6.1.64-rc1";
+	in.targets = one;
+	in.ntargets = 1;
+	in.regressions = reg;
+	in.nregressions = 1;
+	text = report_text(&in);
+	for (const char *line = text; *line; ) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (n > 78 && memmem(line, n, "://", 3) == NULL)
+			fail_msg("a line of %zu columns: %.*s", n, (int)n, line);
+		line += n + (nl != NULL);
+	}
+	assert_non_null(strstr(text, "\n      (O_SYNC|O_DIRECT extension not durable)\n"));
+	assert_non_null(strstr(text, "https://example.org/a/very/long/url/that/must/not/be/broken/at/all/ever/x\n"));
+	free(text);
+}
+
 static void test_text_sanitized_and_null(void **state)
 {
 	static const struct report_regression nasty = {
@@ -631,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_golden_infra_error),
 		cmocka_unit_test(test_tested_by_rules),
 		cmocka_unit_test(test_arch_lists),
+		cmocka_unit_test(test_long_lines_wrap),
 		cmocka_unit_test(test_text_sanitized_and_null),
 		cmocka_unit_test(test_email_headers_threading_body),
 		cmocka_unit_test(test_email_clean_has_tested_by_non_ascii),
