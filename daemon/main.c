@@ -23,7 +23,8 @@
 #include "announce.h"
 #include "guest.h"
 
-#define DEFAULT_CONFIG "/etc/rcgate/rcgated.conf"
+/* $(sysconfdir)/rcgate/rcgated.conf, from the Makefile. */
+#define DEFAULT_CONFIG CONFIG_FILE_DEFAULT
 
 static void usage(void)
 {
