@@ -7,7 +7,8 @@
  *
  * Server and token come from --server/--token, then RCGATE_SERVER and
  * RCGATE_TOKEN, then ~/.config/rcgate/rcgatectl.conf ("server = ...",
- * "token = ..."), then http://127.0.0.1:8080.
+ * "token = ..."), then http://127.0.0.1:8080. Failures of every command are
+ * shown by fail(): one line on stderr, exit status 65.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,22 +54,49 @@ static size_t collect(char *p, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-/* Performs one request; returns the HTTP status (0 on transport errors,
- * with a message on stderr). *body is malloc'ed (caller frees). */
-static long request(const char *method, const char *path, const char *type,
-		    const char *data, size_t len, char **body)
+/* The one way a failed request is shown, whatever the command: nothing on
+ * stdout, one line "rcgatectl: MESSAGE" on stderr, and the command exits
+ * EXIT_FAILURE_HTTP. MESSAGE is the API's {"error":{"message"}} when the
+ * answer has one; otherwise (transport errors, answers that are not the
+ * API's) it is the URL and what went wrong. Control characters become '?',
+ * so a message echoing hostile input stays one harmless line. */
+static void fail(const char *url, const char *what, const char *body)
+{
+	json_t *j = body != NULL ? json_loads(body, 0, NULL) : NULL;
+	const char *msg = json_string_value(json_object_get(
+		json_object_get(j, "error"), "message"));
+	char line[1024];
+
+	if (msg != NULL && msg[0] != '\0')
+		snprintf(line, sizeof(line), "%s", msg);
+	else
+		snprintf(line, sizeof(line), "%s: %s", url, what);
+	for (char *c = line; *c != '\0'; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	}
+	fprintf(stderr, "rcgatectl: %s\n", line);
+	json_decref(j);
+}
+
+/* Performs one request. Returns the body of a 2xx answer, malloc'ed (the
+ * caller frees); anything else is shown by fail() and returns NULL. */
+static char *request(const char *method, const char *path, const char *type,
+		     const char *data, size_t len)
 {
 	char url[2048], auth[200], ct[128], curlerr[CURL_ERROR_SIZE] = "";
+	char what[64];
 	struct buffer b = { NULL, 0, 0 };
 	struct curl_slist *h = NULL;
 	CURL *c = curl_easy_init();
 	CURLcode cc;
 	long code = 0;
 
-	*body = NULL;
-	if (c == NULL)
-		return 0;
 	snprintf(url, sizeof(url), "%s%s", server, path);
+	if (c == NULL) {
+		fail(url, "cannot initialise libcurl", NULL);
+		return NULL;
+	}
 	if (token[0] != '\0') {
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
 		h = curl_slist_append(h, auth);
@@ -89,49 +117,44 @@ static long request(const char *method, const char *path, const char *type,
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "rcgatectl/0.1");
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "rcgatectl/" PACKAGE_VERSION);
 	cc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_cleanup(c);
 	curl_slist_free_all(h);
 	if (cc != CURLE_OK) {
-		fprintf(stderr, "rcgatectl: %s: %s\n", url,
-			b.too_big ? "response too large"
-				  : curlerr[0] ? curlerr : curl_easy_strerror(cc));
+		fail(url, b.too_big ? "response too large"
+		     : curlerr[0] ? curlerr : curl_easy_strerror(cc), NULL);
 		free(b.data);
-		return 0;
+		return NULL;
 	}
-	*body = b.data != NULL ? b.data : strdup("");
-	return code;
+	if (code < 200 || code > 299) {
+		snprintf(what, sizeof(what), "HTTP %ld", code);
+		fail(url, what, b.data);
+		free(b.data);
+		return NULL;
+	}
+	return b.data != NULL ? b.data : strdup("");
 }
 
-/* GET/POST returning parsed JSON; prints the API's error and returns NULL
- * when the status is not 2xx. */
+/* A request whose 2xx answer is JSON: returns it parsed (the caller
+ * decrefs), or NULL after fail(). */
 static json_t *call(const char *method, const char *path, const char *type,
-		    const char *data, size_t len, long *status)
+		    const char *data, size_t len)
 {
-	char *body = NULL;
-	long code = request(method, path, type, data, len, &body);
+	char *body = request(method, path, type, data, len), what[256], url[2048];
 	json_error_t jerr;
 	json_t *j;
 
-	*status = code;
-	if (code == 0)
+	if (body == NULL)
 		return NULL;
 	j = json_loads(body, 0, &jerr);
-	if (code < 200 || code > 299) {
-		const char *msg = json_string_value(json_object_get(
-			json_object_get(j, "error"), "message"));
-
-		fprintf(stderr, "rcgatectl: %s %s: %ld %s\n", method, path, code,
-			msg != NULL ? msg : "");
-		json_decref(j);
-		free(body);
-		return NULL;
-	}
 	free(body);
-	if (j == NULL)
-		fprintf(stderr, "rcgatectl: %s: not JSON: %s\n", path, jerr.text);
+	if (j == NULL) {
+		snprintf(url, sizeof(url), "%s%s", server, path);
+		snprintf(what, sizeof(what), "answer is not JSON: %s", jerr.text);
+		fail(url, what, NULL);
+	}
 	return j;
 }
 
@@ -176,14 +199,13 @@ static int need_segment(const char *what, const char *s)
 static int cmd_status(int argc, char **argv)
 {
 	char path[256];
-	long status;
 	json_t *r, *job;
 	size_t i;
 
 	if (argc != 1 || need_segment("version", argv[0]) < 0)
 		return EXIT_USAGE;
 	snprintf(path, sizeof(path), "/api/v1/releases/%s", argv[0]);
-	r = call("GET", path, NULL, NULL, 0, &status);
+	r = call("GET", path, NULL, NULL, 0);
 	if (r == NULL)
 		return EXIT_FAILURE_HTTP;
 	if (json_output) {
@@ -228,7 +250,6 @@ static int cmd_status(int argc, char **argv)
 static int cmd_gate(int argc, char **argv)
 {
 	char path[256];
-	long status;
 	json_t *g, *reason;
 	const char *v;
 	size_t i;
@@ -237,7 +258,7 @@ static int cmd_gate(int argc, char **argv)
 	if (argc != 1 || need_segment("version", argv[0]) < 0)
 		return EXIT_USAGE;
 	snprintf(path, sizeof(path), "/api/v1/releases/%s/gate", argv[0]);
-	g = call("GET", path, NULL, NULL, 0, &status);
+	g = call("GET", path, NULL, NULL, 0);
 	if (g == NULL)
 		return EXIT_FAILURE_HTTP;
 	v = js(g, "verdict");
@@ -257,7 +278,6 @@ static int cmd_gate(int argc, char **argv)
 static int cmd_regressions(int argc, char **argv)
 {
 	char path[256] = "/api/v1/regressions?limit=200";
-	long status;
 	json_t *r, *g;
 	size_t i;
 
@@ -271,7 +291,7 @@ static int cmd_regressions(int argc, char **argv)
 		strncat(path, "&", sizeof(path) - strlen(path) - 1);
 		strncat(path, argv[a], sizeof(path) - strlen(path) - 1);
 	}
-	r = call("GET", path, NULL, NULL, 0, &status);
+	r = call("GET", path, NULL, NULL, 0);
 	if (r == NULL)
 		return EXIT_FAILURE_HTTP;
 	if (json_output) {
@@ -291,22 +311,16 @@ static int cmd_regressions(int argc, char **argv)
 
 static int cmd_report(int argc, char **argv)
 {
-	char path[256], *body = NULL;
-	long code;
+	char path[256], *body;
 	int eml = argc == 2 && strcmp(argv[1], "--eml") == 0;
 
 	if ((argc != 1 && !eml) || need_segment("version", argv[0]) < 0)
 		return EXIT_USAGE;
 	snprintf(path, sizeof(path), "/api/v1/releases/%s/report.%s", argv[0],
 		 eml ? "eml" : "txt");
-	code = request("GET", path, NULL, NULL, 0, &body);
-	if (code != 200) {
-		if (code != 0)
-			fprintf(stderr, "rcgatectl: %s: %ld %s\n", path, code,
-				body != NULL ? body : "");
-		free(body);
+	body = request("GET", path, NULL, NULL, 0);
+	if (body == NULL)
 		return EXIT_FAILURE_HTTP;
-	}
 	fputs(body, stdout);
 	free(body);
 	return 0;
@@ -331,8 +345,7 @@ static char *read_stdin(size_t *len)
 static int post_and_show(const char *path, const char *type, const char *data,
 			 size_t len)
 {
-	long status;
-	json_t *r = call("POST", path, type, data, len, &status);
+	json_t *r = call("POST", path, type, data, len);
 
 	if (r == NULL)
 		return EXIT_FAILURE_HTTP;
@@ -457,7 +470,6 @@ static int cmd_token(int argc, char **argv)
 {
 	json_t *body;
 	char *text;
-	long status;
 	json_t *r;
 
 	if (argc < 2 || argc > 3 || strcmp(argv[0], "create") != 0)
@@ -468,8 +480,7 @@ static int cmd_token(int argc, char **argv)
 	json_decref(body);
 	if (text == NULL)
 		return EXIT_USAGE;
-	r = call("POST", "/api/v1/tokens", "application/json", text, strlen(text),
-		 &status);
+	r = call("POST", "/api/v1/tokens", "application/json", text, strlen(text));
 	free(text);
 	if (r == NULL)
 		return EXIT_FAILURE_HTTP;
@@ -500,12 +511,14 @@ static const struct command commands[] = {
 	{ "token", "token create NAME [read|write|admin]   (needs an admin token)", cmd_token },
 };
 
-static void usage(void)
+/* --help: stdout and 0; a usage error: stderr and EXIT_USAGE. */
+static void usage(FILE *out, int status)
 {
-	fprintf(stderr, "usage: rcgatectl [--server URL] [--token T] [--json] COMMAND ...\n");
+	fprintf(out, "usage: rcgatectl [--server URL] [--token T] [--json] COMMAND ...\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(stderr, "  rcgatectl %s\n", commands[i].usage);
-	exit(EXIT_USAGE);
+		fprintf(out, "  rcgatectl %s\n", commands[i].usage);
+	fprintf(out, "       rcgatectl --help | --version | COMMAND --help\n");
+	exit(status);
 }
 
 static void load_config(void)
@@ -540,6 +553,7 @@ int main(int argc, char **argv)
 		{ "token", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, rc = EXIT_USAGE;
@@ -554,17 +568,26 @@ int main(int argc, char **argv)
 		case 's': snprintf(server, sizeof(server), "%s", optarg); break;
 		case 't': snprintf(token, sizeof(token), "%s", optarg); break;
 		case 'j': json_output = 1; break;
-		default: usage();
+		case 'h': usage(stdout, 0); break;
+		case 'V': printf("rcgatectl %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr, EXIT_USAGE);
 		}
 	}
 	if (optind >= argc)
-		usage();
+		usage(stderr, EXIT_USAGE);
 	/* A trailing slash would double up with the API paths. */
 	while (strlen(server) > 0 && server[strlen(server) - 1] == '/')
 		server[strlen(server) - 1] = '\0';
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(commands[i].name, argv[optind]) == 0) {
+			for (int a = optind + 1; a < argc; a++) {
+				if (strcmp(argv[a], "--help") == 0) {
+					printf("usage: rcgatectl %s\n", commands[i].usage);
+					curl_global_cleanup();
+					return 0;
+				}
+			}
 			rc = commands[i].run(argc - optind - 1, argv + optind + 1);
 			if (rc == EXIT_USAGE)
 				fprintf(stderr, "usage: rcgatectl %s\n", commands[i].usage);
@@ -574,6 +597,6 @@ int main(int argc, char **argv)
 	}
 	curl_global_cleanup();
 	fprintf(stderr, "rcgatectl: unknown command '%s'\n", argv[optind]);
-	usage();
+	usage(stderr, EXIT_USAGE);
 	return rc;
 }

@@ -3,6 +3,7 @@
  * main.c - rcgated's process: options, start and stop order, signals.
  *
  *   rcgated [-d] [-n [-v]] [-f config] [-T name [-s scope]]
+ *   rcgated --help | --version
  *
  * -d stays in the foreground, -n checks the configuration and exits (-v
  * prints every directive), -T creates an API token, prints it once and
@@ -10,6 +11,7 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <getopt.h>
 #include <grp.h>
 #include <limits.h>
 #include <pthread.h>
@@ -23,13 +25,24 @@
 #include "announce.h"
 #include "guest.h"
 
-#define DEFAULT_CONFIG "/etc/rcgate/rcgated.conf"
+/* $(sysconfdir)/rcgate/rcgated.conf, from the Makefile. */
+#define DEFAULT_CONFIG CONFIG_FILE_DEFAULT
 
-static void usage(void)
+/* --help: the options on stdout, exit 0; a usage error: stderr, exit 2. */
+static void usage(FILE *out, int status)
 {
-	fprintf(stderr, "usage: rcgated [-d] [-n [-v]] [-f config]"
-		" [-T name [-s read|write|admin]]\n");
-	exit(2);
+	fprintf(out, "usage: rcgated [-d] [-n [-v]] [-f config]"
+		" [-T name [-s read|write|admin]]\n"
+		"       rcgated --help | --version\n");
+	if (status == 0)
+		fprintf(out, "\n"
+			"  -d         stay in the foreground\n"
+			"  -f config  the configuration file; default, if it exists:\n"
+			"             %s\n"
+			"  -n         check the configuration and exit; -v prints every directive\n"
+			"  -T name    create an API token and print it once; -s scope: read,\n"
+			"             write (default) or admin\n", DEFAULT_CONFIG);
+	exit(status);
 }
 
 static void guest_log(int level, const char *msg)
@@ -161,19 +174,28 @@ int main(int argc, char **argv)
 	size_t nroutes;
 	const struct http_route *routes;
 
-	while ((opt = getopt(argc, argv, "df:nvT:s:")) != -1) {
+	enum { OPT_HELP = 256, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((opt = getopt_long(argc, argv, "df:nvT:s:", longopts, NULL)) != -1) {
 		switch (opt) {
+		case OPT_HELP: usage(stdout, 0); break;
+		case OPT_VERSION: printf("rcgated %s\n", RCGATE_VERSION); return 0;
 		case 'd': foreground = 1; break;
 		case 'f': config_path = optarg; break;
 		case 'n': check_only = 1; break;
 		case 'v': verbose = 1; break;
 		case 'T': token_name = optarg; break;
 		case 's': scope = optarg; break;
-		default: usage();
+		default: usage(stderr, 2);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(stderr, 2);
 	config_defaults(&cfg);
 	if (config_path == NULL && access(DEFAULT_CONFIG, R_OK) == 0)
 		config_path = DEFAULT_CONFIG;
