@@ -68,6 +68,19 @@ static void load_announcement(const char *name, struct announcement *a)
 	free(raw);
 }
 
+/* Mail readers wrap past 78 columns: only a line with a URL may be longer. */
+static void assert_width(const char *text, const char *name)
+{
+	for (const char *line = text; *line; ) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (n > 78 && memmem(line, n, "://", 3) == NULL)
+			fail_msg("%s: a line of %zu columns: %.*s", name, n, (int)n, line);
+		line += n + (nl != NULL);
+	}
+}
+
 /* Compares got with tests/data/report/<name>, or rewrites it on request. */
 static void assert_golden(const char *got, const char *name)
 {
@@ -86,15 +99,7 @@ static void assert_golden(const char *got, const char *name)
 	want = read_path(path, &len);
 	assert_string_equal(got, want);
 	free(want);
-	/* Mail readers wrap past 78 columns: only a URL may be longer. */
-	for (const char *line = got; *line; ) {
-		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-
-		if (n > 78 && memmem(line, n, "://", 3) == NULL)
-			fail_msg("%s: a line of %zu columns: %.*s", name, n, (int)n, line);
-		line += n + (nl != NULL);
-	}
+	assert_width(got, name);
 }
 
 /* ---- the 2023 scenario ---- */
@@ -346,14 +351,7 @@ static void test_long_lines_wrap(void **state)
 	in.regressions = reg;
 	in.nregressions = 1;
 	text = report_text(&in);
-	for (const char *line = text; *line; ) {
-		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-
-		if (n > 78 && memmem(line, n, "://", 3) == NULL)
-			fail_msg("a line of %zu columns: %.*s", n, (int)n, line);
-		line += n + (nl != NULL);
-	}
+	assert_width(text, "long lines");
 	assert_non_null(strstr(text, "\n      (O_SYNC|O_DIRECT extension not durable)\n"));
 	assert_non_null(strstr(text, "https://example.org/a/very/long/url/that/must/not/be/broken/at/all/ever/x\n"));
 	free(text);
