@@ -7,7 +7,7 @@
 # two jobs fetching one artifact, numbers with blanks, bearer scopes and
 # databases that are empty or damaged.
 . "$(dirname "$0")/lib.sh"
-echo "1..26"
+echo "1..29"
 MAIL=$SRC/tests/data/mail
 MAILDIR=$(mktemp -d)
 ATTACK="/usr/bin/python3 $SRC/tests/integration/attack.py"
@@ -193,6 +193,45 @@ else
 	skip_test "SIGTERM during a stalled download" "no kernel package (run scripts/setup)"
 fi
 stop_daemon
+
+# A full disk is a transient storage error, never "malformed": the API
+# answers 503 with Retry-After, the Maildir keeps the mail and reads it
+# again once there is room.
+FULL=$(mktemp -d)
+if mount -t tmpfs -o size=3m tmpfs "$FULL" 2>/dev/null; then
+	KEEP_STATE=$STATE
+	FULL_MAIL=$FULL/maildir
+	mkdir -p "$FULL_MAIL"
+	TMPDIR=$FULL start_daemon "filesystems = ext4" "crash_test = 0" \
+		"[announce]" "maildir = $FULL_MAIL"
+	dd if=/dev/zero of="$FULL/fill" bs=16k 2>/dev/null
+	# (req keeps bodies in the state dir, which is full: curl directly)
+	c1=$(curl -sS -o /dev/null -w '%{http_code}' -H "$(auth)" \
+		--data-binary "@$MAIL/announce-6.1.66-rc1.eml" "$BASE/api/v1/announcements")
+	retry=$(curl -sS -D - -o /dev/null -H "$(auth)" --data-binary "@$MAIL/announce-6.1.66-rc1.eml" \
+		"$BASE/api/v1/announcements" | tr -d '\r' | awk -F': ' 'tolower($1) == "retry-after" { print $2 }')
+	check "on a full disk an announcement is 503 with Retry-After ($c1, Retry-After: $retry)" [ "$c1" = 503 -a -n "$retry" ]
+	cp "$MAIL/announce-6.1.65-rc2-encoded.eml" "$FULL_MAIL/new/1.eml" 2>/dev/null ||
+		{ rm -f "$FULL/fill"; cp "$MAIL/announce-6.1.65-rc2-encoded.eml" "$FULL_MAIL/new/1.eml"
+		  dd if=/dev/zero of="$FULL/fill" bs=16k 2>/dev/null; }
+	sleep 3
+	check "the Maildir keeps a mail it could not store (still in new/)" [ -f "$FULL_MAIL/new/1.eml" ]
+	rm -f "$FULL/fill"
+	req POST /api/v1/announcements -H "$(auth)" --data-binary "@$MAIL/announce-6.1.66-rc1.eml"
+	c1=$CODE
+	for _ in $(seq 1 50); do [ -f "$FULL_MAIL/new/1.eml" ] || break; sleep 1; done
+	req GET /api/v1/releases/6.1.65-rc2
+	check "with room again both arrive: the API's (201) and the Maildir's" [ "$c1" = 201 -a "$CODE" = 200 ]
+	stop_daemon
+	rm -rf "$STATE"
+	STATE=$KEEP_STATE
+	umount "$FULL"
+else
+	skip_test "on a full disk an announcement is 503" "cannot mount a tmpfs here"
+	skip_test "the Maildir keeps a mail it could not store" "cannot mount a tmpfs here"
+	skip_test "with room again both arrive" "cannot mount a tmpfs here"
+fi
+rmdir "$FULL"
 conf=$STATE/rcgated.conf
 mv "$STATE/rcgate.db" "$STATE/rcgate.db.good"; rm -f "$STATE"/rcgate.db-*
 : > "$STATE/rcgate.db"

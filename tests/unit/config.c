@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -150,6 +151,31 @@ static void test_long_line(void **state)
 	free(text);
 }
 
+/* A file over the cap is refused, never parsed cut short (file_read used
+ * to truncate silently: the tail of a config, or of a mail, was lost). */
+static void test_oversize_file(void **state)
+{
+	char path[] = "/tmp/rcgate-config-XXXXXX", err[256] = "";
+	struct config c;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	for (int i = 0; i < (1 << 20) / 16 + 1; i++)
+		fputs("# padding line\n", f);
+	fputs("[jobs]\nworkers = 7\n", f);
+	fclose(f);
+	config_defaults(&c);
+	assert_int_equal(config_load(&c, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "larger than"));
+	assert_int_not_equal(c.workers, 7);
+	config_free(&c);
+	unlink(path);
+}
+
 static void test_dump_round_trip(void **state)
 {
 	struct config a, b;
@@ -180,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_golden_file),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_oversize_file),
 		cmocka_unit_test(test_dump_round_trip),
 		cmocka_unit_test(test_hash_in_values),
 	};
