@@ -165,7 +165,7 @@ static void test_oversize_file(void **state)
 	f = fdopen(fd, "w");
 	assert_non_null(f);
 	for (int i = 0; i < (1 << 20) / 16 + 1; i++)
-		fputs("# padding line\n", f);
+		fputs("# padding line.\n", f);	/* 16 bytes */
 	fputs("[jobs]\nworkers = 7\n", f);
 	fclose(f);
 	config_defaults(&c);
