@@ -4,9 +4,13 @@
  * baseline, rerun failing targets, link each regression to every affected
  * rc, mark fixes, decide the gate, write the report and queue its delivery
  * (the rc's mail thread, webhooks). The rules themselves are in regress.c;
- * this file applies them to the store.
+ * this file applies them to the store, from one consumer thread that
+ * takes every release whose jobs have all ended and that is not analysed
+ * (workers only finish jobs and kick it).
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +21,14 @@
 #include "announce.h"
 #include "report.h"
 
-static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The consumer thread; engine_kick() may come from any thread. */
+static struct engine_context ectx;
+static pthread_t engine_thread;
+static int engine_running;
+static atomic_int engine_stopping;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+static int wake_pending;
 
 static const char *jstr(json_t *o, const char *key)
 {
@@ -359,7 +370,8 @@ static int queue_reruns(struct store *st, const struct config *cfg,
 }
 
 static int settle(struct store *st, const struct config *cfg,
-		  const char *base_url, int64_t id, char *err, size_t errlen)
+		  const char *base_url, void (*jobs_queued)(void), int64_t id,
+		  char *err, size_t errlen)
 {
 	json_t *rel, *g, *baseline = NULL, *runs = NULL, *base_runs = NULL, *row;
 	int rc = -1, nfixed = 0, nreg = 0;
@@ -386,7 +398,8 @@ static int settle(struct store *st, const struct config *cfg,
 	case -1:
 		goto out;
 	case 1:
-		sched_kick();
+		if (jobs_queued != NULL)
+			jobs_queued();
 		rc = 0;
 		goto out;
 	}
@@ -457,14 +470,98 @@ out:
 	return rc;
 }
 
-int engine_release_settled(struct store *st, const struct config *cfg,
-			   const char *base_url, int64_t release_id, char *err,
-			   size_t errlen)
+int engine_run_once(struct store *st, const struct engine_context *c,
+		    char *err, size_t errlen)
 {
-	int rc;
+	json_t *todo = store_rows(st, Q_RELEASES_UNANALYSED, err, errlen, "");
+	size_t i;
+	json_t *row;
+	int n = 0, failed = 0;
 
-	pthread_mutex_lock(&engine_lock);
-	rc = settle(st, cfg, base_url, release_id, err, errlen);
-	pthread_mutex_unlock(&engine_lock);
-	return rc;
+	if (todo == NULL)
+		return -1;
+	json_array_foreach(todo, i, row) {
+		char e2[512];
+		int64_t id = json_integer_value(json_object_get(row, "id"));
+
+		if (settle(st, c->cfg, c->base_url, c->jobs_queued, id, e2,
+			   sizeof(e2)) < 0) {
+			log_err("release analysis: release %lld: %s",
+				(long long)id, e2);
+			errf(err, errlen, "%s", e2);
+			failed = 1;
+			continue;
+		}
+		n++;
+	}
+	json_decref(todo);
+	return failed ? -1 : n;
+}
+
+void engine_kick(void)
+{
+	pthread_mutex_lock(&wake_lock);
+	wake_pending = 1;
+	pthread_cond_signal(&wake_cond);
+	pthread_mutex_unlock(&wake_lock);
+}
+
+/* Sleeps until kicked or secs pass. */
+static void engine_wait(int secs)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	pthread_mutex_lock(&wake_lock);
+	while (!wake_pending && !atomic_load(&engine_stopping)) {
+		if (pthread_cond_timedwait(&wake_cond, &wake_lock, &ts) == ETIMEDOUT)
+			break;
+	}
+	wake_pending = 0;
+	pthread_mutex_unlock(&wake_lock);
+}
+
+static void *engine_main(void *arg)
+{
+	char err[512];
+	struct store *st = store_open(ectx.db_path, err, sizeof(err));
+
+	(void)arg;
+	if (st == NULL) {
+		log_err("engine: %s", err);
+		return NULL;
+	}
+	/* The first pass also picks up what a crash left: releases whose
+	 * last job ended just before it. */
+	while (!atomic_load(&engine_stopping)) {
+		/* After an error, back off rather than fail every second. */
+		int rc = engine_run_once(st, &ectx, err, sizeof(err));
+
+		engine_wait(rc < 0 ? 30 : 5);
+	}
+	store_close(st);
+	return NULL;
+}
+
+int engine_start(const struct engine_context *c, char *err, size_t errlen)
+{
+	ectx = *c;
+	atomic_store(&engine_stopping, 0);
+	if (pthread_create(&engine_thread, NULL, engine_main, NULL) != 0) {
+		errf(err, errlen, "cannot start the engine thread");
+		return -1;
+	}
+	engine_running = 1;
+	return 0;
+}
+
+void engine_stop(void)
+{
+	if (!engine_running)
+		return;
+	atomic_store(&engine_stopping, 1);
+	engine_kick();
+	pthread_join(engine_thread, NULL);
+	engine_running = 0;
 }

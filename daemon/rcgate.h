@@ -455,8 +455,8 @@ struct sched_context {
 	const struct config *cfg;
 	const char *db_path;
 	const char *cache_dir;
-	const char *base_url;		/* for links in reports */
 	struct guest_host *host;
+	void (*job_ended)(void);	/* a job reached a final state */
 };
 /* Requeues what a previous run left unfinished and starts cfg->workers
  * worker threads plus a monitor that notices cancelled jobs. */
@@ -502,13 +502,27 @@ enum gate_verdict regress_gate(const struct gate_input *);
 const char *regress_gate_name(enum gate_verdict);
 
 /* ---- engine.c: decides a finished release's regressions and reports ---- */
-/* Called whenever a job of the release ends. When the release has no
- * unfinished job left it reruns failing targets (once per configured
- * rerun), then links regressions across rcs, marks fixes, writes the
- * report and queues its deliveries. Serialised internally. */
-int engine_release_settled(struct store *, const struct config *,
-			   const char *base_url, int64_t release_id, char *err,
-			   size_t errlen);
+/* The engine consumes "releases whose last job ended and that are not
+ * analysed" from the store, as notify.c consumes the outbox: one thread,
+ * woken by engine_kick() and every few seconds, so a crash, a cancel or a
+ * worker's last job all reach it the same way. For each such release it
+ * reruns failing targets (once per configured rerun; jobs_queued then
+ * wakes the workers), or links regressions across rcs, marks fixes,
+ * writes the report and queues its deliveries. */
+struct engine_context {
+	const struct config *cfg;
+	const char *db_path;
+	const char *base_url;		/* for links in reports */
+	void (*jobs_queued)(void);	/* reruns were queued */
+};
+int engine_start(const struct engine_context *, char *err, size_t errlen);
+void engine_stop(void);
+void engine_kick(void);
+/* One pass over the releases waiting for analysis, in the caller's
+ * thread (the engine's loop, and unit tests): returns how many it
+ * settled (analysed or sent back for reruns), -1 on error. */
+int engine_run_once(struct store *, const struct engine_context *, char *err,
+		    size_t errlen);
 /* The gate of a release as JSON {verdict, reasons[], ...}; NULL if unknown. */
 struct json_t *engine_gate(struct store *, int64_t release_id, char *err,
 			   size_t errlen);

@@ -947,10 +947,8 @@ static void *worker_main(void *arg)
 			 (long long)job.id, job.version, job.target, job.attempt);
 		run_job(st, w, &job);
 		atomic_store(&w->job_id, 0);
-		if (engine_release_settled(st, sc.cfg, sc.base_url, job.release_id,
-					   err, sizeof(err)) < 0)
-			log_err("release analysis (job %lld): %s",
-				(long long)job.id, err);
+		if (sc.job_ended != NULL)
+			sc.job_ended();
 	}
 	store_close(st);
 	return NULL;
@@ -1000,22 +998,6 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(guest_prefix, sizeof(guest_prefix), "rcgate-%s-", instance);
-	{
-		/* Releases whose last job ended just before a crash. */
-		json_t *todo = store_rows(st, Q_RELEASES_UNANALYSED, err, errlen, "");
-		size_t i;
-		json_t *row;
-
-		json_array_foreach(todo, i, row) {
-			char e2[512];
-
-			if (engine_release_settled(st, sc.cfg, sc.base_url,
-					json_integer_value(json_object_get(row, "id")),
-					e2, sizeof(e2)) < 0)
-				log_err("release analysis: %s", e2);
-		}
-		json_decref(todo);
-	}
 	store_close(st);
 	if (n > 0)
 		log_info("requeued %d unfinished job(s) from a previous run", n);
