@@ -369,6 +369,35 @@ static int queue_reruns(struct store *st, const struct config *cfg,
 	return queued;
 }
 
+/* Regressions this release fixes on its branch: the candidates the store
+ * finds (its test passes here), where regress_fixes() says this release
+ * comes after an occurrence. */
+static int mark_fixes(struct store *st, int64_t id, const char *version,
+		      int *nfixed, char *err, size_t errlen)
+{
+	json_t *cands = store_fix_candidates(st, id, err, errlen), *row;
+	size_t i;
+
+	*nfixed = 0;
+	if (cands == NULL)
+		return -1;
+	json_array_foreach(cands, i, row) {
+		int rc;
+
+		if (!regress_fixes(jstr(row, "seen_on"), version))
+			continue;
+		rc = store_regression_fix(st, jint(row, "id"), jstr(row, "branch"),
+					  version, err, errlen);
+		if (rc < 0) {
+			json_decref(cands);
+			return -1;
+		}
+		*nfixed += rc;
+	}
+	json_decref(cands);
+	return 0;
+}
+
 static int settle(struct store *st, const struct config *cfg,
 		  const char *base_url, void (*jobs_queued)(void), int64_t id,
 		  char *err, size_t errlen)
@@ -438,6 +467,7 @@ static int settle(struct store *st, const struct config *cfg,
 		o.flaky = c == CLASS_FLAKY;
 		o.runs = t.runs;
 		o.fails = t.fails;
+		o.confirmed = !o.flaky && regress_confirmed(&t);
 		o.window_days = cfg->link_window_days;
 		if (store_regression_link(st, &o, &rid, &created, err, errlen) < 0)
 			goto out;
@@ -448,7 +478,7 @@ static int settle(struct store *st, const struct config *cfg,
 			 o.target, t.baseline == BASE_PASS ? "pass" : "none",
 			 t.runs, t.fails);
 	}
-	if (store_regressions_fixed(st, id, &nfixed, err, errlen) < 0)
+	if (mark_fixes(st, id, jstr(rel, "version"), &nfixed, err, errlen) < 0)
 		goto out;
 	{
 		json_t *gate = engine_gate(st, id, err, errlen);

@@ -133,6 +133,9 @@ int kversion_parse(const char *s, struct kversion *out, char *err,
  * neither does. */
 int kversion_running(const char *release, const char *uts, char *out,
 		     size_t len);
+/* Orders two versions of one branch: 6.1.63 < 6.1.64-rc1 < 6.1.64-rc2 <
+ * 6.1.64 (a release comes after its rcs). <0, 0, >0. */
+int kversion_cmp(const struct kversion *a, const struct kversion *b);
 /* 1 if running ("6.1.64", from kversion_running) is want's X.Y.Z: an rc
  * kernel says 6.1.64(-rc1) for 6.1.64-rc1. */
 int kversion_matches(const struct kversion *want, const char *running);
@@ -208,6 +211,7 @@ enum store_query {
 	Q_RERUN_COUNT,		/* release id, target */
 	Q_RELEASES_UNANALYSED,	/* none */
 	Q_RELEASE_REPORT,	/* release id: newest report */
+	Q_FIX_CANDIDATES,	/* release id: id, branch, seen_on */
 	Q_METRICS_JOBS,		/* none: state, n */
 	Q_METRICS_REGRESSIONS,	/* none: state, n */
 	Q_METRICS_OUTBOX,	/* none: state, n */
@@ -282,19 +286,27 @@ struct occurrence_in {
 	int64_t release_id, job_id;
 	const char *branch, *version;
 	int flaky, runs, fails;
+	int confirmed;		/* regress_confirmed(): confirms an open one */
 	long window_days;	/* link to a regression seen this recently */
 };
 /* Links the failure to the regression with its signature seen within the
  * window (creating one if none), records the occurrence for the release
- * and opens the branch. Reproduced failures confirm an open regression. */
+ * and opens the branch; a confirmed occurrence confirms an open
+ * regression. */
 int store_regression_link(struct store *, const struct occurrence_in *,
 			  int64_t *regression_id, int *created, char *err,
 			  size_t errlen);
-/* Marks regressions fixed on the release's branch where this (later)
- * release passes their test; a regression fixed on every branch it hit is
- * fixed. *nfixed counts branch fixes. */
-int store_regressions_fixed(struct store *, int64_t release_id,
-			    int *nfixed, char *err, size_t errlen);
+/* The fix candidates of a release: open regressions of its branch whose
+ * test passes (and never fails) on its target here, one per earlier
+ * non-flaky occurrence on the branch (regress_fixes() decides which are
+ * earlier). A JSON array of {id, branch, seen_on} (caller decrefs), or
+ * NULL with err. */
+struct json_t *store_fix_candidates(struct store *, int64_t release_id,
+				    char *err, size_t errlen);
+/* Marks the regression fixed on branch by version; one fixed on every
+ * branch it hit becomes fixed. 1 marked, 0 already, -1 error. */
+int store_regression_fix(struct store *, int64_t id, const char *branch,
+			 const char *version, char *err, size_t errlen);
 /* Claims the release's analysis: 1 if this caller set 'analysed'. */
 int store_release_claim_analysis(struct store *, int64_t release_id,
 				 char *err, size_t errlen);
@@ -483,6 +495,13 @@ struct test_runs {
 	enum baseline_status baseline;
 };
 enum test_class regress_classify(const struct test_runs *, int reruns);
+/* A regression's failure is confirmed once it failed in two runs (the
+ * first and a rerun): from then on it is "confirmed", not just "open". */
+int regress_confirmed(const struct test_runs *);
+/* Whether passing on version fixes a regression seen on seen_on (same
+ * branch): only a later rc or release fixes; an earlier one that passes
+ * says nothing. Both strings are versions; 0 if either is not one. */
+int regress_fixes(const char *seen_on, const char *version);
 const char *regress_class_name(enum test_class);
 /* Diagnostics with run-specific noise (addresses, timestamps, long numbers)
  * replaced, so the same failure on two rcs has one signature. */

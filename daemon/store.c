@@ -158,6 +158,26 @@ static const char *const query_sql[] = {
 		" '/api/v1/releases/' || r.version FROM report p"
 		" JOIN release r ON r.id = p.release_id)"
 		" ORDER BY at DESC, id DESC LIMIT ?",
+	/* Candidates only: which occurrence is earlier is regress_fixes()'s
+	 * rule, not this query's. */
+	[Q_FIX_CANDIDATES] =
+		"SELECT DISTINCT g.id, r.branch, e.version AS seen_on"
+		" FROM regression_branch b JOIN regression g ON g.id = b.regression_id"
+		" JOIN release r ON r.id = ?1"
+		" JOIN occurrence o ON o.regression_id = g.id AND o.flaky = 0"
+		" JOIN release e ON e.id = o.release_id AND e.branch = r.branch"
+		"  AND e.id != r.id"
+		" WHERE b.branch = r.branch AND b.state = 'open'"
+		" AND g.state IN ('open','confirmed')"
+		" AND EXISTS (SELECT 1 FROM result x JOIN job j ON j.id = x.job_id"
+		"  WHERE j.release_id = r.id AND j.state = 'done'"
+		"  AND j.target = g.target AND x.test = g.test"
+		"  AND x.status = 'pass')"
+		" AND NOT EXISTS (SELECT 1 FROM result x JOIN job j"
+		"  ON j.id = x.job_id WHERE j.release_id = r.id"
+		"  AND j.target = g.target AND x.test = g.test"
+		"  AND x.status = 'fail')"
+		" ORDER BY g.id",
 	[Q_RELEASE_REPORT] =
 		"SELECT id, created, gate, text, email FROM report"
 		" WHERE release_id = ? ORDER BY id DESC LIMIT 1",
@@ -1067,7 +1087,7 @@ int store_regression_link(struct store *st, const struct occurrence_in *o,
 		if (ch < 0 || (ch > 0 && regression_event(st, id, "open",
 				"fails again after a fix", err, errlen) < 0))
 			goto fail;
-		ch = o->fails >= 2
+		ch = o->confirmed
 			? run(st, "UPDATE regression SET state = 'confirmed',"
 			      " updated = ? WHERE id = ? AND state = 'open'", err,
 			      errlen, "si", now, id) : 0;
@@ -1087,76 +1107,43 @@ fail:
 	return -1;
 }
 
-int store_regressions_fixed(struct store *st, int64_t release_id, int *nfixed,
-			    char *err, size_t errlen)
+json_t *store_fix_candidates(struct store *st, int64_t release_id, char *err,
+			     size_t errlen)
 {
-	char now[32];
-	sqlite3_stmt *sel;
-	int n = 0, rc;
+	return store_rows(st, Q_FIX_CANDIDATES, err, errlen, "i", release_id);
+}
+
+int store_regression_fix(struct store *st, int64_t id, const char *branch,
+			 const char *version, char *err, size_t errlen)
+{
+	char now[32], msg[128];
+	int changed;
 
 	now_iso8601(now);
-	*nfixed = 0;
 	if (begin(st, err, errlen) < 0)
 		return -1;
-	/* Open regressions of this release's branch, seen on an earlier rc
-	 * or release of the branch, whose test now passes (and never fails)
-	 * on this release's target. */
-	sel = prepare(st,
-		"SELECT g.id, r.branch, r.version FROM regression_branch b"
-		" JOIN regression g ON g.id = b.regression_id"
-		" JOIN release r ON r.id = ?1"
-		" WHERE b.branch = r.branch AND b.state = 'open'"
-		" AND g.state IN ('open','confirmed')"
-		" AND EXISTS (SELECT 1 FROM occurrence o JOIN release e"
-		"  ON e.id = o.release_id WHERE o.regression_id = g.id"
-		"  AND e.branch = r.branch AND o.flaky = 0 AND e.id != r.id"
-		"  AND (e.patch < r.patch OR (e.patch = r.patch AND e.rc != 0"
-		"   AND (r.rc = 0 OR e.rc < r.rc))))"
-		" AND EXISTS (SELECT 1 FROM result x JOIN job j ON j.id = x.job_id"
-		"  WHERE j.release_id = r.id AND j.state = 'done'"
-		"  AND j.target = g.target AND x.test = g.test"
-		"  AND x.status = 'pass')"
-		" AND NOT EXISTS (SELECT 1 FROM result x JOIN job j"
-		"  ON j.id = x.job_id WHERE j.release_id = r.id"
-		"  AND j.target = g.target AND x.test = g.test"
-		"  AND x.status = 'fail')", err, errlen);
-	if (sel == NULL)
+	changed = run(st, "UPDATE regression_branch SET state = 'fixed',"
+		      " fixed_in = ?, updated = ? WHERE regression_id = ?"
+		      " AND branch = ? AND state = 'open'", err, errlen, "ssis",
+		      version, now, id, branch);
+	if (changed < 0)
 		goto fail;
-	sqlite3_bind_int64(sel, 1, release_id);
-	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(sel, 0);
-		char branch[32], version[48], msg[128];
-
-		copy_col(branch, sizeof(branch), sel, 1);
-		copy_col(version, sizeof(version), sel, 2);
+	if (changed > 0) {
 		snprintf(msg, sizeof(msg), "fixed on %s: passes on %s", branch,
 			 version);
-		if (run(st, "UPDATE regression_branch SET state = 'fixed',"
-			    " fixed_in = ?, updated = ? WHERE regression_id = ?"
-			    " AND branch = ?", err, errlen, "ssis", version, now,
-			id, branch) < 0 ||
-		    regression_event(st, id, "fixed", msg, err, errlen) < 0) {
-			sqlite3_finalize(sel);
+		if (regression_event(st, id, "fixed", msg, err, errlen) < 0)
 			goto fail;
-		}
-		n++;
+		/* Fixed everywhere it was seen: the regression is fixed. */
+		if (run(st, "UPDATE regression SET state = 'fixed', updated = ?"
+			    " WHERE id = ? AND state IN ('open','confirmed')"
+			    " AND NOT EXISTS (SELECT 1 FROM regression_branch b"
+			    " WHERE b.regression_id = regression.id AND"
+			    " b.state = 'open')", err, errlen, "si", now, id) < 0)
+			goto fail;
 	}
-	sqlite3_finalize(sel);
-	if (rc != SQLITE_DONE) {
-		store_fail(st, "fixed", err, errlen);
+	if (commit(st, err, errlen) < 0)
 		goto fail;
-	}
-	/* Fixed everywhere it was seen: the regression is fixed. */
-	if (run(st, "UPDATE regression SET state = 'fixed', updated = ?"
-		    " WHERE state IN ('open','confirmed') AND EXISTS (SELECT 1"
-		    " FROM regression_branch b WHERE b.regression_id = regression.id)"
-		    " AND NOT EXISTS (SELECT 1 FROM regression_branch b"
-		    " WHERE b.regression_id = regression.id AND b.state = 'open')",
-		err, errlen, "s", now) < 0 ||
-	    commit(st, err, errlen) < 0)
-		goto fail;
-	*nfixed = n;
-	return 0;
+	return changed > 0;
 fail:
 	rollback(st);
 	return -1;
