@@ -140,6 +140,34 @@ int kversion_cmp(const struct kversion *a, const struct kversion *b);
  * kernel says 6.1.64(-rc1) for 6.1.64-rc1. */
 int kversion_matches(const struct kversion *want, const char *running);
 
+/* ---- jobstate.c: the job state table ---- */
+#define JS_QUEUED "queued"
+#define JS_FETCHING "fetching"
+#define JS_BOOTING "booting"
+#define JS_RUNNING "running"
+#define JS_DONE "done"
+#define JS_INFRA_ERROR "infra_error"
+#define JS_CANCELLED "cancelled"
+/* The same sets as SQL lists, for the store's queries. */
+#define JOB_ACTIVE_SQL "('fetching','booting','running')"
+#define JOB_UNFINISHED_SQL "('queued','fetching','booting','running')"
+#define JOB_FINAL_SQL "('done','infra_error','cancelled')"
+struct job_state {
+	const char *name;
+	int final;		/* will not change again unless retried */
+	int active;		/* a worker holds the job */
+	const char *meaning;
+};
+size_t job_state_count(void);
+const struct job_state *job_state_at(size_t i);
+const struct job_state *job_state_find(const char *name);	/* NULL: none */
+int job_state_final(const char *name);
+/* Pass/fail/skip counting, written once (xfail counts nowhere). */
+struct result_counts {
+	long pass, fail, skip;
+};
+void result_counts_add(struct result_counts *, const char *status);
+
 /* ---- targets.c: the target table (data, not code) ---- */
 struct target {
 	const char *name;	/* x86_64, i386, arm64, armv7 */

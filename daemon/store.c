@@ -29,7 +29,7 @@ static const char *const query_sql[] = {
 		" r.announced, r.deadline, r.subject,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id) AS jobs,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
-		"  AND j.state IN ('done','infra_error','cancelled')) AS jobs_finished"
+		"  AND j.state IN " JOB_FINAL_SQL ") AS jobs_finished"
 		" FROM release r WHERE (?1 IS NULL OR r.branch = ?1)"
 		" AND (?2 IS NULL OR r.created >= ?2)"
 		" ORDER BY r.id DESC LIMIT ?3 OFFSET ?4",
@@ -83,7 +83,7 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_GATE] =
 		"SELECT (SELECT count(*) FROM job WHERE release_id = r.id) AS jobs,"
 		" (SELECT count(*) FROM job WHERE release_id = r.id AND state IN"
-		"  ('queued','fetching','booting','running')) AS unfinished,"
+		"  " JOB_UNFINISHED_SQL ") AS unfinished,"
 		" (SELECT count(*) FROM job WHERE release_id = r.id"
 		"  AND state IN ('infra_error','cancelled')) AS infra,"
 		" (SELECT count(*) FROM occurrence o JOIN regression g"
@@ -140,7 +140,7 @@ static const char *const query_sql[] = {
 		"SELECT r.id FROM release r WHERE r.analysed IS NULL AND EXISTS"
 		" (SELECT 1 FROM job j WHERE j.release_id = r.id) AND NOT EXISTS"
 		" (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.state IN"
-		"  ('queued','fetching','booting','running'))",
+		"  " JOB_UNFINISHED_SQL ")",
 	[Q_METRICS_JOBS] =
 		"SELECT state, count(*) AS n FROM job GROUP BY state",
 	[Q_METRICS_REGRESSIONS] =
@@ -722,7 +722,7 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	return 1;
 }
 
-static const char *const active_states = "('fetching','booting','running')";
+static const char *const active_states = JOB_ACTIVE_SQL;
 
 int store_job_transition(struct store *st, int64_t id, const char *from,
 			 const char *to, const char *message, char *err,
@@ -850,7 +850,7 @@ int store_job_infra(struct store *st, int64_t id, const char *kind,
 		return -1;
 	changed = run(st, "UPDATE job SET state = 'infra_error', finished = ?,"
 			  " error_kind = ?, error = ? WHERE id = ? AND state IN"
-			  " ('fetching','booting','running')", err, errlen,
+			  " " JOB_ACTIVE_SQL, err, errlen,
 		      "sssi", now, kind, message, id);
 	if (changed < 0)
 		goto fail;
@@ -893,28 +893,28 @@ int store_requeue_unfinished(struct store *st, long max_attempts, int *count,
 			    " message) SELECT id, ?, 'infra_error', attempt,"
 			    " 'crash: the daemon stopped during this attempt, the"
 			    " last one' FROM job WHERE state IN"
-			    " ('fetching','booting','running') AND attempt >= ?",
+			    " " JOB_ACTIVE_SQL " AND attempt >= ?",
 			err, errlen, "sl", now, max_attempts) < 0)
 			goto fail;
 		ended = run(st, "UPDATE job SET state = 'infra_error', finished = ?,"
 			    " error_kind = 'crash', error = 'the daemon stopped"
 			    " unexpectedly during every attempt (' || attempt ||"
 			    "'); not retried' WHERE state IN"
-			    " ('fetching','booting','running') AND attempt >= ?",
+			    " " JOB_ACTIVE_SQL " AND attempt >= ?",
 			    err, errlen, "sl", now, max_attempts);
 		if (ended < 0)
 			goto fail;
 	}
 	if (run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
 		    " SELECT id, ?, 'queued', attempt + ?, ? FROM job WHERE state"
-		    " IN ('fetching','booting','running')", err, errlen, "sls",
+		    " IN " JOB_ACTIVE_SQL, err, errlen, "sls",
 		now, max_attempts > 0 ? 1L : 0L, max_attempts > 0
 		? "requeued after the daemon stopped unexpectedly"
 		: "requeued after a clean stop") < 0)
 		goto fail;
 	n = run(st, "UPDATE job SET state = 'queued', worker = NULL,"
 		    " attempt = attempt + ? WHERE state IN"
-		    " ('fetching','booting','running')", err, errlen, "l",
+		    " " JOB_ACTIVE_SQL, err, errlen, "l",
 		max_attempts > 0 ? 1L : 0L);
 	if (n < 0 || commit(st, err, errlen) < 0)
 		goto fail;
@@ -939,12 +939,12 @@ int store_release_cancel(struct store *st, const char *version, int *count,
 		    " SELECT j.id, ?, 'cancelled', j.attempt, 'cancelled by request'"
 		    " FROM job j JOIN release r ON r.id = j.release_id"
 		    " WHERE r.version = ? AND j.state IN"
-		    " ('queued','fetching','booting','running')", err, errlen,
+		    " " JOB_UNFINISHED_SQL, err, errlen,
 		"ss", now, version) < 0)
 		goto fail;
 	n = run(st, "UPDATE job SET state = 'cancelled', finished = ?"
 		    " WHERE release_id = (SELECT id FROM release WHERE version = ?)"
-		    " AND state IN ('queued','fetching','booting','running')",
+		    " AND state IN " JOB_UNFINISHED_SQL,
 		err, errlen, "ss", now, version);
 	if (n < 0 || commit(st, err, errlen) < 0)
 		goto fail;
@@ -1377,7 +1377,7 @@ int store_job_retry(struct store *st, int64_t id, char *err, size_t errlen)
 		return -1;
 	n = run(st, "UPDATE job SET state = 'queued', attempt = attempt + 1,"
 		    " finished = NULL, error = NULL, error_kind = NULL, worker = NULL"
-		    " WHERE id = ? AND state IN ('done','infra_error','cancelled')",
+		    " WHERE id = ? AND state IN " JOB_FINAL_SQL,
 		err, errlen, "i", id);
 	if (n < 0)
 		goto fail;
