@@ -457,7 +457,7 @@ int http_error(struct http_response *, int status, const char *fmt, ...)
 int http_text(struct http_response *, int status, const char *type,
 	      char *body, size_t len);
 
-/* ---- api.c: the REST API's routes and handlers ---- */
+/* ---- api.c: the REST API's route table (handlers in api_*.c) ---- */
 struct api_context {
 	const struct config *cfg;
 	const char *db_path;
