@@ -147,6 +147,7 @@ static const struct http_route routes[] = {
 	{ "GET", "/metrics", h_metrics, SCOPE_READ },
 	{ "GET", "/feed.atom", h_feed, SCOPE_READ },
 	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ },
+	{ "GET", "/api/v1/states", h_states, SCOPE_READ },
 	{ "GET", "/api/v1/releases", h_releases, SCOPE_READ },
 	{ "POST", "/api/v1/releases", h_release_post, SCOPE_WRITE },
 	{ "GET", "/api/v1/releases/{version}", h_release, SCOPE_READ },

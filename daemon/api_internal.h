@@ -65,5 +65,6 @@ int h_healthz(struct http_request *, struct http_response *);
 int h_metrics(struct http_request *, struct http_response *);
 int h_feed(struct http_request *, struct http_response *);
 int h_targets(struct http_request *, struct http_response *);
+int h_states(struct http_request *, struct http_response *);
 
 #endif

@@ -34,28 +34,28 @@ static const char *release_state(json_t *counts)
 		const char *state = json_string_value(json_object_get(row, "state"));
 		long n = (long)json_integer_value(json_object_get(row, "n"));
 
-		if (state == NULL)
+		if (job_state_find(state) == NULL)
 			continue;
-		if (strcmp(state, "queued") == 0)
+		if (strcmp(state, JS_QUEUED) == 0)
 			queued += n;
-		else if (strcmp(state, "done") == 0)
+		else if (strcmp(state, JS_DONE) == 0)
 			done += n;
-		else if (strcmp(state, "infra_error") == 0)
+		else if (strcmp(state, JS_INFRA_ERROR) == 0)
 			infra += n;
-		else if (strcmp(state, "cancelled") == 0)
+		else if (strcmp(state, JS_CANCELLED) == 0)
 			cancelled += n;
-		else
+		else if (job_state_find(state)->active)
 			active += n;
 	}
 	if (active > 0)
-		return "running";
+		return JS_RUNNING;
 	if (queued > 0)
-		return done + infra > 0 ? "running" : "queued";
+		return done + infra > 0 ? JS_RUNNING : JS_QUEUED;
 	if (infra > 0)
-		return "infra_error";
+		return JS_INFRA_ERROR;
 	if (done > 0)
-		return "done";
-	return cancelled > 0 ? "cancelled" : "empty";
+		return JS_DONE;
+	return cancelled > 0 ? JS_CANCELLED : "empty";
 }
 
 static void split_also(json_t *list)
@@ -88,7 +88,7 @@ static json_t *release_json(const char *version, int *status)
 {
 	json_t *rel = rows(Q_RELEASE, "s", version), *r, *jobs, *counts, *job;
 	json_t *rep, *last;
-	long pass = 0, fail = 0, skip = 0;
+	struct result_counts totals = { 0 };
 	size_t i;
 
 	*status = 500;
@@ -126,18 +126,9 @@ static json_t *release_json(const char *version, int *status)
 		size_t k;
 		json_t *res;
 
-		json_array_foreach(results, k, res) {
-			const char *st = json_string_value(json_object_get(res, "status"));
-
-			if (st == NULL)
-				continue;
-			if (strcmp(st, "pass") == 0)
-				pass++;
-			else if (strcmp(st, "fail") == 0)
-				fail++;
-			else if (strcmp(st, "skip") == 0)
-				skip++;
-		}
+		json_array_foreach(results, k, res)
+			result_counts_add(&totals, json_string_value(
+				json_object_get(res, "status")));
 		json_object_set_new(job, "results",
 				    results != NULL ? results : json_array());
 	}
@@ -169,7 +160,8 @@ static json_t *release_json(const char *version, int *status)
 		json_object_set_new(r, "regressions", regs != NULL ? regs : json_array());
 	}
 	json_object_set_new(r, "totals", json_pack("{s:i,s:i,s:i}", "pass",
-			    (int)pass, "fail", (int)fail, "skip", (int)skip));
+			    (int)totals.pass, "fail", (int)totals.fail, "skip",
+			    (int)totals.skip));
 	json_object_set_new(r, "jobs", jobs);
 	json_decref(counts);
 	*status = 200;

@@ -111,14 +111,17 @@ int h_metrics(struct http_request *req, struct http_response *resp)
 	json_t *queued;
 	unsigned long total = 0;
 
-	static const char *const job_states[] = { "queued", "fetching",
-		"booting", "running", "done", "infra_error", "cancelled", NULL };
+	const char *job_states[16];
 	static const char *const regression_states[] = { "open", "confirmed",
 		"fixed", "invalid", NULL };
 	static const char *const outbox_states[] = { "pending", "sent",
 		"failed", NULL };
 
 	(void)req;
+	for (size_t i = 0; i < job_state_count() && i + 1 < 16; i++) {
+		job_states[i] = job_state_at(i)->name;
+		job_states[i + 1] = NULL;
+	}
 	g_string_append(out, "# HELP rcgate_build_info The running rcgated's"
 		" version.\n# TYPE rcgate_build_info gauge\n"
 		"rcgate_build_info{version=\"" RCGATE_VERSION "\"} 1\n");
@@ -136,7 +139,7 @@ int h_metrics(struct http_request *req, struct http_response *resp)
 
 		json_array_foreach(queued, i, row)
 			if (strcmp(json_string_value(json_object_get(row, "state")),
-				   "queued") == 0)
+				   JS_QUEUED) == 0)
 				q = json_integer_value(json_object_get(row, "n"));
 		g_string_append_printf(out, "# HELP rcgate_queue_depth Jobs waiting"
 			" for a worker.\n# TYPE rcgate_queue_depth gauge\n"
@@ -225,6 +228,23 @@ int h_feed(struct http_request *req, struct http_response *resp)
 	len = out->len;
 	return http_text(resp, 200, "application/atom+xml; charset=utf-8",
 			 g_string_free(out, FALSE), len);
+}
+
+/* The job state table, for clients that must know which states are final
+ * (the dashboard stops polling there) without a list of their own. */
+int h_states(struct http_request *req, struct http_response *resp)
+{
+	json_t *list = json_array();
+
+	(void)req;
+	for (size_t i = 0; i < job_state_count(); i++) {
+		const struct job_state *s = job_state_at(i);
+
+		json_array_append_new(list, json_pack("{s:s,s:b,s:b,s:s}", "name",
+			s->name, "final", s->final, "active", s->active, "meaning",
+			s->meaning));
+	}
+	return http_json(resp, 200, json_pack("{s:o}", "job_states", list));
 }
 
 int h_targets(struct http_request *req, struct http_response *resp)

@@ -151,15 +151,14 @@ static int write_report(struct store *st, const struct config *cfg,
 		rt[nt].kernel = jstr(row, "kernel_version");
 		rt[nt].seconds = json_real_value(json_object_get(row, "boot_seconds"));
 		rt[nt].error = jstr(row, "error");
-		json_array_foreach(results, k, res) {
-			const char *s = jstr(res, "status");
+		{
+			struct result_counts c = { 0 };
 
-			if (strcmp(s, "pass") == 0)
-				rt[nt].pass++;
-			else if (strcmp(s, "fail") == 0)
-				rt[nt].fail++;
-			else if (strcmp(s, "skip") == 0)
-				rt[nt].skip++;
+			json_array_foreach(results, k, res)
+				result_counts_add(&c, jstr(res, "status"));
+			rt[nt].pass = c.pass;
+			rt[nt].fail = c.fail;
+			rt[nt].skip = c.skip;
 		}
 		json_decref(results);
 		nt++;
@@ -285,13 +284,13 @@ json_t *engine_gate(struct store *st, int64_t release_id, char *err,
 		char line[512];
 		const char *state = jstr(row, "state");
 
-		if (strcmp(state, "infra_error") == 0)
+		if (strcmp(state, JS_INFRA_ERROR) == 0)
 			snprintf(line, sizeof(line), "%s not tested: %s", jstr(row, "target"),
 				 jstr(row, "error") ? jstr(row, "error") : "infra error");
-		else if (strcmp(state, "cancelled") == 0)
+		else if (strcmp(state, JS_CANCELLED) == 0)
 			snprintf(line, sizeof(line), "%s not tested: cancelled",
 				 jstr(row, "target"));
-		else if (strcmp(state, "done") != 0)
+		else if (strcmp(state, JS_DONE) != 0)
 			snprintf(line, sizeof(line), "%s still %s", jstr(row, "target"),
 				 state);
 		else

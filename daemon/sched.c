@@ -570,7 +570,7 @@ static void store_results(struct run *r, struct phase_results *phases,
 {
 	struct result_row *all;
 	size_t n = 0, total = 0;
-	int pass = 0, fail = 0, skip = 0;
+	struct result_counts c = { 0 };
 	char err[512];
 
 	for (size_t i = 0; i < nphases; i++)
@@ -583,9 +583,7 @@ static void store_results(struct run *r, struct phase_results *phases,
 	for (size_t i = 0; i < nphases; i++) {
 		for (size_t k = 0; k < phases[i].n; k++) {
 			all[n] = phases[i].rows[k];
-			pass += strcmp(all[n].status, "pass") == 0;
-			fail += strcmp(all[n].status, "fail") == 0;
-			skip += strcmp(all[n].status, "skip") == 0;
+			result_counts_add(&c, all[n].status);
 			n++;
 		}
 	}
@@ -593,11 +591,11 @@ static void store_results(struct run *r, struct phase_results *phases,
 			   sizeof(err)) < 0)
 		log_err("job=%lld store results: %s", (long long)r->job->id, err);
 	free(all);
-	jlog(r, "done: %d pass, %d fail, %d skip; suite boot %.1f s", pass, fail,
-	     skip, seconds);
-	log_info("job=%lld target=%s version=%s done pass=%d fail=%d skip=%d"
+	jlog(r, "done: %ld pass, %ld fail, %ld skip; suite boot %.1f s", c.pass,
+	     c.fail, c.skip, seconds);
+	log_info("job=%lld target=%s version=%s done pass=%ld fail=%ld skip=%ld"
 		 " seconds=%.1f", (long long)r->job->id, r->job->target,
-		 r->job->version, pass, fail, skip, seconds);
+		 r->job->version, c.pass, c.fail, c.skip, seconds);
 }
 
 /* One boot of the job. phase names its files (console-<phase>.log,
@@ -845,7 +843,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "fetch", err);
 		goto out;
 	}
-	if (!advance(&r, "fetching", "booting"))
+	if (!advance(&r, JS_FETCHING, JS_BOOTING))
 		goto out;
 	if (prepare_boot(&r, artifact, job->modules_url[0] ? modules : NULL,
 			 kernel, initrd, sizeof(kernel), kver,
@@ -858,7 +856,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		goto out;
 	}
 	store_job_note(st, job->id, NULL, kver, NULL, 0);
-	if (!advance(&r, "booting", "running"))
+	if (!advance(&r, JS_BOOTING, JS_RUNNING))
 		goto out;
 	timeout_s = (int)((double)sc.cfg->job_timeout * r.target->timeout_factor);
 	plan = (struct boot_plan){ NULL, &disks, "", RCGATE_MARKER, 1, timeout_s };
@@ -972,7 +970,7 @@ static void *monitor_main(void *arg)
 
 			if (id != 0 && store_job_state_get(st, id, state,
 							   sizeof(state)) == 0 &&
-			    strcmp(state, "cancelled") == 0)
+			    strcmp(state, JS_CANCELLED) == 0)
 				workers[i].cancel = 1;
 		}
 		idle_wait(1);
