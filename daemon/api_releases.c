@@ -22,6 +22,35 @@ static int64_t jid(json_t *o)
 	return json_integer_value(json_object_get(o, "id"));
 }
 
+/* The gate as the API shows it: the counts it was decided from, the
+ * verdict and the engine's reasons (engine_gate_eval). NULL if there is
+ * no such release or on an error (err set). */
+static json_t *gate_json(int64_t release_id, char *err, size_t errlen)
+{
+	struct gate_result g;
+	json_t *reasons, *out;
+	int rc;
+
+	pthread_mutex_lock(&api_lock);
+	rc = engine_gate_eval(api_store, release_id, &g, err, errlen);
+	pthread_mutex_unlock(&api_lock);
+	if (rc <= 0)
+		return NULL;
+	reasons = json_array();
+	for (size_t i = 0; i < g.nreasons; i++)
+		json_array_append_new(reasons, json_string(g.reasons[i]));
+	out = json_pack("{s:i,s:i,s:i,s:i,s:s?,s:b,s:s?,s:b,s:s,s:o}",
+			"jobs", g.row->jobs, "unfinished", g.row->unfinished,
+			"infra", g.row->infra, "blocking", g.row->blocking,
+			"analysed", g.row->analysed, "deadline_passed",
+			g.row->deadline_passed, "released_as", g.row->released_as,
+			"released_with_known_regressions",
+			g.released_with_known_regressions, "verdict",
+			regress_gate_name(g.verdict), "reasons", reasons);
+	gate_result_free(&g);
+	return out;
+}
+
 /* Release state from its jobs' states: the release is only as finished as
  * its slowest job. */
 static const char *release_state(json_t *counts)
@@ -150,10 +179,8 @@ static json_t *release_json(const char *version, int *status)
 		char err[256];
 		json_t *g, *regs;
 
-		pthread_mutex_lock(&api_lock);
-		g = engine_gate(api_store, json_integer_value(json_object_get(r, "id")),
-				err, sizeof(err));
-		pthread_mutex_unlock(&api_lock);
+		g = gate_json(json_integer_value(json_object_get(r, "id")), err,
+			      sizeof(err));
 		json_object_set_new(r, "gate", g != NULL ? g : json_null());
 		regs = rows(Q_RELEASE_REGRESSIONS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
 		split_also(regs);
@@ -224,9 +251,7 @@ int h_releases(struct http_request *req, struct http_response *resp)
 
 		json_object_set_new(row, "state", json_string(release_state(counts)));
 		json_decref(counts);
-		pthread_mutex_lock(&api_lock);
-		g = engine_gate(api_store, jid(row), gerr, sizeof(gerr));
-		pthread_mutex_unlock(&api_lock);
+		g = gate_json(jid(row), gerr, sizeof(gerr));
 		json_object_set_new(row, "gate", json_string(g != NULL
 			? json_string_value(json_object_get(g, "verdict")) : "pending"));
 		json_decref(g);
@@ -479,9 +504,7 @@ int h_release_gate(struct http_request *req, struct http_response *resp)
 
 	if (rel == NULL)
 		return 0;
-	pthread_mutex_lock(&api_lock);
-	g = engine_gate(api_store, jid(rel), err, sizeof(err));
-	pthread_mutex_unlock(&api_lock);
+	g = gate_json(jid(rel), err, sizeof(err));
 	if (g == NULL) {
 		json_decref(rel);
 		return http_error(resp, 500, "%s", err);

@@ -253,6 +253,67 @@ struct json_t *store_rows(struct store *, enum store_query, char *err,
 struct json_t *store_vrows(struct store *, enum store_query, char *err,
 			   size_t errlen, const char *types, va_list ap);
 
+/* Typed rows for the engine, the gate and reports: the store fills them,
+ * domain code reads fields, and JSON stays at the HTTP edge. A rowset
+ * owns its rows and every string they point to; rowset_free() releases
+ * all (a zeroed rowset is empty and may be freed). */
+struct rowset {
+	void *v;		/* an array of the reader's row type */
+	size_t n;
+	struct json_t *backing;	/* the strings' storage */
+};
+void rowset_free(struct rowset *);
+struct release_row {
+	int64_t id;
+	long rc, patch;
+	const char *version, *branch, *baseline, *subject, *message_id,
+		*mail_from, *mail_to, *mail_cc, *analysed;	/* may be NULL */
+};
+struct job_row {
+	int64_t id;
+	const char *target, *state, *kernel_version, *error;	/* may be NULL */
+	double boot_seconds;
+	struct result_counts counts;	/* of its results */
+};
+struct run_row {		/* one test on one target, over all runs */
+	const char *target, *test, *diagnostic;	/* diagnostic of a failure */
+	int runs, fails;
+	int64_t job_id;		/* a job where it failed */
+};
+struct regression_row {		/* a regression as it occurs in a release */
+	int64_t id;
+	const char *test, *target, *state, *diagnostic;
+	const char *also_in;	/* the other rcs it affects, "a b c", or NULL */
+	int flaky;
+};
+struct gate_row {
+	int jobs, unfinished, infra, blocking, deadline_passed;
+	const char *analysed, *released_as;	/* may be NULL */
+};
+/* Each returns 0 with out filled (an unknown id gives an empty set), -1
+ * with err. */
+int store_release_get(struct store *, int64_t id, struct rowset *out,
+		      char *err, size_t errlen);		/* release_row */
+/* The explicit baseline, or the newest tested release of the branch
+ * below it; an empty set if none. */
+int store_release_baseline(struct store *, const struct release_row *,
+			   struct rowset *out, char *err, size_t errlen);
+int store_release_runs(struct store *, int64_t id, struct rowset *out,
+		       char *err, size_t errlen);		/* run_row */
+int store_release_jobs(struct store *, int64_t id, struct rowset *out,
+		       char *err, size_t errlen);		/* job_row */
+int store_release_regressions(struct store *, int64_t id, struct rowset *out,
+			      char *err, size_t errlen);	/* regression_row */
+int store_release_gate(struct store *, int64_t id, struct rowset *out,
+		       char *err, size_t errlen);		/* gate_row */
+/* Releases whose jobs have all ended and that are not analysed: the
+ * engine's queue (int64_t ids). */
+int store_releases_unanalysed(struct store *, struct rowset *out, char *err,
+			      size_t errlen);
+/* Reruns already queued for a target of a release. */
+int store_rerun_count(struct store *, int64_t id, const char *target,
+		      char *err, size_t errlen);
+
 struct job {
 	int64_t id, release_id;
 	long attempt;
@@ -325,12 +386,15 @@ int store_regression_link(struct store *, const struct occurrence_in *,
 			  int64_t *regression_id, int *created, char *err,
 			  size_t errlen);
 /* The fix candidates of a release: open regressions of its branch whose
- * test passes (and never fails) on its target here, one per earlier
+ * test passes (and never fails) on its target here, one per other
  * non-flaky occurrence on the branch (regress_fixes() decides which are
- * earlier). A JSON array of {id, branch, seen_on} (caller decrefs), or
- * NULL with err. */
-struct json_t *store_fix_candidates(struct store *, int64_t release_id,
-				    char *err, size_t errlen);
+ * earlier). 0 with out filled (fix_candidate rows), -1 with err. */
+struct fix_candidate {
+	int64_t id;
+	const char *branch, *seen_on;
+};
+int store_fix_candidates(struct store *, int64_t release_id,
+			 struct rowset *out, char *err, size_t errlen);
 /* Marks the regression fixed on branch by version; one fixed on every
  * branch it hit becomes fixed. 1 marked, 0 already, -1 error. */
 int store_regression_fix(struct store *, int64_t id, const char *branch,
@@ -570,9 +634,20 @@ void engine_kick(void);
  * settled (analysed or sent back for reruns), -1 on error. */
 int engine_run_once(struct store *, const struct engine_context *, char *err,
 		    size_t errlen);
-/* The gate of a release as JSON {verdict, reasons[], ...}; NULL if unknown. */
-struct json_t *engine_gate(struct store *, int64_t release_id, char *err,
-			   size_t errlen);
+/* The gate of a release, with its reasons built here and only here. */
+struct gate_result {
+	enum gate_verdict verdict;
+	const struct gate_row *row;	/* the counts it was decided from */
+	char **reasons;			/* one sentence each */
+	size_t nreasons;
+	int released_with_known_regressions;
+	struct rowset row_set;		/* owns row */
+};
+/* 1 with out filled (gate_result_free it), 0 if no such release, -1 on
+ * error. */
+int engine_gate_eval(struct store *, int64_t release_id,
+		     struct gate_result *out, char *err, size_t errlen);
+void gate_result_free(struct gate_result *);
 
 /* ---- notify.c: delivers the outbox (SMTP and webhooks, libcurl) ---- */
 int notify_start(const struct config *, const char *db_path, char *err,

@@ -249,6 +249,203 @@ static int user_version(struct store *st)
 	return v;
 }
 
+/* ---- typed rows ---- */
+
+void rowset_free(struct rowset *rs)
+{
+	if (rs == NULL)
+		return;
+	free(rs->v);
+	json_decref(rs->backing);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static const char *col_str(json_t *row, const char *key)
+{
+	return json_string_value(json_object_get(row, key));
+}
+
+static long col_long(json_t *row, const char *key)
+{
+	return (long)json_integer_value(json_object_get(row, key));
+}
+
+/* Runs q and converts each JSON row with fill into an array of elem-sized
+ * rows; the JSON stays as the strings' storage. */
+static int typed(struct store *st, struct rowset *out, size_t elem,
+		 void (*fill)(struct store *, json_t *, void *),
+		 enum store_query q, char *err, size_t errlen,
+		 const char *types, ...)
+{
+	va_list ap;
+	size_t i;
+	json_t *row;
+
+	memset(out, 0, sizeof(*out));
+	va_start(ap, types);
+	out->backing = store_vrows(st, q, err, errlen, types, ap);
+	va_end(ap);
+	if (out->backing == NULL)
+		return -1;
+	out->n = json_array_size(out->backing);
+	out->v = calloc(out->n + 1, elem);
+	if (out->v == NULL) {
+		rowset_free(out);
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	json_array_foreach(out->backing, i, row)
+		fill(st, row, (char *)out->v + i * elem);
+	return 0;
+}
+
+static void fill_release(struct store *st, json_t *j, void *out)
+{
+	struct release_row *r = out;
+
+	(void)st;
+	r->id = col_long(j, "id");
+	r->rc = col_long(j, "rc");
+	r->patch = col_long(j, "patch");
+	r->version = col_str(j, "version");
+	r->branch = col_str(j, "branch");
+	r->baseline = col_str(j, "baseline");
+	r->subject = col_str(j, "subject");
+	r->message_id = col_str(j, "message_id");
+	r->mail_from = col_str(j, "mail_from");
+	r->mail_to = col_str(j, "mail_to");
+	r->mail_cc = col_str(j, "mail_cc");
+	r->analysed = col_str(j, "analysed");
+}
+
+int store_release_get(struct store *st, int64_t id, struct rowset *out,
+		      char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct release_row), fill_release,
+		     Q_RELEASE_BY_ID, err, errlen, "i", id);
+}
+
+int store_release_baseline(struct store *st, const struct release_row *rel,
+			   struct rowset *out, char *err, size_t errlen)
+{
+	if (rel->baseline != NULL)
+		return typed(st, out, sizeof(struct release_row), fill_release,
+			     Q_RELEASE, err, errlen, "s", rel->baseline);
+	return typed(st, out, sizeof(struct release_row), fill_release,
+		     Q_BASELINE_AUTO, err, errlen, "sli", rel->branch, rel->patch,
+		     rel->id);
+}
+
+static void fill_run(struct store *st, json_t *j, void *out)
+{
+	struct run_row *r = out;
+
+	(void)st;
+	r->target = col_str(j, "target");
+	r->test = col_str(j, "test");
+	r->diagnostic = col_str(j, "diagnostic");
+	r->runs = (int)col_long(j, "runs");
+	r->fails = (int)col_long(j, "fails");
+	r->job_id = col_long(j, "job_id");
+}
+
+int store_release_runs(struct store *st, int64_t id, struct rowset *out,
+		       char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct run_row), fill_run, Q_RELEASE_RUNS,
+		     err, errlen, "i", id);
+}
+
+static void fill_job(struct store *st, json_t *j, void *out)
+{
+	struct job_row *r = out;
+	json_t *results, *res;
+	size_t i;
+
+	r->id = col_long(j, "id");
+	r->target = col_str(j, "target");
+	r->state = col_str(j, "state");
+	r->kernel_version = col_str(j, "kernel_version");
+	r->error = col_str(j, "error");
+	r->boot_seconds = json_real_value(json_object_get(j, "boot_seconds"));
+	results = store_rows(st, Q_JOB_RESULTS, NULL, 0, "i", r->id);
+	json_array_foreach(results, i, res)
+		result_counts_add(&r->counts, col_str(res, "status"));
+	json_decref(results);
+}
+
+int store_release_jobs(struct store *st, int64_t id, struct rowset *out,
+		       char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct job_row), fill_job, Q_RELEASE_JOBS,
+		     err, errlen, "i", id);
+}
+
+static void fill_regression(struct store *st, json_t *j, void *out)
+{
+	struct regression_row *r = out;
+
+	(void)st;
+	r->id = col_long(j, "id");
+	r->test = col_str(j, "test");
+	r->target = col_str(j, "target");
+	r->state = col_str(j, "state");
+	r->diagnostic = col_str(j, "diagnostic");
+	r->also_in = col_str(j, "also_in");
+	r->flaky = (int)col_long(j, "flaky");
+}
+
+int store_release_regressions(struct store *st, int64_t id, struct rowset *out,
+			      char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct regression_row), fill_regression,
+		     Q_RELEASE_REGRESSIONS, err, errlen, "i", id);
+}
+
+static void fill_gate(struct store *st, json_t *j, void *out)
+{
+	struct gate_row *r = out;
+
+	(void)st;
+	r->jobs = (int)col_long(j, "jobs");
+	r->unfinished = (int)col_long(j, "unfinished");
+	r->infra = (int)col_long(j, "infra");
+	r->blocking = (int)col_long(j, "blocking");
+	r->deadline_passed = (int)col_long(j, "deadline_passed");
+	r->analysed = col_str(j, "analysed");
+	r->released_as = col_str(j, "released_as");
+}
+
+int store_release_gate(struct store *st, int64_t id, struct rowset *out,
+		       char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct gate_row), fill_gate, Q_RELEASE_GATE,
+		     err, errlen, "i", id);
+}
+
+static void fill_id(struct store *st, json_t *j, void *out)
+{
+	(void)st;
+	*(int64_t *)out = col_long(j, "id");
+}
+
+int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,
+			      size_t errlen)
+{
+	return typed(st, out, sizeof(int64_t), fill_id, Q_RELEASES_UNANALYSED,
+		     err, errlen, "");
+}
+
+int store_rerun_count(struct store *st, int64_t id, const char *target,
+		      char *err, size_t errlen)
+{
+	json_t *r = store_rows(st, Q_RERUN_COUNT, err, errlen, "is", id, target);
+	int n = r != NULL ? (int)col_long(json_array_get(r, 0), "n") : -1;
+
+	json_decref(r);
+	return n;
+}
+
 int store_schema_version(struct store *st)
 {
 	return user_version(st);
@@ -1107,10 +1304,21 @@ fail:
 	return -1;
 }
 
-json_t *store_fix_candidates(struct store *st, int64_t release_id, char *err,
-			     size_t errlen)
+static void fill_candidate(struct store *st, json_t *j, void *out)
 {
-	return store_rows(st, Q_FIX_CANDIDATES, err, errlen, "i", release_id);
+	struct fix_candidate *c = out;
+
+	(void)st;
+	c->id = col_long(j, "id");
+	c->branch = col_str(j, "branch");
+	c->seen_on = col_str(j, "seen_on");
+}
+
+int store_fix_candidates(struct store *st, int64_t release_id,
+			 struct rowset *out, char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct fix_candidate), fill_candidate,
+		     Q_FIX_CANDIDATES, err, errlen, "i", release_id);
 }
 
 int store_regression_fix(struct store *st, int64_t id, const char *branch,

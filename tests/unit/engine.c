@@ -128,13 +128,15 @@ static const char *gate_of(struct fixture *f, const char *version)
 	static char verdict[16];
 	char err[256];
 	json_t *rel = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s", version);
-	json_t *g = engine_gate(f->st, json_integer_value(json_object_get(
-		json_array_get(rel, 0), "id")), err, sizeof(err));
+	struct gate_result g;
 
-	assert_non_null(g);
-	snprintf(verdict, sizeof(verdict), "%s",
-		 json_string_value(json_object_get(g, "verdict")));
-	json_decref(g);
+	assert_int_equal(engine_gate_eval(f->st, json_integer_value(json_object_get(
+		json_array_get(rel, 0), "id")), &g, err, sizeof(err)), 1);
+	snprintf(verdict, sizeof(verdict), "%s", regress_gate_name(g.verdict));
+	/* A blocked release says why, one reason per regression. */
+	if (g.verdict == GATE_BLOCK)
+		assert_true(g.nreasons >= 1 && strstr(g.reasons[0], "fails on x86_64"));
+	gate_result_free(&g);
 	json_decref(rel);
 	return verdict;
 }
