@@ -260,22 +260,43 @@ void rowset_free(struct rowset *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
-static const char *col_str(json_t *row, const char *key)
-{
-	return json_string_value(json_object_get(row, key));
-}
-
 static long col_long(json_t *row, const char *key)
 {
 	return (long)json_integer_value(json_object_get(row, key));
 }
 
-/* Runs q and converts each JSON row with fill into an array of elem-sized
- * rows; the JSON stays as the strings' storage. */
+/* Where a column of a query goes in a typed row: 's' const char *, 'i'
+ * int64_t, 'l' long, 'n' int, 'd' double. */
+struct column {
+	const char *name;
+	size_t offset;
+	char type;
+};
+#define COL(row, field, type) { #field, offsetof(struct row, field), type }
+
+static void fill_columns(const struct column *cols, json_t *j, void *out)
+{
+	for (const struct column *c = cols; c->name != NULL; c++) {
+		json_t *v = json_object_get(j, c->name);
+		char *p = (char *)out + c->offset;
+
+		switch (c->type) {
+		case 's': *(const char **)p = json_string_value(v); break;
+		case 'i': *(int64_t *)p = json_integer_value(v); break;
+		case 'l': *(long *)p = (long)json_integer_value(v); break;
+		case 'n': *(int *)p = (int)json_integer_value(v); break;
+		case 'd': *(double *)p = json_number_value(v); break;
+		}
+	}
+}
+
+/* Runs q and converts each JSON row by cols (then after, if not NULL)
+ * into an array of elem-sized rows; the JSON stays as the strings'
+ * storage. */
 static int typed(struct store *st, struct rowset *out, size_t elem,
-		 void (*fill)(struct store *, json_t *, void *),
-		 enum store_query q, char *err, size_t errlen,
-		 const char *types, ...)
+		 const struct column *cols,
+		 void (*after)(struct store *, void *row), enum store_query q,
+		 char *err, size_t errlen, const char *types, ...)
 {
 	va_list ap;
 	size_t i;
@@ -294,34 +315,64 @@ static int typed(struct store *st, struct rowset *out, size_t elem,
 		errf(err, errlen, "out of memory");
 		return -1;
 	}
-	json_array_foreach(out->backing, i, row)
-		fill(st, row, (char *)out->v + i * elem);
+	json_array_foreach(out->backing, i, row) {
+		fill_columns(cols, row, (char *)out->v + i * elem);
+		if (after != NULL)
+			after(st, (char *)out->v + i * elem);
+	}
 	return 0;
 }
 
-static void fill_release(struct store *st, json_t *j, void *out)
-{
-	struct release_row *r = out;
-
-	(void)st;
-	r->id = col_long(j, "id");
-	r->rc = col_long(j, "rc");
-	r->patch = col_long(j, "patch");
-	r->version = col_str(j, "version");
-	r->branch = col_str(j, "branch");
-	r->baseline = col_str(j, "baseline");
-	r->subject = col_str(j, "subject");
-	r->message_id = col_str(j, "message_id");
-	r->mail_from = col_str(j, "mail_from");
-	r->mail_to = col_str(j, "mail_to");
-	r->mail_cc = col_str(j, "mail_cc");
-	r->analysed = col_str(j, "analysed");
-}
+#define row release_row
+static const struct column release_cols[] = {
+	COL(row, id, 'i'), COL(row, rc, 'l'), COL(row, patch, 'l'),
+	COL(row, version, 's'), COL(row, branch, 's'), COL(row, baseline, 's'),
+	COL(row, subject, 's'), COL(row, message_id, 's'),
+	COL(row, mail_from, 's'), COL(row, mail_to, 's'), COL(row, mail_cc, 's'),
+	COL(row, analysed, 's'), { NULL, 0, 0 },
+};
+#undef row
+#define row run_row
+static const struct column run_cols[] = {
+	COL(row, target, 's'), COL(row, test, 's'), COL(row, diagnostic, 's'),
+	COL(row, runs, 'n'), COL(row, fails, 'n'), COL(row, job_id, 'i'),
+	{ NULL, 0, 0 },
+};
+#undef row
+#define row job_row
+static const struct column job_cols[] = {
+	COL(row, id, 'i'), COL(row, target, 's'), COL(row, state, 's'),
+	COL(row, kernel_version, 's'), COL(row, error, 's'),
+	COL(row, boot_seconds, 'd'), { NULL, 0, 0 },
+};
+#undef row
+#define row regression_row
+static const struct column regression_cols[] = {
+	COL(row, id, 'i'), COL(row, test, 's'), COL(row, target, 's'),
+	COL(row, state, 's'), COL(row, diagnostic, 's'), COL(row, also_in, 's'),
+	COL(row, flaky, 'n'), { NULL, 0, 0 },
+};
+#undef row
+#define row gate_row
+static const struct column gate_cols[] = {
+	COL(row, jobs, 'n'), COL(row, unfinished, 'n'), COL(row, infra, 'n'),
+	COL(row, blocking, 'n'), COL(row, deadline_passed, 'n'),
+	COL(row, analysed, 's'), COL(row, released_as, 's'), { NULL, 0, 0 },
+};
+#undef row
+#define row fix_candidate
+static const struct column candidate_cols[] = {
+	COL(row, id, 'i'), COL(row, branch, 's'), COL(row, seen_on, 's'),
+	{ NULL, 0, 0 },
+};
+#undef row
+static const struct column id_cols[] = { { "id", 0, 'i' }, { NULL, 0, 0 } };
+#undef COL
 
 int store_release_get(struct store *st, int64_t id, struct rowset *out,
 		      char *err, size_t errlen)
 {
-	return typed(st, out, sizeof(struct release_row), fill_release,
+	return typed(st, out, sizeof(struct release_row), release_cols, NULL,
 		     Q_RELEASE_BY_ID, err, errlen, "i", id);
 }
 
@@ -329,111 +380,66 @@ int store_release_baseline(struct store *st, const struct release_row *rel,
 			   struct rowset *out, char *err, size_t errlen)
 {
 	if (rel->baseline != NULL)
-		return typed(st, out, sizeof(struct release_row), fill_release,
-			     Q_RELEASE, err, errlen, "s", rel->baseline);
-	return typed(st, out, sizeof(struct release_row), fill_release,
+		return typed(st, out, sizeof(struct release_row), release_cols,
+			     NULL, Q_RELEASE, err, errlen, "s", rel->baseline);
+	return typed(st, out, sizeof(struct release_row), release_cols, NULL,
 		     Q_BASELINE_AUTO, err, errlen, "sli", rel->branch, rel->patch,
 		     rel->id);
-}
-
-static void fill_run(struct store *st, json_t *j, void *out)
-{
-	struct run_row *r = out;
-
-	(void)st;
-	r->target = col_str(j, "target");
-	r->test = col_str(j, "test");
-	r->diagnostic = col_str(j, "diagnostic");
-	r->runs = (int)col_long(j, "runs");
-	r->fails = (int)col_long(j, "fails");
-	r->job_id = col_long(j, "job_id");
 }
 
 int store_release_runs(struct store *st, int64_t id, struct rowset *out,
 		       char *err, size_t errlen)
 {
-	return typed(st, out, sizeof(struct run_row), fill_run, Q_RELEASE_RUNS,
-		     err, errlen, "i", id);
+	return typed(st, out, sizeof(struct run_row), run_cols, NULL,
+		     Q_RELEASE_RUNS, err, errlen, "i", id);
 }
 
-static void fill_job(struct store *st, json_t *j, void *out)
+/* A job row's result counts, from its results. */
+static void count_results(struct store *st, void *row)
 {
-	struct job_row *r = out;
-	json_t *results, *res;
+	struct job_row *r = row;
+	json_t *results = store_rows(st, Q_JOB_RESULTS, NULL, 0, "i", r->id), *res;
 	size_t i;
 
-	r->id = col_long(j, "id");
-	r->target = col_str(j, "target");
-	r->state = col_str(j, "state");
-	r->kernel_version = col_str(j, "kernel_version");
-	r->error = col_str(j, "error");
-	r->boot_seconds = json_real_value(json_object_get(j, "boot_seconds"));
-	results = store_rows(st, Q_JOB_RESULTS, NULL, 0, "i", r->id);
 	json_array_foreach(results, i, res)
-		result_counts_add(&r->counts, col_str(res, "status"));
+		result_counts_add(&r->counts, json_string_value(
+			json_object_get(res, "status")));
 	json_decref(results);
 }
 
 int store_release_jobs(struct store *st, int64_t id, struct rowset *out,
 		       char *err, size_t errlen)
 {
-	return typed(st, out, sizeof(struct job_row), fill_job, Q_RELEASE_JOBS,
-		     err, errlen, "i", id);
-}
-
-static void fill_regression(struct store *st, json_t *j, void *out)
-{
-	struct regression_row *r = out;
-
-	(void)st;
-	r->id = col_long(j, "id");
-	r->test = col_str(j, "test");
-	r->target = col_str(j, "target");
-	r->state = col_str(j, "state");
-	r->diagnostic = col_str(j, "diagnostic");
-	r->also_in = col_str(j, "also_in");
-	r->flaky = (int)col_long(j, "flaky");
+	return typed(st, out, sizeof(struct job_row), job_cols, count_results,
+		     Q_RELEASE_JOBS, err, errlen, "i", id);
 }
 
 int store_release_regressions(struct store *st, int64_t id, struct rowset *out,
 			      char *err, size_t errlen)
 {
-	return typed(st, out, sizeof(struct regression_row), fill_regression,
-		     Q_RELEASE_REGRESSIONS, err, errlen, "i", id);
-}
-
-static void fill_gate(struct store *st, json_t *j, void *out)
-{
-	struct gate_row *r = out;
-
-	(void)st;
-	r->jobs = (int)col_long(j, "jobs");
-	r->unfinished = (int)col_long(j, "unfinished");
-	r->infra = (int)col_long(j, "infra");
-	r->blocking = (int)col_long(j, "blocking");
-	r->deadline_passed = (int)col_long(j, "deadline_passed");
-	r->analysed = col_str(j, "analysed");
-	r->released_as = col_str(j, "released_as");
+	return typed(st, out, sizeof(struct regression_row), regression_cols,
+		     NULL, Q_RELEASE_REGRESSIONS, err, errlen, "i", id);
 }
 
 int store_release_gate(struct store *st, int64_t id, struct rowset *out,
 		       char *err, size_t errlen)
 {
-	return typed(st, out, sizeof(struct gate_row), fill_gate, Q_RELEASE_GATE,
-		     err, errlen, "i", id);
+	return typed(st, out, sizeof(struct gate_row), gate_cols, NULL,
+		     Q_RELEASE_GATE, err, errlen, "i", id);
 }
 
-static void fill_id(struct store *st, json_t *j, void *out)
+int store_fix_candidates(struct store *st, int64_t release_id,
+			 struct rowset *out, char *err, size_t errlen)
 {
-	(void)st;
-	*(int64_t *)out = col_long(j, "id");
+	return typed(st, out, sizeof(struct fix_candidate), candidate_cols, NULL,
+		     Q_FIX_CANDIDATES, err, errlen, "i", release_id);
 }
 
 int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,
 			      size_t errlen)
 {
-	return typed(st, out, sizeof(int64_t), fill_id, Q_RELEASES_UNANALYSED,
-		     err, errlen, "");
+	return typed(st, out, sizeof(int64_t), id_cols, NULL,
+		     Q_RELEASES_UNANALYSED, err, errlen, "");
 }
 
 int store_rerun_count(struct store *st, int64_t id, const char *target,
@@ -1302,23 +1308,6 @@ int store_regression_link(struct store *st, const struct occurrence_in *o,
 fail:
 	rollback(st);
 	return -1;
-}
-
-static void fill_candidate(struct store *st, json_t *j, void *out)
-{
-	struct fix_candidate *c = out;
-
-	(void)st;
-	c->id = col_long(j, "id");
-	c->branch = col_str(j, "branch");
-	c->seen_on = col_str(j, "seen_on");
-}
-
-int store_fix_candidates(struct store *st, int64_t release_id,
-			 struct rowset *out, char *err, size_t errlen)
-{
-	return typed(st, out, sizeof(struct fix_candidate), fill_candidate,
-		     Q_FIX_CANDIDATES, err, errlen, "i", release_id);
 }
 
 int store_regression_fix(struct store *st, int64_t id, const char *branch,
