@@ -870,7 +870,8 @@ void suite_print_result(FILE *out, int indent, unsigned int number,
 			indent, "", name, d->dropped);
 	/* daemon/ktap.c reads this as the result's duration. */
 	if (duration_ms >= 0)
-		fprintf(out, "%*s# rcgate-time-ms: %lld\n", indent, "", duration_ms);
+		fprintf(out, "%*s" RCGATE_TIME_MS " %lld\n", indent, "",
+			duration_ms);
 	if (st == TEST_SKIP)
 		fprintf(out, "%*sok %u %s # SKIP %s\n", indent, "", number, name,
 			d->skip_reason[0] != '\0' ? d->skip_reason : "skipped");

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "protocol.h"
+
 enum test_status {
 	TEST_PASS,
 	TEST_FAIL,
@@ -220,8 +222,9 @@ int mount_error_unsupported(int e, int listed);
 /* ---- crash consistency (91562895f803): two boots on one disk ---- */
 
 #define CRASH_FILE "crash.dat"
-#define CRASH_BLOCK 4096
-#define CRASH_BLOCKS 16
+/* How much is written is part of the contract with the daemon. */
+#define CRASH_BLOCK RCGATE_CRASH_BLOCK
+#define CRASH_BLOCKS RCGATE_CRASH_BLOCKS
 #define CRASH_TEST_NAME "crash_osync_extend"
 
 /* The byte expected at file offset off: block i holds 'A' + i (mod 26). */

@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* What the daemon and the guest agent must agree on. */
+#include "../agent/protocol.h"
+
 #define RCGATE_VERSION "0.1"
-#define RCGATE_MARKER "# rcgate-complete"
 
 /* ---- util.c: errors, files, hashing, processes ---- */
 void errf(char *err, size_t errlen, const char *fmt, ...)
