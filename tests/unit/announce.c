@@ -762,6 +762,31 @@ static void test_truncation_and_mutation(void **state)
 	}
 }
 
+/* The one Message-ID check, shared with report.c's reply. */
+static void test_valid_message_id(void **state)
+{
+	static const struct {
+		const char *id;
+		int valid;
+	} cases[] = {
+		{ "20231124172028.107505484@linuxfoundation.org", 1 },
+		{ "a!#$%&'*+/=?^_`{|}~-.@x", 1 },
+		{ "", 0 },
+		{ "two words@x", 0 },
+		{ "<angle@x>", 0 },
+		{ "tab\t@x", 0 },
+		{ "crlf@x\r\nBcc: victim@example.org", 0 },
+		{ "del\x7f@x", 0 },
+		{ "utf8-\xc3\xa9@x", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (announce_valid_message_id(cases[i].id) != cases[i].valid)
+			fail_msg("\"%s\": want %d", cases[i].id, cases[i].valid);
+	assert_int_equal(announce_valid_message_id(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_mail),
 		cmocka_unit_test(test_binary_body_and_nul_bytes),
 		cmocka_unit_test(test_truncation_and_mutation),
+		cmocka_unit_test(test_valid_message_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
