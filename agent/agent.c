@@ -105,23 +105,6 @@ static void note_add(struct notes *n, const char *fmt, ...)
 	n->count++;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000,
-			       .tv_nsec = (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static void write_all(int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
@@ -178,16 +161,14 @@ static void fatal_signal(int sig)
 
 static void install_fatal_handlers(unsigned int watchdog_s)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
-				    SIGABRT, SIGSYS, SIGALRM };
 	struct sigaction sa;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = fatal_signal;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	for (i = 0; i < suite_nfatal_signals; i++)
+		sigaction(suite_fatal_signals[i], &sa, NULL);
 	/*
 	 * Last resort against anything that hangs PID 1 itself (each test is
 	 * already bounded in suite.c): SIGALRM reports and powers off.

@@ -19,6 +19,21 @@ enum test_status {
 	TEST_SKIP,
 };
 
+/* ---- what agent.c shares with the suite ---- */
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+long long now_ms(void);
+/* Sleeps ms milliseconds, a signal notwithstanding. */
+void sleep_ms(long ms);
+
+/*
+ * The signals on which the agent, as PID 1, reports and powers off
+ * (agent.c installs the handlers); a test's child process puts them back
+ * to the default, so that a crash there ends only the test.
+ */
+extern const int suite_fatal_signals[];
+extern const size_t suite_nfatal_signals;
+
 /*
  * Diagnostics of one test. A broken kernel can produce a problem per byte;
  * only the first DIAG_MAX lines are kept and the rest are counted, so the
