@@ -15,41 +15,15 @@
 #include <cmocka.h>
 
 #include "announce.h"
+#include "testutil.h"
 
 /* ---- helpers ---- */
-
-/* Reads tests/data/mail/<name>; caller frees. */
-static char *load(const char *name, size_t *len)
-{
-	const char *src = getenv("RCGATE_SRCDIR");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/data/mail/%s", src ? src : ".",
-		 name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s (set RCGATE_SRCDIR)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 static int parse_file(const char *name, struct announcement *a, char *err,
 		      size_t errlen)
 {
 	size_t len;
-	char *raw = load(name, &len);
+	char *raw = test_data_read("mail", name, &len);
 	int rc = announce_parse(raw, len, a, err, errlen);
 
 	free(raw);
@@ -729,7 +703,7 @@ static void test_truncation_and_mutation(void **state)
 	(void)state;
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		size_t len;
-		char *raw = load(files[f], &len);
+		char *raw = test_data_read("mail", files[f], &len);
 
 		for (size_t cut = 0; cut <= len; cut++) {
 			struct announcement a;
