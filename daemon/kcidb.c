@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "kcidb.h"
+#include "rcgate.h"
 
 void kcidb_origin(const char *farm, char *out, size_t len)
 {
@@ -66,9 +67,9 @@ static const char *test_status(const char *status)
  * (PASS), the infrastructure failed (ERROR), or it never ran (MISS). */
 static const char *build_status(const char *state)
 {
-	if (strcmp(state, "done") == 0)
+	if (strcmp(state, JS_DONE) == 0)
 		return "PASS";
-	if (strcmp(state, "infra_error") == 0)
+	if (strcmp(state, JS_INFRA_ERROR) == 0)
 		return "ERROR";
 	return "MISS";
 }

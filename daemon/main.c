@@ -272,7 +272,8 @@ int main(int argc, char **argv)
 		goto fail;
 	{
 		struct api_context ac = { &cfg, db, (unsigned)cfg.workers, base_url };
-		struct sched_context sctx = { &cfg, db, cache, base_url, host };
+		struct sched_context sctx = { &cfg, db, cache, host, engine_kick };
+		struct engine_context ectx = { &cfg, db, base_url, sched_kick };
 		struct http_options ho = {
 			.listen = cfg.listen,
 			.port = cfg.port,
@@ -296,7 +297,8 @@ int main(int argc, char **argv)
 		else
 			snprintf(base_url, sizeof(base_url), "http://%s:%u",
 				 cfg.listen, port);
-		if (sched_start(&sctx, err, sizeof(err)) < 0)
+		if (sched_start(&sctx, err, sizeof(err)) < 0 ||
+		    engine_start(&ectx, err, sizeof(err)) < 0)
 			goto fail;
 		if (notify_start(&cfg, db, err, sizeof(err)) < 0)
 			goto fail;
@@ -328,6 +330,7 @@ stop:
 	trigger_stop();
 	notify_stop();
 	sched_stop();
+	engine_stop();
 	api_close();
 	guest_host_close(host);
 	fetch_cleanup();

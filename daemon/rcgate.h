@@ -4,8 +4,8 @@
  *
  * Modules that their own tests drive through a narrow interface declare it
  * in their own header (ktap.h, kmod.h, initramfs.h, guest.h, announce.h,
- * report.h, kcidb.h) and use the util.c section of this one; see
- * docs/design.md.
+ * report.h, kcidb.h) and use the util.c section of this one; the API's
+ * files share api_internal.h. See docs/design.md.
  */
 #ifndef RCGATE_H
 #define RCGATE_H
@@ -140,9 +140,40 @@ int kversion_parse(const char *s, struct kversion *out, char *err,
  * neither does. */
 int kversion_running(const char *release, const char *uts, char *out,
 		     size_t len);
+/* Orders two versions of one branch: 6.1.63 < 6.1.64-rc1 < 6.1.64-rc2 <
+ * 6.1.64 (a release comes after its rcs). <0, 0, >0. */
+int kversion_cmp(const struct kversion *a, const struct kversion *b);
 /* 1 if running ("6.1.64", from kversion_running) is want's X.Y.Z: an rc
  * kernel says 6.1.64(-rc1) for 6.1.64-rc1. */
 int kversion_matches(const struct kversion *want, const char *running);
+
+/* ---- jobstate.c: the job state table ---- */
+#define JS_QUEUED "queued"
+#define JS_FETCHING "fetching"
+#define JS_BOOTING "booting"
+#define JS_RUNNING "running"
+#define JS_DONE "done"
+#define JS_INFRA_ERROR "infra_error"
+#define JS_CANCELLED "cancelled"
+/* The same sets as SQL lists, for the store's queries. */
+#define JOB_ACTIVE_SQL "('fetching','booting','running')"
+#define JOB_UNFINISHED_SQL "('queued','fetching','booting','running')"
+#define JOB_FINAL_SQL "('done','infra_error','cancelled')"
+struct job_state {
+	const char *name;
+	int final;		/* will not change again unless retried */
+	int active;		/* a worker holds the job */
+	const char *meaning;
+};
+size_t job_state_count(void);
+const struct job_state *job_state_at(size_t i);
+const struct job_state *job_state_find(const char *name);	/* NULL: none */
+int job_state_final(const char *name);
+/* Pass/fail/skip counting, written once (xfail counts nowhere). */
+struct result_counts {
+	long pass, fail, skip;
+};
+void result_counts_add(struct result_counts *, const char *status);
 
 /* ---- targets.c: the target table (data, not code) ---- */
 struct target {
@@ -215,6 +246,7 @@ enum store_query {
 	Q_RERUN_COUNT,		/* release id, target */
 	Q_RELEASES_UNANALYSED,	/* none */
 	Q_RELEASE_REPORT,	/* release id: newest report */
+	Q_FIX_CANDIDATES,	/* release id: id, branch, seen_on */
 	Q_METRICS_JOBS,		/* none: state, n */
 	Q_METRICS_REGRESSIONS,	/* none: state, n */
 	Q_METRICS_OUTBOX,	/* none: state, n */
@@ -227,6 +259,67 @@ struct json_t *store_rows(struct store *, enum store_query, char *err,
 			  size_t errlen, const char *types, ...);
 struct json_t *store_vrows(struct store *, enum store_query, char *err,
 			   size_t errlen, const char *types, va_list ap);
+
+/* Typed rows for the engine, the gate and reports: the store fills them,
+ * domain code reads fields, and JSON stays at the HTTP edge. A rowset
+ * owns its rows and every string they point to; rowset_free() releases
+ * all (a zeroed rowset is empty and may be freed). */
+struct rowset {
+	void *v;		/* an array of the reader's row type */
+	size_t n;
+	struct json_t *backing;	/* the strings' storage */
+};
+void rowset_free(struct rowset *);
+struct release_row {
+	int64_t id;
+	long rc, patch;
+	const char *version, *branch, *baseline, *subject, *message_id,
+		*mail_from, *mail_to, *mail_cc, *analysed;	/* may be NULL */
+};
+struct job_row {
+	int64_t id;
+	const char *target, *state, *kernel_version, *error;	/* may be NULL */
+	double boot_seconds;
+	struct result_counts counts;	/* of its results */
+};
+struct run_row {		/* one test on one target, over all runs */
+	const char *target, *test, *diagnostic;	/* diagnostic of a failure */
+	int runs, fails;
+	int64_t job_id;		/* a job where it failed */
+};
+struct regression_row {		/* a regression as it occurs in a release */
+	int64_t id;
+	const char *test, *target, *state, *diagnostic;
+	const char *also_in;	/* the other rcs it affects, "a b c", or NULL */
+	int flaky;
+};
+struct gate_row {
+	int jobs, unfinished, infra, blocking, deadline_passed;
+	const char *analysed, *released_as;	/* may be NULL */
+};
+/* Each returns 0 with out filled (an unknown id gives an empty set), -1
+ * with err. */
+int store_release_get(struct store *, int64_t id, struct rowset *out,
+		      char *err, size_t errlen);		/* release_row */
+/* The explicit baseline, or the newest tested release of the branch
+ * below it; an empty set if none. */
+int store_release_baseline(struct store *, const struct release_row *,
+			   struct rowset *out, char *err, size_t errlen);
+int store_release_runs(struct store *, int64_t id, struct rowset *out,
+		       char *err, size_t errlen);		/* run_row */
+int store_release_jobs(struct store *, int64_t id, struct rowset *out,
+		       char *err, size_t errlen);		/* job_row */
+int store_release_regressions(struct store *, int64_t id, struct rowset *out,
+			      char *err, size_t errlen);	/* regression_row */
+int store_release_gate(struct store *, int64_t id, struct rowset *out,
+		       char *err, size_t errlen);		/* gate_row */
+/* Releases whose jobs have all ended and that are not analysed: the
+ * engine's queue (int64_t ids). */
+int store_releases_unanalysed(struct store *, struct rowset *out, char *err,
+			      size_t errlen);
+/* Reruns already queued for a target of a release. */
+int store_rerun_count(struct store *, int64_t id, const char *target,
+		      char *err, size_t errlen);
 
 struct job {
 	int64_t id, release_id;
@@ -289,19 +382,30 @@ struct occurrence_in {
 	int64_t release_id, job_id;
 	const char *branch, *version;
 	int flaky, runs, fails;
+	int confirmed;		/* regress_confirmed(): confirms an open one */
 	long window_days;	/* link to a regression seen this recently */
 };
 /* Links the failure to the regression with its signature seen within the
  * window (creating one if none), records the occurrence for the release
- * and opens the branch. Reproduced failures confirm an open regression. */
+ * and opens the branch; a confirmed occurrence confirms an open
+ * regression. */
 int store_regression_link(struct store *, const struct occurrence_in *,
 			  int64_t *regression_id, int *created, char *err,
 			  size_t errlen);
-/* Marks regressions fixed on the release's branch where this (later)
- * release passes their test; a regression fixed on every branch it hit is
- * fixed. *nfixed counts branch fixes. */
-int store_regressions_fixed(struct store *, int64_t release_id,
-			    int *nfixed, char *err, size_t errlen);
+/* The fix candidates of a release: open regressions of its branch whose
+ * test passes (and never fails) on its target here, one per other
+ * non-flaky occurrence on the branch (regress_fixes() decides which are
+ * earlier). 0 with out filled (fix_candidate rows), -1 with err. */
+struct fix_candidate {
+	int64_t id;
+	const char *branch, *seen_on;
+};
+int store_fix_candidates(struct store *, int64_t release_id,
+			 struct rowset *out, char *err, size_t errlen);
+/* Marks the regression fixed on branch by version; one fixed on every
+ * branch it hit becomes fixed. 1 marked, 0 already, -1 error. */
+int store_regression_fix(struct store *, int64_t id, const char *branch,
+			 const char *version, char *err, size_t errlen);
 /* Claims the release's analysis: 1 if this caller set 'analysed'. */
 int store_release_claim_analysis(struct store *, int64_t release_id,
 				 char *err, size_t errlen);
@@ -424,7 +528,7 @@ int http_error(struct http_response *, int status, const char *fmt, ...)
 int http_text(struct http_response *, int status, const char *type,
 	      char *body, size_t len);
 
-/* ---- api.c: the REST API's routes and handlers ---- */
+/* ---- api.c: the REST API's route table (handlers in api_*.c) ---- */
 struct api_context {
 	const struct config *cfg;
 	const char *db_path;
@@ -462,8 +566,8 @@ struct sched_context {
 	const struct config *cfg;
 	const char *db_path;
 	const char *cache_dir;
-	const char *base_url;		/* for links in reports */
 	struct guest_host *host;
+	void (*job_ended)(void);	/* a job reached a final state */
 };
 /* Requeues what a previous run left unfinished and starts cfg->workers
  * worker threads plus a monitor that notices cancelled jobs. */
@@ -490,6 +594,13 @@ struct test_runs {
 	enum baseline_status baseline;
 };
 enum test_class regress_classify(const struct test_runs *, int reruns);
+/* A regression's failure is confirmed once it failed in two runs (the
+ * first and a rerun): from then on it is "confirmed", not just "open". */
+int regress_confirmed(const struct test_runs *);
+/* Whether passing on version fixes a regression seen on seen_on (same
+ * branch): only a later rc or release fixes; an earlier one that passes
+ * says nothing. Both strings are versions; 0 if either is not one. */
+int regress_fixes(const char *seen_on, const char *version);
 const char *regress_class_name(enum test_class);
 /* Diagnostics with run-specific noise (addresses, timestamps, long numbers)
  * replaced, so the same failure on two rcs has one signature. */
@@ -509,16 +620,41 @@ enum gate_verdict regress_gate(const struct gate_input *);
 const char *regress_gate_name(enum gate_verdict);
 
 /* ---- engine.c: decides a finished release's regressions and reports ---- */
-/* Called whenever a job of the release ends. When the release has no
- * unfinished job left it reruns failing targets (once per configured
- * rerun), then links regressions across rcs, marks fixes, writes the
- * report and queues its deliveries. Serialised internally. */
-int engine_release_settled(struct store *, const struct config *,
-			   const char *base_url, int64_t release_id, char *err,
-			   size_t errlen);
-/* The gate of a release as JSON {verdict, reasons[], ...}; NULL if unknown. */
-struct json_t *engine_gate(struct store *, int64_t release_id, char *err,
-			   size_t errlen);
+/* The engine consumes "releases whose last job ended and that are not
+ * analysed" from the store, as notify.c consumes the outbox: one thread,
+ * woken by engine_kick() and every few seconds, so a crash, a cancel or a
+ * worker's last job all reach it the same way. For each such release it
+ * reruns failing targets (once per configured rerun; jobs_queued then
+ * wakes the workers), or links regressions across rcs, marks fixes,
+ * writes the report and queues its deliveries. */
+struct engine_context {
+	const struct config *cfg;
+	const char *db_path;
+	const char *base_url;		/* for links in reports */
+	void (*jobs_queued)(void);	/* reruns were queued */
+};
+int engine_start(const struct engine_context *, char *err, size_t errlen);
+void engine_stop(void);
+void engine_kick(void);
+/* One pass over the releases waiting for analysis, in the caller's
+ * thread (the engine's loop, and unit tests): returns how many it
+ * settled (analysed or sent back for reruns), -1 on error. */
+int engine_run_once(struct store *, const struct engine_context *, char *err,
+		    size_t errlen);
+/* The gate of a release, with its reasons built here and only here. */
+struct gate_result {
+	enum gate_verdict verdict;
+	const struct gate_row *row;	/* the counts it was decided from */
+	char **reasons;			/* one sentence each */
+	size_t nreasons;
+	int released_with_known_regressions;
+	struct rowset row_set;		/* owns row */
+};
+/* 1 with out filled (gate_result_free it), 0 if no such release, -1 on
+ * error. */
+int engine_gate_eval(struct store *, int64_t release_id,
+		     struct gate_result *out, char *err, size_t errlen);
+void gate_result_free(struct gate_result *);
 
 /* ---- notify.c: delivers the outbox (SMTP and webhooks, libcurl) ---- */
 int notify_start(const struct config *, const char *db_path, char *err,

@@ -142,3 +142,20 @@ const char *regress_gate_name(enum gate_verdict v)
 
 	return names[v];
 }
+
+int regress_confirmed(const struct test_runs *t)
+{
+	return t->fails >= 2;
+}
+
+int regress_fixes(const char *seen_on, const char *version)
+{
+	struct kversion a, b;
+
+	if (seen_on == NULL || version == NULL ||
+	    kversion_parse(seen_on, &a, NULL, 0) < 0 ||
+	    kversion_parse(version, &b, NULL, 0) < 0 ||
+	    strcmp(a.branch, b.branch) != 0)
+		return 0;
+	return kversion_cmp(&a, &b) < 0;
+}

@@ -568,7 +568,7 @@ static void store_results(struct run *r, struct phase_results *phases,
 {
 	struct result_row *all;
 	size_t n = 0, total = 0;
-	int pass = 0, fail = 0, skip = 0;
+	struct result_counts c = { 0 };
 	char err[512];
 
 	for (size_t i = 0; i < nphases; i++)
@@ -581,9 +581,7 @@ static void store_results(struct run *r, struct phase_results *phases,
 	for (size_t i = 0; i < nphases; i++) {
 		for (size_t k = 0; k < phases[i].n; k++) {
 			all[n] = phases[i].rows[k];
-			pass += strcmp(all[n].status, "pass") == 0;
-			fail += strcmp(all[n].status, "fail") == 0;
-			skip += strcmp(all[n].status, "skip") == 0;
+			result_counts_add(&c, all[n].status);
 			n++;
 		}
 	}
@@ -591,11 +589,11 @@ static void store_results(struct run *r, struct phase_results *phases,
 			   sizeof(err)) < 0)
 		log_err("job=%lld store results: %s", (long long)r->job->id, err);
 	free(all);
-	jlog(r, "done: %d pass, %d fail, %d skip; suite boot %.1f s", pass, fail,
-	     skip, seconds);
-	log_info("job=%lld target=%s version=%s done pass=%d fail=%d skip=%d"
+	jlog(r, "done: %ld pass, %ld fail, %ld skip; suite boot %.1f s", c.pass,
+	     c.fail, c.skip, seconds);
+	log_info("job=%lld target=%s version=%s done pass=%ld fail=%ld skip=%ld"
 		 " seconds=%.1f", (long long)r->job->id, r->job->target,
-		 r->job->version, pass, fail, skip, seconds);
+		 r->job->version, c.pass, c.fail, c.skip, seconds);
 }
 
 /* One boot of the job. phase names its files (console-<phase>.log,
@@ -848,7 +846,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "fetch", err);
 		goto out;
 	}
-	if (!advance(&r, "fetching", "booting"))
+	if (!advance(&r, JS_FETCHING, JS_BOOTING))
 		goto out;
 	if (prepare_boot(&r, artifact, job->modules_url[0] ? modules : NULL,
 			 kernel, initrd, sizeof(kernel), kver,
@@ -861,7 +859,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		goto out;
 	}
 	store_job_note(st, job->id, NULL, kver, NULL, 0);
-	if (!advance(&r, "booting", "running"))
+	if (!advance(&r, JS_BOOTING, JS_RUNNING))
 		goto out;
 	timeout_s = (int)((double)sc.cfg->job_timeout * r.target->timeout_factor);
 	plan = (struct boot_plan){ NULL, &disks, "", RCGATE_MARKER, 1, timeout_s };
@@ -950,10 +948,8 @@ static void *worker_main(void *arg)
 			 (long long)job.id, job.version, job.target, job.attempt);
 		run_job(st, w, &job);
 		atomic_store(&w->job_id, 0);
-		if (engine_release_settled(st, sc.cfg, sc.base_url, job.release_id,
-					   err, sizeof(err)) < 0)
-			log_err("release analysis (job %lld): %s",
-				(long long)job.id, err);
+		if (sc.job_ended != NULL)
+			sc.job_ended();
 	}
 	store_close(st);
 	return NULL;
@@ -977,7 +973,7 @@ static void *monitor_main(void *arg)
 
 			if (id != 0 && store_job_state_get(st, id, state,
 							   sizeof(state)) == 0 &&
-			    strcmp(state, "cancelled") == 0)
+			    strcmp(state, JS_CANCELLED) == 0)
 				workers[i].cancel = 1;
 		}
 		idle_wait(1);
@@ -1003,22 +999,6 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(guest_prefix, sizeof(guest_prefix), "rcgate-%s-", instance);
-	{
-		/* Releases whose last job ended just before a crash. */
-		json_t *todo = store_rows(st, Q_RELEASES_UNANALYSED, err, errlen, "");
-		size_t i;
-		json_t *row;
-
-		json_array_foreach(todo, i, row) {
-			char e2[512];
-
-			if (engine_release_settled(st, sc.cfg, sc.base_url,
-					json_integer_value(json_object_get(row, "id")),
-					e2, sizeof(e2)) < 0)
-				log_err("release analysis: %s", e2);
-		}
-		json_decref(todo);
-	}
 	store_close(st);
 	if (n > 0)
 		log_info("requeued %d unfinished job(s) from a previous run", n);

@@ -29,7 +29,7 @@ static const char *const query_sql[] = {
 		" r.announced, r.deadline, r.subject,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id) AS jobs,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
-		"  AND j.state IN ('done','infra_error','cancelled')) AS jobs_finished"
+		"  AND j.state IN " JOB_FINAL_SQL ") AS jobs_finished"
 		" FROM release r WHERE (?1 IS NULL OR r.branch = ?1)"
 		" AND (?2 IS NULL OR r.created >= ?2)"
 		" ORDER BY r.id DESC LIMIT ?3 OFFSET ?4",
@@ -83,7 +83,7 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_GATE] =
 		"SELECT (SELECT count(*) FROM job WHERE release_id = r.id) AS jobs,"
 		" (SELECT count(*) FROM job WHERE release_id = r.id AND state IN"
-		"  ('queued','fetching','booting','running')) AS unfinished,"
+		"  " JOB_UNFINISHED_SQL ") AS unfinished,"
 		" (SELECT count(*) FROM job WHERE release_id = r.id"
 		"  AND state IN ('infra_error','cancelled')) AS infra,"
 		" (SELECT count(*) FROM occurrence o JOIN regression g"
@@ -140,7 +140,7 @@ static const char *const query_sql[] = {
 		"SELECT r.id FROM release r WHERE r.analysed IS NULL AND EXISTS"
 		" (SELECT 1 FROM job j WHERE j.release_id = r.id) AND NOT EXISTS"
 		" (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.state IN"
-		"  ('queued','fetching','booting','running'))",
+		"  " JOB_UNFINISHED_SQL ")",
 	[Q_METRICS_JOBS] =
 		"SELECT state, count(*) AS n FROM job GROUP BY state",
 	[Q_METRICS_REGRESSIONS] =
@@ -158,6 +158,26 @@ static const char *const query_sql[] = {
 		" '/api/v1/releases/' || r.version FROM report p"
 		" JOIN release r ON r.id = p.release_id)"
 		" ORDER BY at DESC, id DESC LIMIT ?",
+	/* Candidates only: which occurrence is earlier is regress_fixes()'s
+	 * rule, not this query's. */
+	[Q_FIX_CANDIDATES] =
+		"SELECT DISTINCT g.id, r.branch, e.version AS seen_on"
+		" FROM regression_branch b JOIN regression g ON g.id = b.regression_id"
+		" JOIN release r ON r.id = ?1"
+		" JOIN occurrence o ON o.regression_id = g.id AND o.flaky = 0"
+		" JOIN release e ON e.id = o.release_id AND e.branch = r.branch"
+		"  AND e.id != r.id"
+		" WHERE b.branch = r.branch AND b.state = 'open'"
+		" AND g.state IN ('open','confirmed')"
+		" AND EXISTS (SELECT 1 FROM result x JOIN job j ON j.id = x.job_id"
+		"  WHERE j.release_id = r.id AND j.state = 'done'"
+		"  AND j.target = g.target AND x.test = g.test"
+		"  AND x.status = 'pass')"
+		" AND NOT EXISTS (SELECT 1 FROM result x JOIN job j"
+		"  ON j.id = x.job_id WHERE j.release_id = r.id"
+		"  AND j.target = g.target AND x.test = g.test"
+		"  AND x.status = 'fail')"
+		" ORDER BY g.id",
 	[Q_RELEASE_REPORT] =
 		"SELECT id, created, gate, text, email FROM report"
 		" WHERE release_id = ? ORDER BY id DESC LIMIT 1",
@@ -227,6 +247,203 @@ static int user_version(struct store *st)
 		v = sqlite3_column_int(stmt, 0);
 	sqlite3_finalize(stmt);
 	return v;
+}
+
+/* ---- typed rows ---- */
+
+void rowset_free(struct rowset *rs)
+{
+	if (rs == NULL)
+		return;
+	free(rs->v);
+	json_decref(rs->backing);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static const char *col_str(json_t *row, const char *key)
+{
+	return json_string_value(json_object_get(row, key));
+}
+
+static long col_long(json_t *row, const char *key)
+{
+	return (long)json_integer_value(json_object_get(row, key));
+}
+
+/* Runs q and converts each JSON row with fill into an array of elem-sized
+ * rows; the JSON stays as the strings' storage. */
+static int typed(struct store *st, struct rowset *out, size_t elem,
+		 void (*fill)(struct store *, json_t *, void *),
+		 enum store_query q, char *err, size_t errlen,
+		 const char *types, ...)
+{
+	va_list ap;
+	size_t i;
+	json_t *row;
+
+	memset(out, 0, sizeof(*out));
+	va_start(ap, types);
+	out->backing = store_vrows(st, q, err, errlen, types, ap);
+	va_end(ap);
+	if (out->backing == NULL)
+		return -1;
+	out->n = json_array_size(out->backing);
+	out->v = calloc(out->n + 1, elem);
+	if (out->v == NULL) {
+		rowset_free(out);
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	json_array_foreach(out->backing, i, row)
+		fill(st, row, (char *)out->v + i * elem);
+	return 0;
+}
+
+static void fill_release(struct store *st, json_t *j, void *out)
+{
+	struct release_row *r = out;
+
+	(void)st;
+	r->id = col_long(j, "id");
+	r->rc = col_long(j, "rc");
+	r->patch = col_long(j, "patch");
+	r->version = col_str(j, "version");
+	r->branch = col_str(j, "branch");
+	r->baseline = col_str(j, "baseline");
+	r->subject = col_str(j, "subject");
+	r->message_id = col_str(j, "message_id");
+	r->mail_from = col_str(j, "mail_from");
+	r->mail_to = col_str(j, "mail_to");
+	r->mail_cc = col_str(j, "mail_cc");
+	r->analysed = col_str(j, "analysed");
+}
+
+int store_release_get(struct store *st, int64_t id, struct rowset *out,
+		      char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct release_row), fill_release,
+		     Q_RELEASE_BY_ID, err, errlen, "i", id);
+}
+
+int store_release_baseline(struct store *st, const struct release_row *rel,
+			   struct rowset *out, char *err, size_t errlen)
+{
+	if (rel->baseline != NULL)
+		return typed(st, out, sizeof(struct release_row), fill_release,
+			     Q_RELEASE, err, errlen, "s", rel->baseline);
+	return typed(st, out, sizeof(struct release_row), fill_release,
+		     Q_BASELINE_AUTO, err, errlen, "sli", rel->branch, rel->patch,
+		     rel->id);
+}
+
+static void fill_run(struct store *st, json_t *j, void *out)
+{
+	struct run_row *r = out;
+
+	(void)st;
+	r->target = col_str(j, "target");
+	r->test = col_str(j, "test");
+	r->diagnostic = col_str(j, "diagnostic");
+	r->runs = (int)col_long(j, "runs");
+	r->fails = (int)col_long(j, "fails");
+	r->job_id = col_long(j, "job_id");
+}
+
+int store_release_runs(struct store *st, int64_t id, struct rowset *out,
+		       char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct run_row), fill_run, Q_RELEASE_RUNS,
+		     err, errlen, "i", id);
+}
+
+static void fill_job(struct store *st, json_t *j, void *out)
+{
+	struct job_row *r = out;
+	json_t *results, *res;
+	size_t i;
+
+	r->id = col_long(j, "id");
+	r->target = col_str(j, "target");
+	r->state = col_str(j, "state");
+	r->kernel_version = col_str(j, "kernel_version");
+	r->error = col_str(j, "error");
+	r->boot_seconds = json_real_value(json_object_get(j, "boot_seconds"));
+	results = store_rows(st, Q_JOB_RESULTS, NULL, 0, "i", r->id);
+	json_array_foreach(results, i, res)
+		result_counts_add(&r->counts, col_str(res, "status"));
+	json_decref(results);
+}
+
+int store_release_jobs(struct store *st, int64_t id, struct rowset *out,
+		       char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct job_row), fill_job, Q_RELEASE_JOBS,
+		     err, errlen, "i", id);
+}
+
+static void fill_regression(struct store *st, json_t *j, void *out)
+{
+	struct regression_row *r = out;
+
+	(void)st;
+	r->id = col_long(j, "id");
+	r->test = col_str(j, "test");
+	r->target = col_str(j, "target");
+	r->state = col_str(j, "state");
+	r->diagnostic = col_str(j, "diagnostic");
+	r->also_in = col_str(j, "also_in");
+	r->flaky = (int)col_long(j, "flaky");
+}
+
+int store_release_regressions(struct store *st, int64_t id, struct rowset *out,
+			      char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct regression_row), fill_regression,
+		     Q_RELEASE_REGRESSIONS, err, errlen, "i", id);
+}
+
+static void fill_gate(struct store *st, json_t *j, void *out)
+{
+	struct gate_row *r = out;
+
+	(void)st;
+	r->jobs = (int)col_long(j, "jobs");
+	r->unfinished = (int)col_long(j, "unfinished");
+	r->infra = (int)col_long(j, "infra");
+	r->blocking = (int)col_long(j, "blocking");
+	r->deadline_passed = (int)col_long(j, "deadline_passed");
+	r->analysed = col_str(j, "analysed");
+	r->released_as = col_str(j, "released_as");
+}
+
+int store_release_gate(struct store *st, int64_t id, struct rowset *out,
+		       char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct gate_row), fill_gate, Q_RELEASE_GATE,
+		     err, errlen, "i", id);
+}
+
+static void fill_id(struct store *st, json_t *j, void *out)
+{
+	(void)st;
+	*(int64_t *)out = col_long(j, "id");
+}
+
+int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,
+			      size_t errlen)
+{
+	return typed(st, out, sizeof(int64_t), fill_id, Q_RELEASES_UNANALYSED,
+		     err, errlen, "");
+}
+
+int store_rerun_count(struct store *st, int64_t id, const char *target,
+		      char *err, size_t errlen)
+{
+	json_t *r = store_rows(st, Q_RERUN_COUNT, err, errlen, "is", id, target);
+	int n = r != NULL ? (int)col_long(json_array_get(r, 0), "n") : -1;
+
+	json_decref(r);
+	return n;
 }
 
 int store_schema_version(struct store *st)
@@ -702,7 +919,7 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	return 1;
 }
 
-static const char *const active_states = "('fetching','booting','running')";
+static const char *const active_states = JOB_ACTIVE_SQL;
 
 int store_job_transition(struct store *st, int64_t id, const char *from,
 			 const char *to, const char *message, char *err,
@@ -830,7 +1047,7 @@ int store_job_infra(struct store *st, int64_t id, const char *kind,
 		return -1;
 	changed = run(st, "UPDATE job SET state = 'infra_error', finished = ?,"
 			  " error_kind = ?, error = ? WHERE id = ? AND state IN"
-			  " ('fetching','booting','running')", err, errlen,
+			  " " JOB_ACTIVE_SQL, err, errlen,
 		      "sssi", now, kind, message, id);
 	if (changed < 0)
 		goto fail;
@@ -873,28 +1090,28 @@ int store_requeue_unfinished(struct store *st, long max_attempts, int *count,
 			    " message) SELECT id, ?, 'infra_error', attempt,"
 			    " 'crash: the daemon stopped during this attempt, the"
 			    " last one' FROM job WHERE state IN"
-			    " ('fetching','booting','running') AND attempt >= ?",
+			    " " JOB_ACTIVE_SQL " AND attempt >= ?",
 			err, errlen, "sl", now, max_attempts) < 0)
 			goto fail;
 		ended = run(st, "UPDATE job SET state = 'infra_error', finished = ?,"
 			    " error_kind = 'crash', error = 'the daemon stopped"
 			    " unexpectedly during every attempt (' || attempt ||"
 			    "'); not retried' WHERE state IN"
-			    " ('fetching','booting','running') AND attempt >= ?",
+			    " " JOB_ACTIVE_SQL " AND attempt >= ?",
 			    err, errlen, "sl", now, max_attempts);
 		if (ended < 0)
 			goto fail;
 	}
 	if (run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
 		    " SELECT id, ?, 'queued', attempt + ?, ? FROM job WHERE state"
-		    " IN ('fetching','booting','running')", err, errlen, "sls",
+		    " IN " JOB_ACTIVE_SQL, err, errlen, "sls",
 		now, max_attempts > 0 ? 1L : 0L, max_attempts > 0
 		? "requeued after the daemon stopped unexpectedly"
 		: "requeued after a clean stop") < 0)
 		goto fail;
 	n = run(st, "UPDATE job SET state = 'queued', worker = NULL,"
 		    " attempt = attempt + ? WHERE state IN"
-		    " ('fetching','booting','running')", err, errlen, "l",
+		    " " JOB_ACTIVE_SQL, err, errlen, "l",
 		max_attempts > 0 ? 1L : 0L);
 	if (n < 0 || commit(st, err, errlen) < 0)
 		goto fail;
@@ -919,12 +1136,12 @@ int store_release_cancel(struct store *st, const char *version, int *count,
 		    " SELECT j.id, ?, 'cancelled', j.attempt, 'cancelled by request'"
 		    " FROM job j JOIN release r ON r.id = j.release_id"
 		    " WHERE r.version = ? AND j.state IN"
-		    " ('queued','fetching','booting','running')", err, errlen,
+		    " " JOB_UNFINISHED_SQL, err, errlen,
 		"ss", now, version) < 0)
 		goto fail;
 	n = run(st, "UPDATE job SET state = 'cancelled', finished = ?"
 		    " WHERE release_id = (SELECT id FROM release WHERE version = ?)"
-		    " AND state IN ('queued','fetching','booting','running')",
+		    " AND state IN " JOB_UNFINISHED_SQL,
 		err, errlen, "ss", now, version);
 	if (n < 0 || commit(st, err, errlen) < 0)
 		goto fail;
@@ -1067,7 +1284,7 @@ int store_regression_link(struct store *st, const struct occurrence_in *o,
 		if (ch < 0 || (ch > 0 && regression_event(st, id, "open",
 				"fails again after a fix", err, errlen) < 0))
 			goto fail;
-		ch = o->fails >= 2
+		ch = o->confirmed
 			? run(st, "UPDATE regression SET state = 'confirmed',"
 			      " updated = ? WHERE id = ? AND state = 'open'", err,
 			      errlen, "si", now, id) : 0;
@@ -1087,76 +1304,54 @@ fail:
 	return -1;
 }
 
-int store_regressions_fixed(struct store *st, int64_t release_id, int *nfixed,
-			    char *err, size_t errlen)
+static void fill_candidate(struct store *st, json_t *j, void *out)
 {
-	char now[32];
-	sqlite3_stmt *sel;
-	int n = 0, rc;
+	struct fix_candidate *c = out;
+
+	(void)st;
+	c->id = col_long(j, "id");
+	c->branch = col_str(j, "branch");
+	c->seen_on = col_str(j, "seen_on");
+}
+
+int store_fix_candidates(struct store *st, int64_t release_id,
+			 struct rowset *out, char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct fix_candidate), fill_candidate,
+		     Q_FIX_CANDIDATES, err, errlen, "i", release_id);
+}
+
+int store_regression_fix(struct store *st, int64_t id, const char *branch,
+			 const char *version, char *err, size_t errlen)
+{
+	char now[32], msg[128];
+	int changed;
 
 	now_iso8601(now);
-	*nfixed = 0;
 	if (begin(st, err, errlen) < 0)
 		return -1;
-	/* Open regressions of this release's branch, seen on an earlier rc
-	 * or release of the branch, whose test now passes (and never fails)
-	 * on this release's target. */
-	sel = prepare(st,
-		"SELECT g.id, r.branch, r.version FROM regression_branch b"
-		" JOIN regression g ON g.id = b.regression_id"
-		" JOIN release r ON r.id = ?1"
-		" WHERE b.branch = r.branch AND b.state = 'open'"
-		" AND g.state IN ('open','confirmed')"
-		" AND EXISTS (SELECT 1 FROM occurrence o JOIN release e"
-		"  ON e.id = o.release_id WHERE o.regression_id = g.id"
-		"  AND e.branch = r.branch AND o.flaky = 0 AND e.id != r.id"
-		"  AND (e.patch < r.patch OR (e.patch = r.patch AND e.rc != 0"
-		"   AND (r.rc = 0 OR e.rc < r.rc))))"
-		" AND EXISTS (SELECT 1 FROM result x JOIN job j ON j.id = x.job_id"
-		"  WHERE j.release_id = r.id AND j.state = 'done'"
-		"  AND j.target = g.target AND x.test = g.test"
-		"  AND x.status = 'pass')"
-		" AND NOT EXISTS (SELECT 1 FROM result x JOIN job j"
-		"  ON j.id = x.job_id WHERE j.release_id = r.id"
-		"  AND j.target = g.target AND x.test = g.test"
-		"  AND x.status = 'fail')", err, errlen);
-	if (sel == NULL)
+	changed = run(st, "UPDATE regression_branch SET state = 'fixed',"
+		      " fixed_in = ?, updated = ? WHERE regression_id = ?"
+		      " AND branch = ? AND state = 'open'", err, errlen, "ssis",
+		      version, now, id, branch);
+	if (changed < 0)
 		goto fail;
-	sqlite3_bind_int64(sel, 1, release_id);
-	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(sel, 0);
-		char branch[32], version[48], msg[128];
-
-		copy_col(branch, sizeof(branch), sel, 1);
-		copy_col(version, sizeof(version), sel, 2);
+	if (changed > 0) {
 		snprintf(msg, sizeof(msg), "fixed on %s: passes on %s", branch,
 			 version);
-		if (run(st, "UPDATE regression_branch SET state = 'fixed',"
-			    " fixed_in = ?, updated = ? WHERE regression_id = ?"
-			    " AND branch = ?", err, errlen, "ssis", version, now,
-			id, branch) < 0 ||
-		    regression_event(st, id, "fixed", msg, err, errlen) < 0) {
-			sqlite3_finalize(sel);
+		if (regression_event(st, id, "fixed", msg, err, errlen) < 0)
 			goto fail;
-		}
-		n++;
+		/* Fixed everywhere it was seen: the regression is fixed. */
+		if (run(st, "UPDATE regression SET state = 'fixed', updated = ?"
+			    " WHERE id = ? AND state IN ('open','confirmed')"
+			    " AND NOT EXISTS (SELECT 1 FROM regression_branch b"
+			    " WHERE b.regression_id = regression.id AND"
+			    " b.state = 'open')", err, errlen, "si", now, id) < 0)
+			goto fail;
 	}
-	sqlite3_finalize(sel);
-	if (rc != SQLITE_DONE) {
-		store_fail(st, "fixed", err, errlen);
+	if (commit(st, err, errlen) < 0)
 		goto fail;
-	}
-	/* Fixed everywhere it was seen: the regression is fixed. */
-	if (run(st, "UPDATE regression SET state = 'fixed', updated = ?"
-		    " WHERE state IN ('open','confirmed') AND EXISTS (SELECT 1"
-		    " FROM regression_branch b WHERE b.regression_id = regression.id)"
-		    " AND NOT EXISTS (SELECT 1 FROM regression_branch b"
-		    " WHERE b.regression_id = regression.id AND b.state = 'open')",
-		err, errlen, "s", now) < 0 ||
-	    commit(st, err, errlen) < 0)
-		goto fail;
-	*nfixed = n;
-	return 0;
+	return changed > 0;
 fail:
 	rollback(st);
 	return -1;
@@ -1390,7 +1585,7 @@ int store_job_retry(struct store *st, int64_t id, char *err, size_t errlen)
 		return -1;
 	n = run(st, "UPDATE job SET state = 'queued', attempt = attempt + 1,"
 		    " finished = NULL, error = NULL, error_kind = NULL, worker = NULL"
-		    " WHERE id = ? AND state IN ('done','infra_error','cancelled')",
+		    " WHERE id = ? AND state IN " JOB_FINAL_SQL,
 		err, errlen, "i", id);
 	if (n < 0)
 		goto fail;

@@ -101,3 +101,19 @@ int kversion_matches(const struct kversion *want, const char *running)
 	       major == want->major && minor == want->minor &&
 	       patch == want->patch;
 }
+
+int kversion_cmp(const struct kversion *a, const struct kversion *b)
+{
+	long ka[3] = { a->major, a->minor, a->patch };
+	long kb[3] = { b->major, b->minor, b->patch };
+
+	for (int i = 0; i < 3; i++) {
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i] ? -1 : 1;
+	}
+	if (a->rc == b->rc)
+		return 0;
+	if (a->rc == 0 || b->rc == 0)	/* the release after its rcs */
+		return a->rc == 0 ? 1 : -1;
+	return a->rc < b->rc ? -1 : 1;
+}

@@ -14,7 +14,11 @@
   const CYCLE_GAP_MS = 3 * DAY;
   const REFRESH_MS = 15000;
   const GATE_REASONS_SHOWN = 6;
-  const FINAL_JOB_STATES = ['done', 'infra_error', 'cancelled'];
+  // The daemon's job state table (GET /api/v1/states), read once at start:
+  // which states are final and which still move. The page works without
+  // it, only less precisely (nothing is then taken as final or live).
+  let jobStates = [];
+  const isFinalState = (s) => jobStates.some((j) => j.name === s && j.final);
 
   const main = document.getElementById('main');
   let renderSeq = 0;        // a newer navigation makes older renders stale
@@ -752,7 +756,7 @@
     let logNode;
     if (typeof log === 'string') {
       logNode = log.length ? h('pre', { class: 'log', tabindex: '0', 'aria-label': 'Console log' }, log)
-        : note(FINAL_JOB_STATES.includes(job.state) ? 'The log is empty.' : 'No log yet: the job has not started.');
+        : note(isFinalState(job.state) ? 'The log is empty.' : 'No log yet: the job has not started.');
     } else {
       logNode = errorBox(log.error, 'the log');
     }
@@ -789,7 +793,8 @@
 
   // Whether anything on the page is still moving, so a refresh is useful.
   function pageIsLive() {
-    return main.querySelector('.s-queued, .s-fetching, .s-booting, .s-running') !== null;
+    const moving = jobStates.filter((j) => !j.final).map((j) => '.s-' + j.name);
+    return moving.length > 0 && main.querySelector(moving.join(', ')) !== null;
   }
 
   async function route(opts) {
@@ -857,5 +862,7 @@
   clockTimer = setInterval(tickCountdowns, 30000);
   void clockTimer;
   health();
-  route();
+  api('/states').then((j) => { jobStates = j.job_states || []; })
+    .catch(() => { jobStates = []; })
+    .finally(() => route());
 })();

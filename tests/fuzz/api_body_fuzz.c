@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * libFuzzer target for the API's request bodies (daemon/api.c). The
+ * libFuzzer target for the API's request bodies (daemon/api*.c). The
  * handlers validate their bodies themselves, so this target calls the real
  * handlers from api_routes(), with an in-memory store behind them, for the
  * POST routes that read a body:

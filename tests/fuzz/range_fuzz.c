@@ -21,7 +21,7 @@
 #include "fuzz.h"
 #include "rcgate.h"
 
-#define MAX_PAGE 200	/* api.c's largest ?limit= */
+#define MAX_PAGE 200	/* the API's largest ?limit= (api_internal.h) */
 
 /* s[0..n) as a decimal of 1..18 digits (no sign, no blanks); false if not. */
 static bool plain_decimal(const char *s, size_t n, unsigned long long *out)

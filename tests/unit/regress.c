@@ -122,6 +122,40 @@ static void test_gate(void **state)
 				    regress_gate_name(cases[i].want));
 }
 
+/* The two rules that used to live in SQL: when a failure is confirmed,
+ * and which release fixes a regression seen on another. */
+static void test_confirmed_and_fixes(void **state)
+{
+	static const struct {
+		const char *seen_on, *version;
+		int fixes;
+	} fixes[] = {
+		{ "6.1.64-rc1", "6.1.64-rc2", 1 },
+		{ "6.1.64-rc1", "6.1.64", 1 },
+		{ "6.1.64-rc1", "6.1.65-rc1", 1 },
+		{ "6.1.64", "6.1.64-rc3", 0 },	/* the release came after */
+		{ "6.1.64-rc2", "6.1.64-rc1", 0 },
+		{ "6.1.64-rc1", "6.1.64-rc1", 0 },
+		{ "6.1.63", "6.1.64-rc1", 1 },
+		{ "6.1.64-rc1", "6.1.9", 0 },	/* numbers, not strings */
+		{ "6.1.9", "6.1.64-rc1", 1 },
+		{ "5.15.140-rc1", "6.1.66-rc1", 0 },	/* another branch */
+		{ "not a version", "6.1.64", 0 },
+	};
+	struct test_runs one = { 1, 1, BASE_PASS }, two = { 2, 2, BASE_PASS },
+		flaky = { 2, 1, BASE_PASS };
+
+	(void)state;
+	assert_false(regress_confirmed(&one));
+	assert_true(regress_confirmed(&two));
+	assert_false(regress_confirmed(&flaky));
+	for (size_t i = 0; i < sizeof(fixes) / sizeof(fixes[0]); i++) {
+		if (regress_fixes(fixes[i].seen_on, fixes[i].version) != fixes[i].fixes)
+			fail_msg("%s then %s: want %d", fixes[i].seen_on,
+				 fixes[i].version, fixes[i].fixes);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_signature),
 		cmocka_unit_test(test_fs),
 		cmocka_unit_test(test_gate),
+		cmocka_unit_test(test_confirmed_and_fixes),
 	};
 	return cmocka_run_group_tests_name("regress", tests, NULL, NULL);
 }

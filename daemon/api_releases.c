@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * api_releases.c - the release resource: the list, one release with its
+ * jobs, results, gate and regressions, POST /api/v1/releases and its
+ * artifact checks, cancel, the gate, the release's regressions, its report
+ * (text and e-mail), its KCIDB export, and announcements, which create
+ * releases. The release's state is derived here from its jobs' states.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rcgate.h"
+#include "api_internal.h"
+#include "kcidb.h"
+
+static int64_t jid(json_t *o)
+{
+	return json_integer_value(json_object_get(o, "id"));
+}
+
+/* The gate as the API shows it: the counts it was decided from, the
+ * verdict and the engine's reasons (engine_gate_eval). NULL if there is
+ * no such release or on an error (err set). */
+static json_t *gate_json(int64_t release_id, char *err, size_t errlen)
+{
+	struct gate_result g;
+	json_t *reasons, *out;
+	int rc;
+
+	pthread_mutex_lock(&api_lock);
+	rc = engine_gate_eval(api_store, release_id, &g, err, errlen);
+	pthread_mutex_unlock(&api_lock);
+	if (rc <= 0)
+		return NULL;
+	reasons = json_array();
+	for (size_t i = 0; i < g.nreasons; i++)
+		json_array_append_new(reasons, json_string(g.reasons[i]));
+	out = json_pack("{s:i,s:i,s:i,s:i,s:s?,s:b,s:s?,s:b,s:s,s:o}",
+			"jobs", g.row->jobs, "unfinished", g.row->unfinished,
+			"infra", g.row->infra, "blocking", g.row->blocking,
+			"analysed", g.row->analysed, "deadline_passed",
+			g.row->deadline_passed, "released_as", g.row->released_as,
+			"released_with_known_regressions",
+			g.released_with_known_regressions, "verdict",
+			regress_gate_name(g.verdict), "reasons", reasons);
+	gate_result_free(&g);
+	return out;
+}
+
+/* Release state from its jobs' states: the release is only as finished as
+ * its slowest job. */
+static const char *release_state(json_t *counts)
+{
+	long active = 0, queued = 0, infra = 0, done = 0, cancelled = 0;
+	size_t i;
+	json_t *row;
+
+	json_array_foreach(counts, i, row) {
+		const char *state = json_string_value(json_object_get(row, "state"));
+		long n = (long)json_integer_value(json_object_get(row, "n"));
+
+		if (job_state_find(state) == NULL)
+			continue;
+		if (strcmp(state, JS_QUEUED) == 0)
+			queued += n;
+		else if (strcmp(state, JS_DONE) == 0)
+			done += n;
+		else if (strcmp(state, JS_INFRA_ERROR) == 0)
+			infra += n;
+		else if (strcmp(state, JS_CANCELLED) == 0)
+			cancelled += n;
+		else if (job_state_find(state)->active)
+			active += n;
+	}
+	if (active > 0)
+		return JS_RUNNING;
+	if (queued > 0)
+		return done + infra > 0 ? JS_RUNNING : JS_QUEUED;
+	if (infra > 0)
+		return JS_INFRA_ERROR;
+	if (done > 0)
+		return JS_DONE;
+	return cancelled > 0 ? JS_CANCELLED : "empty";
+}
+
+static void split_also(json_t *list)
+{
+	size_t i;
+	json_t *row;
+
+	/* "5.15.140-rc1 5.10.202-rc1" -> ["5.15.140-rc1", "5.10.202-rc1"] */
+	json_array_foreach(list, i, row) {
+		const char *s = json_string_value(json_object_get(row, "also_in"));
+		json_t *versions = json_array();
+
+		while (s != NULL && *s != '\0') {
+			const char *sp = strchr(s, ' ');
+			size_t n = sp != NULL ? (size_t)(sp - s) : strlen(s);
+
+			json_array_append_new(versions, json_stringn(s, n));
+			s = sp != NULL ? sp + 1 : NULL;
+		}
+		json_object_set_new(row, "also_in", versions);
+		json_object_set_new(row, "flaky", json_boolean(
+			json_integer_value(json_object_get(row, "flaky"))));
+	}
+}
+
+/* The release with its state, gate, totals, regressions, report parts and
+ * jobs, each job with its results; the caller json_decref's it. NULL with
+ * *status 404 if there is no such release, 500 on a database error. */
+static json_t *release_json(const char *version, int *status)
+{
+	json_t *rel = rows(Q_RELEASE, "s", version), *r, *jobs, *counts, *job;
+	json_t *rep, *last;
+	struct result_counts totals = { 0 };
+	size_t i;
+
+	*status = 500;
+	if (rel == NULL)
+		return NULL;
+	if (json_array_size(rel) == 0) {
+		json_decref(rel);
+		*status = 404;
+		return NULL;
+	}
+	r = json_incref(json_array_get(rel, 0));
+	json_decref(rel);
+	jobs = rows(Q_RELEASE_JOBS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
+	counts = rows(Q_RELEASE_JOB_COUNTS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
+	rep = rows(Q_RELEASE_REPORT, "i", jid(r));
+	if (jobs == NULL || counts == NULL || rep == NULL) {
+		json_decref(jobs);
+		json_decref(counts);
+		json_decref(rep);
+		json_decref(r);
+		return NULL;
+	}
+	/* Which parts of the newest report exist, so that clients link only
+	 * what report.txt and report.eml will serve (they answer 404 else). */
+	last = json_array_get(rep, 0);
+	json_object_set_new(r, "report", last == NULL ? json_null()
+		: json_pack("{s:b,s:b}",
+			    "text", json_is_string(json_object_get(last, "text")),
+			    "email", json_is_string(json_object_get(last, "email"))));
+	json_decref(rep);
+	json_array_foreach(jobs, i, job) {
+		json_t *results = rows(Q_JOB_RESULTS, "i", (int64_t)json_integer_value(json_object_get(job, "id")));
+
+		job_booleans(job);
+		size_t k;
+		json_t *res;
+
+		json_array_foreach(results, k, res)
+			result_counts_add(&totals, json_string_value(
+				json_object_get(res, "status")));
+		json_object_set_new(job, "results",
+				    results != NULL ? results : json_array());
+	}
+	json_object_set_new(r, "state", json_string(release_state(counts)));
+	if (json_is_null(json_object_get(r, "baseline"))) {
+		/* What the engine compares with when none was given. */
+		json_t *b = rows(Q_BASELINE_AUTO, "sli",
+				 json_string_value(json_object_get(r, "branch")),
+				 (long)json_integer_value(json_object_get(r, "patch")),
+				 jid(r));
+
+		json_object_set(r, "baseline_effective", json_array_size(b) > 0
+			? json_object_get(json_array_get(b, 0), "version") : json_null());
+		json_decref(b);
+	} else {
+		json_object_set(r, "baseline_effective", json_object_get(r, "baseline"));
+	}
+	{
+		char err[256];
+		json_t *g, *regs;
+
+		g = gate_json(json_integer_value(json_object_get(r, "id")), err,
+			      sizeof(err));
+		json_object_set_new(r, "gate", g != NULL ? g : json_null());
+		regs = rows(Q_RELEASE_REGRESSIONS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
+		split_also(regs);
+		json_object_set_new(r, "regressions", regs != NULL ? regs : json_array());
+	}
+	json_object_set_new(r, "totals", json_pack("{s:i,s:i,s:i}", "pass",
+			    (int)totals.pass, "fail", (int)totals.fail, "skip",
+			    (int)totals.skip));
+	json_object_set_new(r, "jobs", jobs);
+	json_decref(counts);
+	*status = 200;
+	return r;
+}
+
+/* The release row for {version}, or NULL with the error response set. */
+static json_t *release_or_error(struct http_request *req,
+				struct http_response *resp)
+{
+	json_t *rel = rows(Q_RELEASE, "s", req->params[0]), *r;
+
+	if (rel == NULL) {
+		http_error(resp, 500, "database error");
+		return NULL;
+	}
+	if (json_array_size(rel) == 0) {
+		json_decref(rel);
+		http_error(resp, 404, "no release %.60s", req->params[0]);
+		return NULL;
+	}
+	r = json_incref(json_array_get(rel, 0));
+	json_decref(rel);
+	return r;
+}
+
+int h_releases(struct http_request *req, struct http_response *resp)
+{
+	long limit, offset;
+	char err[256];
+	json_t *list;
+	size_t i;
+	json_t *row;
+
+	const char *branch = http_query(req, "branch");
+	const char *since = http_query(req, "since");
+	const char *state = http_query(req, "state");
+	json_t *kept;
+
+	if (page_arg(req, "limit", 50, MAX_PAGE, &limit) < 0 ||
+	    page_arg(req, "offset", 0, LONG_MAX, &offset) < 0)
+		return http_error(resp, 400, "limit must be 0..%d and offset >= 0",
+				  MAX_PAGE);
+	if (branch != NULL && strlen(branch) > 16)
+		return http_error(resp, 400, "branch is like 6.1");
+	if (since != NULL && (strlen(since) < 10 || strlen(since) > 20 ||
+			      since[4] != '-' || since[7] != '-'))
+		return http_error(resp, 400, "since is an ISO 8601 date or time"
+				  " (2023-11-24 or 2023-11-24T00:00:00Z)");
+	pthread_mutex_lock(&api_lock);
+	list = store_rows(api_store, Q_RELEASES, err, sizeof(err), "ssll", branch,
+			  since, limit, offset);
+	pthread_mutex_unlock(&api_lock);
+	if (list == NULL)
+		return http_error(resp, 500, "%s", err);
+	kept = json_array();
+	json_array_foreach(list, i, row) {
+		json_t *counts = rows(Q_RELEASE_JOB_COUNTS, "i", jid(row)), *g;
+		char gerr[256];
+
+		json_object_set_new(row, "state", json_string(release_state(counts)));
+		json_decref(counts);
+		g = gate_json(jid(row), gerr, sizeof(gerr));
+		json_object_set_new(row, "gate", json_string(g != NULL
+			? json_string_value(json_object_get(g, "verdict")) : "pending"));
+		json_decref(g);
+		/* The state is derived from the jobs, so it filters the page. */
+		if (state == NULL || strcmp(state, json_string_value(
+					json_object_get(row, "state"))) == 0)
+			json_array_append(kept, row);
+	}
+	json_decref(list);
+	list = kept;
+	return http_json(resp, 200, json_pack("{s:o,s:I,s:I}", "releases", list,
+			 "limit", (json_int_t)limit, "offset", (json_int_t)offset));
+}
+
+int h_release(struct http_request *req, struct http_response *resp)
+{
+	int status;
+	json_t *r = release_json(req->params[0], &status);
+
+	if (r == NULL)
+		return status == 404
+			? http_error(resp, 404, "no release %.60s", req->params[0])
+			: http_error(resp, 500, "database error");
+	return http_json(resp, 200, r);
+}
+
+/* Checks one artifact object of a POST /releases body. */
+static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
+			  char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	char sub[256];
+
+	if (!json_is_object(a)) {
+		errf(err, errlen, "artifacts[%zu] is not an object", i);
+		return -1;
+	}
+	json_object_foreach(a, key, v) {
+		static const char *const known[] = { "target", "url", "sha256",
+			"kind", "modules_url", "modules_sha256", "custom", NULL };
+		size_t k;
+
+		for (k = 0; known[k] != NULL && strcmp(known[k], key) != 0; k++)
+			;
+		if (known[k] == NULL) {
+			errf(err, errlen, "artifacts[%zu]: unknown key '%.40s'", i,
+			     key);
+			return -1;
+		}
+	}
+	out->target = json_string_value(json_object_get(a, "target"));
+	out->url = json_string_value(json_object_get(a, "url"));
+	out->sha256 = json_string_value(json_object_get(a, "sha256"));
+	out->kind = json_string_value(json_object_get(a, "kind"));
+	if (json_object_get(a, "custom") != NULL &&
+	    !json_is_boolean(json_object_get(a, "custom"))) {
+		errf(err, errlen, "artifacts[%zu].custom must be true or false", i);
+		return -1;
+	}
+	out->custom = json_is_true(json_object_get(a, "custom"));
+	for (const char *const *k = (const char *const[]){ "kind", "modules_url",
+	     "modules_sha256", NULL }; *k != NULL; k++) {
+		if (json_object_get(a, *k) != NULL &&
+		    !json_is_string(json_object_get(a, *k))) {
+			errf(err, errlen, "artifacts[%zu].%s must be a string", i, *k);
+			return -1;
+		}
+	}
+	if (out->target == NULL || target_find(out->target) == NULL) {
+		errf(err, errlen, "artifacts[%zu].target must be one of x86_64,"
+		     " i386, arm64, armv7", i);
+		return -1;
+	}
+	if (out->url == NULL || strlen(out->url) > 2000) {
+		errf(err, errlen, "artifacts[%zu].url must be a URL of at most"
+		     " 2000 characters", i);
+		return -1;
+	}
+	if (fetch_url_check(out->url, sub, sizeof(sub)) < 0) {
+		errf(err, errlen, "artifacts[%zu].url: %s", i, sub);
+		return -1;
+	}
+	if (out->sha256 == NULL || !is_sha256_hex(out->sha256)) {
+		errf(err, errlen, "artifacts[%zu].sha256 must be 64 lowercase hex"
+		     " digits", i);
+		return -1;
+	}
+	if (out->kind == NULL)
+		out->kind = "deb";
+	if (strcmp(out->kind, "deb") != 0 && strcmp(out->kind, "image") != 0) {
+		errf(err, errlen, "artifacts[%zu].kind must be 'deb' (a Debian"
+		     " linux-image package) or 'image' (a kernel image)", i);
+		return -1;
+	}
+	out->modules_url = json_string_value(json_object_get(a, "modules_url"));
+	out->modules_sha256 = json_string_value(json_object_get(a,
+							       "modules_sha256"));
+	if ((out->modules_url == NULL) != (out->modules_sha256 == NULL) ||
+	    (out->modules_url != NULL && strcmp(out->kind, "image") != 0)) {
+		errf(err, errlen, "artifacts[%zu]: modules_url and modules_sha256"
+		     " go together, with kind 'image'", i);
+		return -1;
+	}
+	if (out->modules_url != NULL) {
+		if (strlen(out->modules_url) > 2000 ||
+		    fetch_url_check(out->modules_url, sub, sizeof(sub)) < 0) {
+			errf(err, errlen, "artifacts[%zu].modules_url: %s", i,
+			     strlen(out->modules_url) > 2000 ? "too long" : sub);
+			return -1;
+		}
+		if (!is_sha256_hex(out->modules_sha256)) {
+			errf(err, errlen, "artifacts[%zu].modules_sha256 must be 64"
+			     " lowercase hex digits", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int h_release_post(struct http_request *req, struct http_response *resp)
+{
+	json_error_t jerr;
+	json_t *body, *arts, *v;
+	struct artifact_in in[8];
+	struct kversion kv;
+	const char *version, *key, *baseline = NULL;
+	char err[512], vcopy[48], bcopy[48];
+	int64_t release_id;
+	size_t n;
+	int rc;
+
+	if (req->body == NULL || req->body_len == 0)
+		return http_error(resp, 400, "request body is empty: expected a"
+				  " JSON object with version and artifacts");
+	body = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (body == NULL)
+		return http_error(resp, 400, "malformed JSON at line %d column %d:"
+				  " %s", jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(body)) {
+		json_decref(body);
+		return http_error(resp, 400, "body must be a JSON object");
+	}
+	json_object_foreach(body, key, v) {
+		if (strcmp(key, "version") != 0 && strcmp(key, "artifacts") != 0 &&
+		    strcmp(key, "baseline") != 0) {
+			http_error(resp, 400, "unknown key '%.40s'", key);
+			json_decref(body);
+			return 0;
+		}
+	}
+	version = json_string_value(json_object_get(body, "version"));
+	if (version == NULL) {
+		json_decref(body);
+		return http_error(resp, 400, "version is missing or not a string");
+	}
+	if (kversion_parse(version, &kv, err, sizeof(err)) < 0) {
+		json_decref(body);
+		return http_error(resp, 400, "%s", err);
+	}
+	/* kversion_parse capped the length; keep a copy that outlives body. */
+	snprintf(vcopy, sizeof(vcopy), "%s", version);
+	version = vcopy;
+	baseline = json_string_value(json_object_get(body, "baseline"));
+	if (json_object_get(body, "baseline") != NULL) {
+		struct kversion bkv;
+
+		if (baseline == NULL ||
+		    kversion_parse(baseline, &bkv, err, sizeof(err)) < 0 ||
+		    strcmp(bkv.branch, kv.branch) != 0) {
+			json_decref(body);
+			return http_error(resp, 400, "baseline must be a version of"
+					  " the same branch (%s)", kv.branch);
+		}
+		snprintf(bcopy, sizeof(bcopy), "%s", baseline);
+		baseline = bcopy;
+	}
+	arts = json_object_get(body, "artifacts");
+	n = json_array_size(arts);
+	if (!json_is_array(arts) || n == 0 || n > target_count()) {
+		json_decref(body);
+		return http_error(resp, 400, "artifacts must be an array of 1..%zu"
+				  " objects", target_count());
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (artifact_check(json_array_get(arts, i), i, &in[i], err,
+				   sizeof(err)) < 0) {
+			json_decref(body);
+			return http_error(resp, 400, "%s", err);
+		}
+		for (size_t k = 0; k < i; k++) {
+			if (strcmp(in[k].target, in[i].target) == 0) {
+				/* in[] points into body: answer before freeing. */
+				http_error(resp, 400, "target %s given twice",
+					   in[i].target);
+				json_decref(body);
+				return 0;
+			}
+		}
+	}
+	pthread_mutex_lock(&api_lock);
+	rc = store_release_create(api_store, version, &kv, baseline, in, n,
+				  &release_id,
+				  err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc == -2) {
+		json_decref(body);
+		return http_error(resp, 409, "release %s already exists", version);
+	}
+	if (rc < 0) {
+		json_decref(body);
+		log_err("api: create release %s: %s", version, err);
+		return http_error(resp, 500, "cannot store the release");
+	}
+	log_info("release created version=%s jobs=%zu request_id=%s", version, n,
+		 req->request_id);
+	sched_kick();
+	{
+		int status;
+		json_t *r = release_json(version, &status);
+
+		json_decref(body);
+		return r != NULL ? http_json(resp, 201, r)
+				 : http_error(resp, 500, "database error");
+	}
+}
+
+int h_release_cancel(struct http_request *req, struct http_response *resp)
+{
+	char err[256];
+	int n, rc;
+	json_t *rel = release_or_error(req, resp);
+
+	if (rel == NULL)
+		return 0;
+	json_decref(rel);
+	pthread_mutex_lock(&api_lock);
+	rc = store_release_cancel(api_store, req->params[0], &n, err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc < 0)
+		return http_error(resp, 500, "%s", err);
+	return http_json(resp, 200, json_pack("{s:s,s:i}", "version",
+			 req->params[0], "cancelled", n));
+}
+
+int h_release_gate(struct http_request *req, struct http_response *resp)
+{
+	json_t *rel = release_or_error(req, resp), *g;
+	char err[256];
+
+	if (rel == NULL)
+		return 0;
+	g = gate_json(jid(rel), err, sizeof(err));
+	if (g == NULL) {
+		json_decref(rel);
+		return http_error(resp, 500, "%s", err);
+	}
+	json_object_set(g, "version", json_object_get(rel, "version"));
+	json_object_set(g, "deadline", json_object_get(rel, "deadline"));
+	json_decref(rel);
+	return http_json(resp, 200, g);
+}
+
+int h_release_regressions(struct http_request *req, struct http_response *resp)
+{
+	json_t *rel = release_or_error(req, resp), *regs;
+
+	if (rel == NULL)
+		return 0;
+	regs = rows(Q_RELEASE_REGRESSIONS, "i", (int64_t)jid(rel));
+	json_decref(rel);
+	if (regs == NULL)
+		return http_error(resp, 500, "database error");
+	split_also(regs);
+	return http_json(resp, 200, json_pack("{s:s,s:o}", "version",
+			 req->params[0], "regressions", regs));
+}
+
+static int report_part(struct http_request *req, struct http_response *resp,
+		       const char *field, const char *type)
+{
+	json_t *rel = release_or_error(req, resp), *rep;
+	const char *text;
+	char *copy;
+
+	if (rel == NULL)
+		return 0;
+	rep = rows(Q_RELEASE_REPORT, "i", (int64_t)jid(rel));
+	json_decref(rel);
+	if (rep == NULL)
+		return http_error(resp, 500, "database error");
+	text = json_string_value(json_object_get(json_array_get(rep, 0), field));
+	if (text == NULL) {
+		size_t nreports = json_array_size(rep);
+
+		json_decref(rep);
+		return http_error(resp, 404, nreports == 0
+				  ? "no report yet: the release is still being tested"
+				  : "no e-mail report: the release has no announcement");
+	}
+	copy = strdup(text);
+	json_decref(rep);
+	if (copy == NULL)
+		return http_error(resp, 500, "out of memory");
+	return http_text(resp, 200, type, copy, strlen(copy));
+}
+
+int h_report_txt(struct http_request *req, struct http_response *resp)
+{
+	return report_part(req, resp, "text", "text/plain; charset=utf-8");
+}
+
+int h_report_eml(struct http_request *req, struct http_response *resp)
+{
+	return report_part(req, resp, "email", "message/rfc822");
+}
+
+/* The release as a KCIDB v5.3 submission (kcidb.c): the rows become the
+ * typed input kcidb_submission takes. */
+int h_kcidb(struct http_request *req, struct http_response *resp)
+{
+	json_t *rel = release_or_error(req, resp), *jobs, *regs, *job, *reg,
+		**results = NULL, *out = NULL;
+	struct kcidb_release kr;
+	struct kcidb_job *kj = NULL;
+	struct kcidb_regression *kg = NULL;
+	struct kcidb_result **kres = NULL;
+	size_t i, k, nj, ng;
+
+	if (rel == NULL)
+		return 0;
+	jobs = rows(Q_RELEASE_JOBS, "i", jid(rel));
+	regs = rows(Q_RELEASE_REGRESSIONS, "i", jid(rel));
+	nj = json_array_size(jobs);
+	ng = json_array_size(regs);
+	kj = calloc(nj + 1, sizeof(*kj));
+	kg = calloc(ng + 1, sizeof(*kg));
+	kres = calloc(nj + 1, sizeof(*kres));
+	results = calloc(nj + 1, sizeof(*results));
+	if (jobs == NULL || regs == NULL || kj == NULL || kg == NULL ||
+	    kres == NULL || results == NULL)
+		goto out;
+	kr = (struct kcidb_release){
+		.version = json_string_value(json_object_get(rel, "version")),
+		.rc = (long)json_integer_value(json_object_get(rel, "rc")),
+		.git_tree = json_string_value(json_object_get(rel, "git_tree")),
+		.git_branch = json_string_value(json_object_get(rel, "git_branch")),
+		.message_id = json_string_value(json_object_get(rel, "message_id")),
+		.public_url = api_ctx.cfg->public_url,
+	};
+	json_array_foreach(regs, i, reg) {
+		kg[i] = (struct kcidb_regression){
+			jid(reg), json_string_value(json_object_get(reg, "test")),
+			json_string_value(json_object_get(reg, "target")),
+			(int)json_integer_value(json_object_get(reg, "flaky")) };
+	}
+	json_array_foreach(jobs, i, job) {
+		json_t *res;
+
+		results[i] = rows(Q_JOB_RESULTS, "i", jid(job));
+		kres[i] = calloc(json_array_size(results[i]) + 1, sizeof(**kres));
+		if (results[i] == NULL || kres[i] == NULL)
+			goto out;
+		json_array_foreach(results[i], k, res) {
+			json_t *d = json_object_get(res, "duration_ms");
+
+			kres[i][k] = (struct kcidb_result){
+				json_string_value(json_object_get(res, "test")),
+				json_string_value(json_object_get(res, "status")),
+				json_is_integer(d) ? (long)json_integer_value(d) : -1 };
+		}
+		kj[i] = (struct kcidb_job){
+			jid(job), json_string_value(json_object_get(job, "target")),
+			json_string_value(json_object_get(job, "suite")),
+			json_string_value(json_object_get(job, "state")),
+			json_string_value(json_object_get(job, "accel")),
+			json_string_value(json_object_get(job, "started")),
+			kres[i], json_array_size(results[i]) };
+	}
+	out = kcidb_submission(api_ctx.cfg->farm, &kr, kj, nj, kg, ng);
+out:
+	for (i = 0; i < nj; i++) {
+		json_decref(results[i]);
+		free(kres[i]);
+	}
+	free(results);
+	free(kres);
+	free(kj);
+	free(kg);
+	json_decref(jobs);
+	json_decref(regs);
+	json_decref(rel);
+	if (out == NULL)
+		return http_error(resp, 500, "cannot build the KCIDB submission");
+	return http_json(resp, 200, out);
+}
+
+int h_announcement(struct http_request *req, struct http_response *resp)
+{
+	char err[512], version[48] = "";
+	int created = 0, rc;
+
+	if (req->body == NULL || req->body_len == 0)
+		return http_error(resp, 400, "expected a raw RFC 822 message");
+	pthread_mutex_lock(&api_lock);
+	rc = trigger_announcement(api_store, api_ctx.cfg->announce_senders,
+				  req->body, req->body_len, version,
+				  sizeof(version), &created, err, sizeof(err));
+	pthread_mutex_unlock(&api_lock);
+	if (rc == -2) {
+		log_err("announcement not stored: %s request_id=%s", err,
+			req->request_id);
+		resp->retry_after = 30;
+		return http_error(resp, 503, "cannot store the announcement now"
+				  " (%s); send it again later", err);
+	}
+	if (rc < 0)
+		return http_error(resp, 400, "malformed message: %s", err);
+	if (rc > 0) {
+		log_info("announcement ignored: %s request_id=%s", err,
+			 req->request_id);
+		return http_error(resp, 422, "not an rc announcement: %s", err);
+	}
+	sched_kick();
+	{
+		int status;
+		json_t *r = release_json(version, &status);
+
+		return r != NULL ? http_json(resp, created ? 201 : 200, r)
+				 : http_error(resp, 500, "database error");
+	}
+}

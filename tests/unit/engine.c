@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unit tests for daemon/engine.c against a real SQLite store, no guests:
+ * jobs are finished with the store's own write functions, exactly as
+ * workers finish them, and engine_run_once() decides. Covered: a failure
+ * on an rc whose baseline passed is rerun first, then becomes one
+ * regression linked to every affected rc on every branch; a failure that
+ * does not reproduce is flaky and does not block; a failure the baseline
+ * shares is not a regression; a later release that passes fixes it on its
+ * branch only; a release whose jobs all ended before a "crash" is still
+ * analysed (the same loop); the gate follows.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "rcgate.h"
+
+static const char *const sha =
+	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
+
+struct fixture {
+	char dir[64];
+	char db[128];
+	struct store *st;
+	struct config cfg;
+	struct engine_context ectx;
+	int kicks;
+};
+
+static struct fixture *current;
+
+static void jobs_queued(void)
+{
+	current->kicks++;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/rcgate-engine-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+	f->st = store_open(f->db, err, sizeof(err));
+	if (f->st == NULL)
+		return -1;
+	config_defaults(&f->cfg);
+	f->cfg.reruns = 1;
+	f->ectx = (struct engine_context){ &f->cfg, f->db, "http://rcgate.test",
+					    jobs_queued };
+	current = f;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	store_close(f->st);
+	config_free(&f->cfg);
+	rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+/* A release with one x86_64 job. */
+static void add_release(struct fixture *f, const char *version)
+{
+	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
+				   "deb", NULL, NULL, 0 };
+	struct kversion kv;
+	int64_t id;
+	char err[256];
+
+	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, version, &kv, NULL, &art, 1,
+					      &id, err, sizeof(err)), 0);
+}
+
+/* Claims the next queued job and finishes it with one result for the
+ * test ext4.write_seq_512: pass or fail. Returns its release's version. */
+static void finish_next(struct fixture *f, const char *status,
+			const char *want_version)
+{
+	struct job job;
+	char err[256];
+	struct result_row rows[] = {
+		{ "ext4.write_seq_512", status,
+		  strcmp(status, "fail") == 0
+			  ? "write 2 of 8 (512 bytes): position 512, expected 1024"
+			  : NULL, 0, 0 },
+		{ "ext4.pwrite_seq_512", "pass", NULL, 0, 0 },
+	};
+
+	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
+	assert_string_equal(job.version, want_version);
+	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
+					      NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
+					      NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_done(f->st, job.id, rows, 2, 1.0, err,
+					sizeof(err)), 1);
+}
+
+static int run_once(struct fixture *f)
+{
+	char err[512];
+	int n = engine_run_once(f->st, &f->ectx, err, sizeof(err));
+
+	if (n < 0)
+		fail_msg("engine: %s", err);
+	return n;
+}
+
+static const char *gate_of(struct fixture *f, const char *version)
+{
+	static char verdict[16];
+	char err[256];
+	json_t *rel = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s", version);
+	struct gate_result g;
+
+	assert_int_equal(engine_gate_eval(f->st, json_integer_value(json_object_get(
+		json_array_get(rel, 0), "id")), &g, err, sizeof(err)), 1);
+	snprintf(verdict, sizeof(verdict), "%s", regress_gate_name(g.verdict));
+	/* A blocked release says why, one reason per regression. */
+	if (g.verdict == GATE_BLOCK)
+		assert_true(g.nreasons >= 1 && strstr(g.reasons[0], "fails on x86_64"));
+	gate_result_free(&g);
+	json_decref(rel);
+	return verdict;
+}
+
+/* The regressions as "id test state occurrences" lines. */
+static json_t *regressions(struct fixture *f)
+{
+	char err[256];
+	json_t *r = store_rows(f->st, Q_REGRESSIONS, err, sizeof(err), "sslls",
+			       NULL, NULL, 50L, 0L, NULL);
+
+	assert_non_null(r);
+	return r;
+}
+
+static void test_rerun_then_one_regression_across_branches(void **state)
+{
+	struct fixture *f = *state;
+	json_t *regs, *occ;
+	char err[256];
+	int64_t rid;
+
+	/* Baselines pass on both branches. */
+	add_release(f, "6.1.63");
+	finish_next(f, "pass", "6.1.63");
+	add_release(f, "5.15.139");
+	finish_next(f, "pass", "5.15.139");
+	assert_int_equal(run_once(f), 2);
+	assert_string_equal(gate_of(f, "6.1.63"), "pass");
+
+	/* 6.1.64-rc1 fails: not decided yet, a rerun is queued first. */
+	add_release(f, "6.1.64-rc1");
+	finish_next(f, "fail", "6.1.64-rc1");
+	assert_int_equal(run_once(f), 1);
+	assert_int_equal(f->kicks, 1);
+	regs = regressions(f);
+	assert_int_equal(json_array_size(regs), 0);
+	json_decref(regs);
+	assert_string_equal(gate_of(f, "6.1.64-rc1"), "pending");
+	/* The rerun fails too: a regression, the gate blocks. */
+	finish_next(f, "fail", "6.1.64-rc1");
+	assert_int_equal(run_once(f), 1);
+	assert_string_equal(gate_of(f, "6.1.64-rc1"), "block");
+	regs = regressions(f);
+	assert_int_equal(json_array_size(regs), 1);
+	rid = json_integer_value(json_object_get(json_array_get(regs, 0), "id"));
+	json_decref(regs);
+
+	/* The same failure on 5.15.140-rc1 is the same regression. */
+	add_release(f, "5.15.140-rc1");
+	finish_next(f, "fail", "5.15.140-rc1");
+	run_once(f);
+	finish_next(f, "fail", "5.15.140-rc1");
+	run_once(f);
+	regs = regressions(f);
+	assert_int_equal(json_array_size(regs), 1);
+	json_decref(regs);
+	occ = store_rows(f->st, Q_REGRESSION_OCCURRENCES, err, sizeof(err), "i", rid);
+	assert_int_equal(json_array_size(occ), 2);
+	json_decref(occ);
+	assert_string_equal(gate_of(f, "5.15.140-rc1"), "block");
+
+	/* 6.1.66-rc1 passes: fixed on 6.1, still open on 5.15. */
+	add_release(f, "6.1.66-rc1");
+	finish_next(f, "pass", "6.1.66-rc1");
+	assert_int_equal(run_once(f), 1);
+	assert_string_equal(gate_of(f, "6.1.66-rc1"), "pass");
+	occ = store_rows(f->st, Q_REGRESSION_BRANCHES, err, sizeof(err), "i", rid);
+	assert_non_null(occ);
+	{
+		size_t i;
+		json_t *b;
+		int fixed_61 = 0, open_515 = 0;
+
+		json_array_foreach(occ, i, b) {
+			const char *br = json_string_value(json_object_get(b, "branch"));
+			const char *s = json_string_value(json_object_get(b, "state"));
+
+			fixed_61 |= strcmp(br, "6.1") == 0 && strcmp(s, "fixed") == 0;
+			open_515 |= strcmp(br, "5.15") == 0 && strcmp(s, "open") == 0;
+		}
+		assert_true(fixed_61 && open_515);
+	}
+	json_decref(occ);
+	/* Nothing is left to analyse: another pass does nothing. */
+	assert_int_equal(run_once(f), 0);
+}
+
+static void test_flaky_and_known_failures_do_not_block(void **state)
+{
+	struct fixture *f = *state;
+	json_t *regs;
+
+	/* Fails, then passes on the rerun: flaky, shown, not blocking. */
+	add_release(f, "6.1.63");
+	finish_next(f, "pass", "6.1.63");
+	run_once(f);
+	add_release(f, "6.1.64-rc1");
+	finish_next(f, "fail", "6.1.64-rc1");
+	run_once(f);
+	finish_next(f, "pass", "6.1.64-rc1");
+	run_once(f);
+	assert_string_equal(gate_of(f, "6.1.64-rc1"), "pass");
+	{
+		/* It is shown on the release, marked flaky. */
+		char err[256];
+		json_t *rel = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s",
+					 "6.1.64-rc1");
+
+		regs = store_rows(f->st, Q_RELEASE_REGRESSIONS, err, sizeof(err), "i",
+				  (int64_t)json_integer_value(json_object_get(
+					  json_array_get(rel, 0), "id")));
+		assert_int_equal(json_array_size(regs), 1);
+		assert_int_equal(json_integer_value(json_object_get(
+			json_array_get(regs, 0), "flaky")), 1);
+		json_decref(regs);
+		json_decref(rel);
+	}
+
+	/* The baseline fails the same way: a known failure, no regression. */
+	add_release(f, "5.10.201");
+	finish_next(f, "fail", "5.10.201");
+	run_once(f);
+	finish_next(f, "fail", "5.10.201");
+	run_once(f);
+	add_release(f, "5.10.202-rc1");
+	finish_next(f, "fail", "5.10.202-rc1");
+	assert_int_equal(run_once(f), 1);
+	{
+		/* Decided at once: no rerun is queued, nothing blocks. */
+		struct job none;
+		char err[256];
+
+		assert_int_equal(store_job_claim(f->st, "w0", &none, err,
+						 sizeof(err)), 0);
+	}
+	assert_string_equal(gate_of(f, "5.10.202-rc1"), "pass");
+}
+
+/* Jobs that all ended while no engine ran (a crash right after the last
+ * one, or a cancel of queued jobs) are analysed by the same loop. */
+static void test_settled_before_a_crash_is_analysed(void **state)
+{
+	struct fixture *f = *state;
+	char err[256];
+	int n;
+
+	add_release(f, "6.1.63");
+	add_release(f, "6.1.64-rc1");
+	finish_next(f, "pass", "6.1.63");
+	assert_int_equal(store_release_cancel(f->st, "6.1.64-rc1", &n, err,
+					      sizeof(err)), 0);
+	assert_int_equal(run_once(f), 2);
+	assert_string_equal(gate_of(f, "6.1.63"), "pass");
+	assert_int_equal(run_once(f), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rerun_then_one_regression_across_branches,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flaky_and_known_failures_do_not_block,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settled_before_a_crash_is_analysed,
+						setup, teardown),
+	};
+
+	log_open("/dev/null", LOG_ERR, NULL, 0);
+	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
+}
