@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "protocol.h"
 #include "suite.h"
 
 #ifndef AGENT_VERSION
@@ -34,8 +35,8 @@
 #endif
 
 #define DEVICE_WAIT_MS 10000
-#define MODULE_DIR "/modules"
-#define MODULE_LIST MODULE_DIR "/load.list"
+#define MODULE_DIR "/" RCGATE_INITRAMFS_MODULE_DIR
+#define MODULE_LIST "/" RCGATE_INITRAMFS_MODULE_LIST
 #define MODULE_LIST_MAX (64 * 1024)
 #define NOTES_MAX 32
 #define NOTE_LEN 200
@@ -104,23 +105,6 @@ static void note_add(struct notes *n, const char *fmt, ...)
 	n->count++;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000,
-			       .tv_nsec = (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static void write_all(int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
@@ -152,15 +136,15 @@ static void __attribute__((noreturn)) power_off(void)
 /* Async-signal-safe: raw write(2) of a fixed message plus the number. */
 static void fatal_signal(int sig)
 {
-	char msg[96] = "# rcgate-infra: agent killed by signal ";
+	char msg[96] = RCGATE_INFRA " agent killed by signal ";
 	size_t len;
 	char digits[12];
 	int nd = 0, i;
 	unsigned int v = (unsigned int)sig;
 
 	if (sig == SIGALRM)
-		memcpy(msg, "# rcgate-infra: agent watchdog expired, signal ",
-		       sizeof("# rcgate-infra: agent watchdog expired, signal "));
+		memcpy(msg, RCGATE_INFRA " agent watchdog expired, signal ",
+		       sizeof(RCGATE_INFRA " agent watchdog expired, signal "));
 	len = strlen(msg);
 	do {
 		digits[nd++] = (char)('0' + v % 10);
@@ -177,16 +161,14 @@ static void fatal_signal(int sig)
 
 static void install_fatal_handlers(unsigned int watchdog_s)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
-				    SIGABRT, SIGSYS, SIGALRM };
 	struct sigaction sa;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = fatal_signal;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	for (i = 0; i < suite_nfatal_signals; i++)
+		sigaction(suite_fatal_signals[i], &sa, NULL);
 	/*
 	 * Last resort against anything that hangs PID 1 itself (each test is
 	 * already bounded in suite.c): SIGALRM reports and powers off.
@@ -239,7 +221,7 @@ static int parse_disks(const char *v, struct agent_config *cfg, char *err,
 	if (disks_parse(v, cfg->disks, &n, err, errlen) != 0) {
 		cfg->ndisks = 0;
 		snprintf(cfg->disks_error, sizeof(cfg->disks_error),
-			 "rcgate.disks=%.60s: %s", v, err);
+			 RCGATE_KEY_DISKS "=%.60s: %s", v, err);
 		return 0; /* reported as an infra error, not as a note */
 	}
 	cfg->ndisks = n;
@@ -251,8 +233,8 @@ static const struct phase_name {
 	const char *name;
 	enum phase phase;
 } phase_names[] = {
-	{ "crash-write", PHASE_CRASH_WRITE },
-	{ "crash-verify", PHASE_CRASH_VERIFY },
+	{ RCGATE_PHASE_CRASH_WRITE, PHASE_CRASH_WRITE },
+	{ RCGATE_PHASE_CRASH_VERIFY, PHASE_CRASH_VERIFY },
 };
 
 static int parse_phase(const char *v, struct agent_config *cfg, char *err,
@@ -308,19 +290,19 @@ static const struct cmdline_key {
 	int (*parse)(const char *v, struct agent_config *cfg, char *err,
 		     size_t errlen);
 } cmdline_keys[] = {
-	{ "rcgate.port", parse_port },
-	{ "rcgate.disk", parse_disk },
-	{ "rcgate.fs", parse_fs },
-	{ "rcgate.disks", parse_disks },
-	{ "rcgate.phase", parse_phase },
-	{ "rcgate.expect", parse_expect },
-	{ "rcgate.timeout", parse_timeout },
+	{ RCGATE_KEY_PORT, parse_port },
+	{ RCGATE_KEY_DISK, parse_disk },
+	{ RCGATE_KEY_FS, parse_fs },
+	{ RCGATE_KEY_DISKS, parse_disks },
+	{ RCGATE_KEY_PHASE, parse_phase },
+	{ RCGATE_KEY_EXPECT, parse_expect },
+	{ RCGATE_KEY_TIMEOUT, parse_timeout },
 };
 
 static void config_defaults(struct agent_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->port, sizeof(cfg->port), "org.rcgate.results");
+	snprintf(cfg->port, sizeof(cfg->port), RCGATE_CHANNEL_NAME);
 	snprintf(cfg->disk, sizeof(cfg->disk), "/dev/vda");
 	snprintf(cfg->fs, sizeof(cfg->fs), "ext4");
 	cfg->phase = PHASE_SUITE;
@@ -615,7 +597,7 @@ static int block_serial(const char *name, char *buf, size_t len)
 static void disks_find(const struct agent_config *cfg,
 		       char node[][64], int *found)
 {
-	static const char prefix[] = "rcgate-";
+	static const char prefix[] = RCGATE_DISK_SERIAL_PREFIX;
 	DIR *dir = opendir("/sys/block");
 	struct dirent *de;
 	int host_serials = 0;
@@ -814,11 +796,11 @@ static void print_header(FILE *out)
 		snprintf(u.machine, sizeof(u.machine), "unknown");
 	}
 	fprintf(out, "KTAP version 1\n");
-	fprintf(out, "# rcgate-agent version=%s kernel=%s machine=%s\n",
+	fprintf(out, RCGATE_AGENT_INFO "version=%s kernel=%s machine=%s\n",
 		AGENT_VERSION, u.release, u.machine);
 	/* The daemon tells from it which version really runs (Debian names
 	 * the upstream version only here). */
-	fprintf(out, "# rcgate-uts: %s\n", u.version);
+	fprintf(out, RCGATE_UTS "%s\n", u.version);
 }
 
 static void print_notes(FILE *out, const struct notes *notes)
@@ -841,7 +823,9 @@ static void counts_add(struct suite_counts *total, const struct suite_counts *c)
 
 static void print_marker(FILE *out, const struct suite_counts *c)
 {
-	fprintf(out, "# rcgate-complete pass=%u fail=%u skip=%u duration_ms=%lld\n",
+	fprintf(out, RCGATE_MARKER " " RCGATE_MARKER_PASS "=%u "
+		RCGATE_MARKER_FAIL "=%u " RCGATE_MARKER_SKIP "=%u "
+		RCGATE_MARKER_DURATION "=%lld\n",
 		c->pass, c->fail, c->skip, now_ms() - agent_start_ms);
 	fflush(out);
 }
@@ -853,7 +837,7 @@ static void infra(FILE *out, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(out, "# rcgate-infra: ");
+	fprintf(out, RCGATE_INFRA " ");
 	va_start(ap, fmt);
 	vfprintf(out, fmt, ap);
 	va_end(ap);
@@ -922,9 +906,9 @@ static int crash_write_phase(FILE *out, const char *dir)
 	}
 	for (i = 0; i < d.count; i++)
 		fprintf(out, "# crash-write: %s\n", d.line[i]);
-	fprintf(out, "# rcgate-durable: file=" CRASH_FILE " size=%lld block=%d\n",
-		written, CRASH_BLOCK);
-	fprintf(out, "# rcgate-crash-ready\n");
+	fprintf(out, RCGATE_DURABLE " file=" CRASH_FILE RCGATE_DURABLE_SIZE
+		"%lld block=%d\n", written, CRASH_BLOCK);
+	fprintf(out, RCGATE_CRASH_READY "\n");
 	fflush(out);
 	/* Kept open on purpose: closing could write back what O_SYNC owes. */
 	(void)fd;
@@ -947,18 +931,19 @@ static int phase_check(const struct agent_config *cfg, char *err,
 		       size_t errlen)
 {
 	if (cfg->phase == PHASE_INVALID) {
-		snprintf(err, errlen, "unknown rcgate.phase=%s (crash-write, "
-			 "crash-verify or none)", cfg->phase_value);
+		snprintf(err, errlen, "unknown " RCGATE_KEY_PHASE "=%s ("
+			 RCGATE_PHASE_CRASH_WRITE ", " RCGATE_PHASE_CRASH_VERIFY
+			 " or none)", cfg->phase_value);
 		return -1;
 	}
 	if (cfg->phase != PHASE_SUITE && cfg->ndisks != 1) {
-		snprintf(err, errlen, "rcgate.phase=%s needs exactly one disk, "
-			 "got %u", cfg->phase_value, cfg->ndisks);
+		snprintf(err, errlen, RCGATE_KEY_PHASE "=%s needs exactly one "
+			 "disk, got %u", cfg->phase_value, cfg->ndisks);
 		return -1;
 	}
 	if (cfg->phase == PHASE_CRASH_VERIFY && cfg->expect < 0) {
-		snprintf(err, errlen, "rcgate.phase=crash-verify without a valid "
-			 "rcgate.expect");
+		snprintf(err, errlen, RCGATE_KEY_PHASE "=" RCGATE_PHASE_CRASH_VERIFY
+			 " without a valid " RCGATE_KEY_EXPECT);
 		return -1;
 	}
 	return 0;
@@ -1088,11 +1073,15 @@ static void __attribute__((noreturn)) init_main(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rcgate-agent --dir <path> [--fs name] [--timeout seconds]\n"
-		   "       rcgate-agent --dir <path> [--fs name] --phase crash-write\n"
-		   "       rcgate-agent --dir <path> [--fs name] --phase crash-verify --expect bytes\n"
+		   "       rcgate-agent --dir <path> [--fs name] --phase "
+		   RCGATE_PHASE_CRASH_WRITE "\n"
+		   "       rcgate-agent --dir <path> [--fs name] --phase "
+		   RCGATE_PHASE_CRASH_VERIFY " --expect bytes\n"
 		   "As PID 1 (the guest's /init) it takes no arguments and reads\n"
-		   "rcgate.port, rcgate.disks (or rcgate.disk and rcgate.fs),\n"
-		   "rcgate.phase, rcgate.expect and rcgate.timeout from /proc/cmdline.\n");
+		   RCGATE_KEY_PORT ", " RCGATE_KEY_DISKS " (or " RCGATE_KEY_DISK
+		   " and " RCGATE_KEY_FS "),\n"
+		   RCGATE_KEY_PHASE ", " RCGATE_KEY_EXPECT " and " RCGATE_KEY_TIMEOUT
+		   " from /proc/cmdline.\n");
 }
 
 static int host_main(int argc, char **argv)

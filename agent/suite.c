@@ -31,6 +31,30 @@
 #define DEFAULT_TIMEOUT_S 60
 /* After SIGKILL, how long to wait for a child stuck in the kernel. */
 #define KILL_GRACE_MS 3000
+/* The skip of every test on a filesystem that refuses O_DIRECT. */
+#define NO_ODIRECT "O_DIRECT not supported"
+
+const int suite_fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+				    SIGABRT, SIGSYS, SIGALRM };
+const size_t suite_nfatal_signals =
+	sizeof(suite_fatal_signals) / sizeof(suite_fatal_signals[0]);
+
+long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
 
 void diag_reset(struct diag *d)
 {
@@ -216,22 +240,28 @@ static unsigned char *io_alloc(size_t len, struct diag *d)
 }
 
 /*
- * Open the test's file with O_DIRECT. Returns the fd, or -1 with a
- * diagnostic; *unsupported is set when the failure means "no O_DIRECT here".
+ * The start of every test: create its file, O_RDWR|O_DIRECT plus the row's
+ * open_flags. Returns the fd, or -1 with the test's verdict in *st: a skip
+ * when the filesystem refuses O_DIRECT (EINVAL), else a failure with a
+ * diagnostic.
  */
-static int open_direct(const char *path, int flags, int *unsupported,
+static int test_create(const struct suite_test *t,
+		       const struct suite_env *env, enum test_status *st,
 		       struct diag *d)
 {
-	int fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC | flags, 0600);
+	int fd = open(env->path, O_RDWR | O_DIRECT | O_CLOEXEC | O_CREAT |
+			  O_TRUNC | t->open_flags, 0600);
 
-	*unsupported = 0;
-	if (fd < 0) {
-		if (errno == EINVAL)
-			*unsupported = 1;
-		else
-			diag_add(d, "open %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		return fd;
+	if (errno == EINVAL) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason), NO_ODIRECT);
+		*st = TEST_SKIP;
+	} else {
+		diag_add(d, "open %s: %s", env->path, strerror(errno));
+		*st = TEST_FAIL;
 	}
-	return fd;
+	return -1;
 }
 
 static const struct suite_io libc_io = {
@@ -411,17 +441,13 @@ static enum test_status test_extend(const struct suite_test *t,
 				    const struct suite_env *env, struct diag *d)
 {
 	struct tally ty = { 0 };
+	enum test_status verdict;
 	unsigned char *buf;
-	int fd, unsupported;
+	int fd;
 
-	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
-			 &unsupported, d);
-	if (fd < 0) {
-		if (unsupported)
-			snprintf(d->skip_reason, sizeof(d->skip_reason),
-				 "O_DIRECT not supported");
-		return unsupported ? TEST_SKIP : TEST_FAIL;
-	}
+	fd = test_create(t, env, &verdict, d);
+	if (fd < 0)
+		return verdict;
 	buf = io_alloc(t->block_size * t->blocks_per_call, d);
 	if (buf == NULL) {
 		close(fd);
@@ -472,17 +498,13 @@ static enum test_status test_overwrite(const struct suite_test *t,
 	struct suite_test fill = *t;
 	struct tally ty = { 0 };
 	long long size = (long long)t->nblocks * (long long)t->block_size;
+	enum test_status verdict;
 	unsigned char *buf;
-	int fd, unsupported;
+	int fd;
 
-	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
-			 &unsupported, d);
-	if (fd < 0) {
-		if (unsupported)
-			snprintf(d->skip_reason, sizeof(d->skip_reason),
-				 "O_DIRECT not supported");
-		return unsupported ? TEST_SKIP : TEST_FAIL;
-	}
+	fd = test_create(t, env, &verdict, d);
+	if (fd < 0)
+		return verdict;
 	buf = io_alloc(t->block_size * t->blocks_per_call, d);
 	if (buf == NULL) {
 		close(fd);
@@ -524,17 +546,13 @@ static enum test_status test_subblock(const struct suite_test *t,
 	struct tally ty = { 0 };
 	unsigned char *buf, *want = NULL, *have = NULL;
 	long long size = 0;
+	enum test_status verdict;
 	unsigned int i;
-	int fd, unsupported;
+	int fd;
 
-	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
-			 &unsupported, d);
-	if (fd < 0) {
-		if (unsupported)
-			snprintf(d->skip_reason, sizeof(d->skip_reason),
-				 "O_DIRECT not supported");
-		return unsupported ? TEST_SKIP : TEST_FAIL;
-	}
+	fd = test_create(t, env, &verdict, d);
+	if (fd < 0)
+		return verdict;
 	buf = io_alloc(bs, d);
 	want = io_alloc(cap, d);
 	have = io_alloc(cap, d);
@@ -624,18 +642,14 @@ static enum test_status test_unaligned(const struct suite_test *t,
 	long long size_before = 0, size_want;
 	size_t len = bs;
 	off_t off = 0;
+	enum test_status verdict;
 	struct stat st;
 	ssize_t ret;
-	int fd, rfd = -1, unsupported;
+	int fd, rfd = -1;
 
-	fd = open_direct(env->path, O_CREAT | O_TRUNC | t->open_flags,
-			 &unsupported, d);
-	if (fd < 0) {
-		if (unsupported)
-			snprintf(d->skip_reason, sizeof(d->skip_reason),
-				 "O_DIRECT not supported");
-		return unsupported ? TEST_SKIP : TEST_FAIL;
-	}
+	fd = test_create(t, env, &verdict, d);
+	if (fd < 0)
+		return verdict;
 	mem = io_alloc(2 * bs, d);
 	want = io_alloc(cap, d);
 	have = io_alloc(cap, d);
@@ -825,8 +839,7 @@ enum test_status suite_test_exec(const struct suite_test *t, const char *dir,
 
 	diag_reset(d);
 	if (!env.odirect) {
-		snprintf(d->skip_reason, sizeof(d->skip_reason),
-			 "O_DIRECT not supported");
+		snprintf(d->skip_reason, sizeof(d->skip_reason), NO_ODIRECT);
 		return TEST_SKIP;
 	}
 	/*
@@ -870,7 +883,8 @@ void suite_print_result(FILE *out, int indent, unsigned int number,
 			indent, "", name, d->dropped);
 	/* daemon/ktap.c reads this as the result's duration. */
 	if (duration_ms >= 0)
-		fprintf(out, "%*s# rcgate-time-ms: %lld\n", indent, "", duration_ms);
+		fprintf(out, "%*s" RCGATE_TIME_MS " %lld\n", indent, "",
+			duration_ms);
 	if (st == TEST_SKIP)
 		fprintf(out, "%*sok %u %s # SKIP %s\n", indent, "", number, name,
 			d->skip_reason[0] != '\0' ? d->skip_reason : "skipped");
@@ -880,29 +894,31 @@ void suite_print_result(FILE *out, int indent, unsigned int number,
 	fflush(out);
 }
 
+/* The head of a nested suite: header, "# Subtest: <name>", plan. */
+static void print_subtest_head(FILE *out, const char *name, size_t ntests)
+{
+	fprintf(out, "    KTAP version 1\n");
+	fprintf(out, "    # Subtest: %s\n", name);
+	fprintf(out, "    1..%zu\n", ntests);
+	fflush(out);
+}
+
+static void counts_add_status(struct suite_counts *c, enum test_status st)
+{
+	if (st == TEST_PASS)
+		c->pass++;
+	else if (st == TEST_FAIL)
+		c->fail++;
+	else
+		c->skip++;
+}
+
 /* Shared with the child: it writes, the parent reads after waitpid. */
 struct child_result {
 	int done;
 	enum test_status status;
 	struct diag diag;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000,
-			       .tv_nsec = (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
 
 /*
  * Wait for pid until deadline_ms. Returns 1 when reaped (*status set), 0 on
@@ -952,16 +968,14 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 		return TEST_FAIL;
 	}
 	if (pid == 0) {
-		static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
-					    SIGABRT, SIGSYS, SIGALRM };
 		size_t i;
 
 		/*
 		 * The agent's fatal-signal handlers power the guest off; in a
 		 * test process a crash must only end the test.
 		 */
-		for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-			signal(sigs[i], SIG_DFL);
+		for (i = 0; i < suite_nfatal_signals; i++)
+			signal(suite_fatal_signals[i], SIG_DFL);
 		res->status = suite_test_exec(t, dir, env, &res->diag);
 		__atomic_store_n(&res->done, 1, __ATOMIC_SEQ_CST);
 		_exit(0);
@@ -1016,10 +1030,7 @@ int suite_run(const char *dir, const char *suite_name, FILE *out,
 	memset(counts, 0, sizeof(*counts));
 	if (suite_probe(dir, &env, err, errlen) != 0)
 		return -1;
-	fprintf(out, "    KTAP version 1\n");
-	fprintf(out, "    # Subtest: %s\n", suite_name);
-	fprintf(out, "    1..%zu\n", n);
-	fflush(out);
+	print_subtest_head(out, suite_name, n);
 	for (i = 0; i < n; i++) {
 		enum test_status st;
 		long long started;
@@ -1030,12 +1041,7 @@ int suite_run(const char *dir, const char *suite_name, FILE *out,
 		st = suite_test_isolated(&t[i], dir, &env, timeout_s, &d);
 		suite_print_result(out, 4, (unsigned int)(i + 1),
 				   now_ms() - started, t[i].name, st, &d);
-		if (st == TEST_PASS)
-			counts->pass++;
-		else if (st == TEST_FAIL)
-			counts->fail++;
-		else
-			counts->skip++;
+		counts_add_status(counts, st);
 	}
 	return 0;
 }
@@ -1319,10 +1325,7 @@ void crash_verify_run(const char *dir, const char *suite_name,
 	enum test_status st;
 
 	memset(counts, 0, sizeof(*counts));
-	fprintf(out, "    KTAP version 1\n");
-	fprintf(out, "    # Subtest: %s\n", suite_name);
-	fprintf(out, "    1..1\n");
-	fflush(out);
+	print_subtest_head(out, suite_name, 1);
 	{
 		long long started = now_ms();
 
@@ -1330,10 +1333,5 @@ void crash_verify_run(const char *dir, const char *suite_name,
 		suite_print_result(out, 4, 1, now_ms() - started,
 				   CRASH_TEST_NAME, st, &d);
 	}
-	if (st == TEST_PASS)
-		counts->pass++;
-	else if (st == TEST_FAIL)
-		counts->fail++;
-	else
-		counts->skip++;
+	counts_add_status(counts, st);
 }

@@ -11,11 +11,28 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "protocol.h"
+
 enum test_status {
 	TEST_PASS,
 	TEST_FAIL,
 	TEST_SKIP,
 };
+
+/* ---- what agent.c shares with the suite ---- */
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+long long now_ms(void);
+/* Sleeps ms milliseconds, a signal notwithstanding. */
+void sleep_ms(long ms);
+
+/*
+ * The signals on which the agent, as PID 1, reports and powers off
+ * (agent.c installs the handlers); a test's child process puts them back
+ * to the default, so that a crash there ends only the test.
+ */
+extern const int suite_fatal_signals[];
+extern const size_t suite_nfatal_signals;
 
 /*
  * Diagnostics of one test. A broken kernel can produce a problem per byte;
@@ -220,8 +237,9 @@ int mount_error_unsupported(int e, int listed);
 /* ---- crash consistency (91562895f803): two boots on one disk ---- */
 
 #define CRASH_FILE "crash.dat"
-#define CRASH_BLOCK 4096
-#define CRASH_BLOCKS 16
+/* How much is written is part of the contract with the daemon. */
+#define CRASH_BLOCK RCGATE_CRASH_BLOCK
+#define CRASH_BLOCKS RCGATE_CRASH_BLOCKS
 #define CRASH_TEST_NAME "crash_osync_extend"
 
 /* The byte expected at file offset off: block i holds 'A' + i (mod 26). */

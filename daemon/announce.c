@@ -519,10 +519,10 @@ static int is_word(const char *s, const char *word)
 	return 1;
 }
 
-/* Message-IDs go into our replies' headers: printable ASCII, no <> or spaces. */
-static int valid_message_id(const char *id)
+/* The one check: what parsing accepts, the report's reply can use. */
+int announce_valid_message_id(const char *id)
 {
-	if (!*id)
+	if (!id || !*id)
 		return 0;
 	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
 		if (*p <= 0x20 || *p >= 0x7f || *p == '<' || *p == '>')
@@ -656,7 +656,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		errf(err, errlen, "no Message-ID");
 		return 1;
 	}
-	if (!valid_message_id(mid)) {
+	if (!announce_valid_message_id(mid)) {
 		errf(err, errlen, "Message-ID has spaces, <> or control characters");
 		return -1;
 	}

@@ -64,6 +64,13 @@ void announce_init(void);
 int announce_parse(const char *raw, size_t len, struct announcement *out,
 		   char *err, size_t errlen);
 
+/*
+ * 1 when id (without <>) can go verbatim into a header of our own, as the
+ * reply's In-Reply-To and References: non-empty printable ASCII without
+ * spaces, '<' or '>'. 0 otherwise, also for NULL.
+ */
+int announce_valid_message_id(const char *id);
+
 /* Frees out->to and out->cc and sets them to NULL; out itself is the caller's. */
 void announce_free(struct announcement *out);
 

@@ -104,14 +104,18 @@ int h_job_log(struct http_request *req, struct http_response *resp)
 	char *buf = NULL;
 	size_t len = 0;
 	static const char *const parts[][2] = {
-		{ "rcgate", "job.log" },
-		{ "console", "console.log" },
-		{ "results (KTAP)", "results.ktap" },
+		{ "rcgate", RCGATE_JOB_LOG },
+		{ "console", RCGATE_CONSOLE_LOG },
+		{ "results (KTAP)", RCGATE_RESULTS_KTAP },
 		/* The power-cut test's two boots (sched.c phase_paths). */
-		{ "crash-write console", "console-crash-write.log" },
-		{ "crash-write output", "crash-write.ktap" },
-		{ "crash-verify console", "console-crash-verify.log" },
-		{ "crash-verify results (KTAP)", "crash-verify.ktap" },
+		{ RCGATE_PHASE_CRASH_WRITE " console",
+		  RCGATE_PHASE_CONSOLE_LOG(RCGATE_PHASE_CRASH_WRITE) },
+		{ RCGATE_PHASE_CRASH_WRITE " output",
+		  RCGATE_PHASE_KTAP(RCGATE_PHASE_CRASH_WRITE) },
+		{ RCGATE_PHASE_CRASH_VERIFY " console",
+		  RCGATE_PHASE_CONSOLE_LOG(RCGATE_PHASE_CRASH_VERIFY) },
+		{ RCGATE_PHASE_CRASH_VERIFY " results (KTAP)",
+		  RCGATE_PHASE_KTAP(RCGATE_PHASE_CRASH_VERIFY) },
 	};
 
 	job = job_or_error(req, resp, &id);

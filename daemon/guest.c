@@ -20,6 +20,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "rcgate.h"
 #include "guest.h"
 
 #define POLL_INTERVAL_NS (100 * 1000 * 1000L)
@@ -210,83 +211,13 @@ static void loop_put(void)
 	pthread_mutex_unlock(&loop_lock);
 }
 
-static int mkdir_one(const char *path, char *err, size_t errlen)
-{
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int mkdir_parents(const char *path, char *err, size_t errlen)
-{
-	char buf[4096];
-	size_t len = strlen(path), i;
-
-	if (len >= sizeof(buf)) {
-		snprintf(err, errlen, "path too long: %s", path);
-		return -1;
-	}
-	memcpy(buf, path, len + 1);
-	for (i = 1; i < len; i++) {
-		if (buf[i] != '/')
-			continue;
-		buf[i] = '\0';
-		if (mkdir_one(buf, err, errlen) < 0)
-			return -1;
-		buf[i] = '/';
-	}
-	return mkdir_one(buf, err, errlen);
-}
-
-/* Write path atomically unless it already holds exactly text. */
-static int write_if_changed(const char *path, const char *text, char *err,
-			    size_t errlen)
-{
-	size_t len = strlen(text);
-	char old[sizeof(embed_qemu_conf) + 1], tmp[4200];
-	ssize_t n = -1;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, old, sizeof(old));
-		close(fd);
-	}
-	if (n >= 0 && (size_t)n == len && memcmp(old, text, len) == 0)
-		return 0;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-		snprintf(err, errlen, "path too long: %s", path);
-		return -1;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "open %s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0) {
-		snprintf(err, errlen, "write %s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	close(fd);
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * qemu:///embed?root=DIR: make DIR and DIR/etc/qemu.conf. We do not
  * percent-decode, so a root with '%' is refused rather than misread.
  */
 static int embed_prepare(const char *uri, char *err, size_t errlen)
 {
-	const char *q = strchr(uri, '?'), *p, *end;
+	const char *q = strchr(uri, '?'), *p, *end, *conf;
 	char root[4000], path[4100];
 	size_t len;
 
@@ -315,17 +246,18 @@ static int embed_prepare(const char *uri, char *err, size_t errlen)
 		glog(GUEST_LOG_WARN, "embed root %s is longer than 48 bytes: "
 		     "guests may fail to start (UNIX socket path limit)", root);
 	snprintf(path, sizeof(path), "%s/etc", root);
-	if (mkdir_parents(path, err, errlen) < 0)
+	if (mkdir_p(path, 0700, err, errlen) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/log", root);
-	if (mkdir_one(path, err, errlen) < 0)
+	if (mkdir_p(path, 0700, err, errlen) < 0)
 		return -1;
 	if (embed_log[0] == '\0')
 		snprintf(embed_log, sizeof(embed_log),
 			 "3:file:%s/log/libvirt.log", root);
 	snprintf(path, sizeof(path), "%s/etc/qemu.conf", root);
-	return write_if_changed(path, geteuid() == 0 ? embed_qemu_conf
-				: embed_qemu_conf_user, err, errlen);
+	conf = geteuid() == 0 ? embed_qemu_conf : embed_qemu_conf_user;
+	return file_write_if_changed(path, conf, strlen(conf), 0600, err,
+				     errlen);
 }
 
 struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
@@ -473,14 +405,6 @@ static int marker_poll(struct marker_scan *s, const char *path,
 	return 0;
 }
 
-static double monotonic_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* 1: still running, 0: stopped or gone. */
 static int domain_running(virDomainPtr dom)
 {
@@ -531,7 +455,7 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 {
 	struct marker_scan scan = { .fd = -1 };
 	struct timespec pause = { 0, POLL_INTERVAL_NS };
-	double start = monotonic_s(), now, decided;
+	double start = now_monotonic(), now, decided;
 	virDomainPtr dom;
 	char *xml;
 	int rc = -1, stopped = 0;
@@ -563,11 +487,11 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 		snprintf(err, errlen, "virDomainCreateXML(%s): %s", spec->name,
 			 last_error());
 		if (elapsed_s != NULL)
-			*elapsed_s = monotonic_s() - start;
+			*elapsed_s = now_monotonic() - start;
 		return -1;
 	}
 	glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs", spec->name,
-	     monotonic_s() - start);
+	     now_monotonic() - start);
 
 	for (;;) {
 		if (marker_poll(&scan, spec->channel_log, marker, stopped, err,
@@ -585,7 +509,7 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 			*outcome = GUEST_CANCELLED;
 			break;
 		}
-		now = monotonic_s();
+		now = now_monotonic();
 		if (now - start >= (double)timeout_s) {
 			*outcome = GUEST_TIMEOUT;
 			break;
@@ -600,7 +524,7 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 	}
 	rc = 0;
 out:
-	decided = monotonic_s();
+	decided = now_monotonic();
 	/* -no-shutdown keeps a powered-off guest around; do not wait. */
 	if (domain_destroy(dom, spec->name, rc < 0 ? NULL : err,
 			   rc < 0 ? 0 : errlen) < 0)
@@ -617,7 +541,7 @@ out:
 		glog(GUEST_LOG_DEBUG, "guest finished name=%s outcome=%s "
 		     "decided=%.2fs destroy=%.2fs", spec->name,
 		     guest_outcome_name(*outcome), decided - start,
-		     monotonic_s() - decided);
+		     now_monotonic() - decided);
 	return rc;
 }
 

@@ -15,8 +15,8 @@
 
 /* One disk per filesystem under test; the agent takes at most this many. */
 #define GUEST_MAX_DISKS 4
-/* disks[i] carries the virtio serial "rcgate-vd<'a'+i>" (see guest_xml.c). */
-#define GUEST_DISK_SERIAL_PREFIX "rcgate-"
+/* disks[i] carries the virtio serial RCGATE_DISK_SERIAL_PREFIX "vd<'a'+i>"
+ * (agent/protocol.h, guest_xml.c). */
 
 struct guest_spec {
 	const char *name;	/* "rcgate-<job>-<attempt>" */

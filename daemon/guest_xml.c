@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "guest.h"
+#include "../agent/protocol.h"
 
 /* A domain XML is a few KiB; a cap turns a runaway cmdline into an error. */
 #define XML_CAP (256 * 1024)
@@ -237,7 +238,7 @@ static int xml_devices(struct xbuf *b, const struct guest_spec *s,
 			return -1;
 		xbuf_printf(b, "'/>\n"
 			    "      <target dev='vd%c' bus='virtio'/>\n"
-			    "      <serial>" GUEST_DISK_SERIAL_PREFIX "vd%c</serial>\n%s"
+			    "      <serial>" RCGATE_DISK_SERIAL_PREFIX "vd%c</serial>\n%s"
 			    "    </disk>\n", 'a' + (int)i, 'a' + (int)i, mmio);
 	}
 	/* Without model='none' libvirt adds a USB controller on q35/pc. */

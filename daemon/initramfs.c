@@ -687,7 +687,8 @@ static int cpio_modules(struct cpio *c, const char *path, bool deb,
 		if (n == NULL)
 			continue;
 		r = -1;
-		snprintf(name, sizeof(name), "modules/%s", n->file);
+		snprintf(name, sizeof(name), RCGATE_INITRAMFS_MODULE_DIR "/%s",
+			 n->file);
 		if (cpio_copy_entry(c, s, e, name, err, errlen) < 0)
 			break;
 		n->written = true;
@@ -713,7 +714,7 @@ static int write_initrd(const struct initramfs_request *req, bool deb,
 			struct outfile *out, char *err, size_t errlen)
 {
 	static const char *const dirs[] = {
-		"dev", "proc", "sys", "mnt", "tmp", "modules",
+		"dev", "proc", "sys", "mnt", "tmp", RCGATE_INITRAMFS_MODULE_DIR,
 	};
 	struct cpio c = { .out = req->initrd_out };
 	char *list = NULL;
@@ -759,9 +760,10 @@ static int write_initrd(const struct initramfs_request *req, bool deb,
 		list[used + n] = '\n';
 		used += n + 1;
 	}
-	if (cpio_header(&c, "modules/load.list", AE_IFREG, 0644,
+	if (cpio_header(&c, RCGATE_INITRAMFS_MODULE_LIST, AE_IFREG, 0644,
 			(int64_t)used, err, errlen) < 0 ||
-	    (used > 0 && cpio_data(&c, list, used, "modules/load.list", err,
+	    (used > 0 && cpio_data(&c, list, used,
+				   RCGATE_INITRAMFS_MODULE_LIST, err,
 				   errlen) < 0))
 		goto out;
 	if (archive_write_close(c.w) != ARCHIVE_OK) {

@@ -15,12 +15,8 @@
 #include <strings.h>
 
 #include "ktap.h"
+#include "../agent/protocol.h"
 
-#define MARKER "# rcgate-complete"
-#define INFRA "# rcgate-infra:"
-#define AGENT "# rcgate-agent "
-#define TIME "# rcgate-time-ms:"	/* agent/suite.c prints it */
-#define UTS "# rcgate-uts: "		/* agent/agent.c: uname -v */
 #define SUBTEST "# Subtest:"
 #define MAX_NUMBER 999999999L		/* test and plan numbers */
 #define MAX_MARKER_VALUE 999999999999L	/* marker counts, milliseconds */
@@ -44,7 +40,7 @@ struct level {
 	char *name;		/* from "# Subtest:", or NULL */
 	size_t first;		/* index of the level's first result */
 	struct diag pending;
-	long pending_ms;	/* from "# rcgate-time-ms:", -1 if none */
+	long pending_ms;	/* from RCGATE_TIME_MS, -1 if none */
 };
 
 struct parser {
@@ -541,11 +537,13 @@ out:
 
 static int parse_marker(struct parser *p, const char *c)
 {
-	static const char *const keys[] = { "pass", "fail", "skip",
-					    "duration_ms" };
+	static const char *const keys[] = {
+		RCGATE_MARKER_PASS, RCGATE_MARKER_FAIL, RCGATE_MARKER_SKIP,
+		RCGATE_MARKER_DURATION,
+	};
 	long vals[4];
 	int have[4] = { 0 };
-	const char *s = c + strlen(MARKER);
+	const char *s = c + strlen(RCGATE_MARKER);
 	struct ktap_report *out = p->out;
 
 	while (*(s = skip_spaces(s)) != '\0') {
@@ -647,7 +645,7 @@ static void on_marker(struct parser *p, int d, const char *c, int cut)
 /* Keep the first reason: later ones are usually consequences. */
 static void on_infra(struct parser *p, const char *c)
 {
-	const char *s = skip_spaces(c + strlen(INFRA));
+	const char *s = skip_spaces(c + strlen(RCGATE_INFRA));
 
 	if (p->out->infra_reason != NULL)
 		return;
@@ -689,16 +687,19 @@ static void on_diag(struct parser *p, int d, const char *c)
 		/* Otherwise it is just a diagnostic that looks like one. */
 	}
 	if (d == 0 && p->depth == 0 && p->levels[0].plan < 0 &&
-	    has_prefix(c, UTS) && p->out->uts_version == NULL) {
-		p->out->uts_version = dup_n(c + strlen(UTS), strlen(c + strlen(UTS)));
+	    has_prefix(c, RCGATE_UTS) && p->out->uts_version == NULL) {
+		const char *v = c + strlen(RCGATE_UTS);
+
+		p->out->uts_version = dup_n(v, strlen(v));
 		if (p->out->uts_version == NULL)
 			oom(p);
 		return;
 	}
 	if (d == 0 && p->depth == 0 && p->levels[0].plan < 0 &&
-	    has_prefix(c, AGENT) && p->out->agent_info == NULL) {
-		p->out->agent_info = dup_n(c + strlen(AGENT),
-					   strlen(c + strlen(AGENT)));
+	    has_prefix(c, RCGATE_AGENT_INFO) && p->out->agent_info == NULL) {
+		const char *v = c + strlen(RCGATE_AGENT_INFO);
+
+		p->out->agent_info = dup_n(v, strlen(v));
 		if (p->out->agent_info == NULL)
 			oom(p);
 		return;
@@ -709,8 +710,8 @@ static void on_diag(struct parser *p, int d, const char *c)
 	}
 	/* The agent's timing of the next result: data, not a diagnostic
 	 * (it would make every run's signature differ). */
-	if (has_prefix(c, TIME)) {
-		const char *s = skip_spaces(c + strlen(TIME));
+	if (has_prefix(c, RCGATE_TIME_MS)) {
+		const char *s = skip_spaces(c + strlen(RCGATE_TIME_MS));
 		long ms;
 
 		if (parse_digits(&s, MAX_MARKER_VALUE, &ms) == 0 && *s == '\0') {
@@ -732,7 +733,7 @@ static void on_line(struct parser *p, const char *s, int cut)
 	const char *c = s + indent;
 	int d;
 
-	if (has_prefix(c, INFRA))
+	if (has_prefix(c, RCGATE_INFRA))
 		on_infra(p, c);
 	if (p->failed)
 		return;
@@ -741,14 +742,14 @@ static void on_line(struct parser *p, const char *s, int cut)
 		return;
 	}
 	d = (int)(indent / 4);
-	if (has_prefix(c, INFRA))
+	if (has_prefix(c, RCGATE_INFRA))
 		return;
 	/*
 	 * A last line without its newline may be cut anywhere ("ok 3 odi"):
 	 * only the marker is looked at, to say so. The output is incomplete
 	 * either way, since nothing can follow the marker.
 	 */
-	if (cut && !has_prefix(c, MARKER)) {
+	if (cut && !has_prefix(c, RCGATE_MARKER)) {
 		p->out->ignored_lines++;
 		return;
 	}
@@ -759,8 +760,9 @@ static void on_line(struct parser *p, const char *s, int cut)
 	else if (has_prefix(c, "ok ") || has_prefix(c, "not ok ") ||
 		 strcmp(c, "ok") == 0 || strcmp(c, "not ok") == 0)
 		on_result(p, d, c);
-	else if (has_prefix(c, MARKER) && (c[strlen(MARKER)] == ' ' ||
-					   c[strlen(MARKER)] == '\0'))
+	else if (has_prefix(c, RCGATE_MARKER) &&
+		 (c[strlen(RCGATE_MARKER)] == ' ' ||
+		  c[strlen(RCGATE_MARKER)] == '\0'))
 		on_marker(p, d, c, cut);
 	else if (c[0] == '#')
 		on_diag(p, d, c);

@@ -3,8 +3,9 @@
  * ktap.h - the KTAP v1 parser: agent output in, plain result data out.
  *
  * Pure (no I/O, no globals), so it is unit-tested on golden logs and fuzzed.
- * The producer side of the contract is agent/; the format is KTAP v1 as in
- * the kernel's Documentation/dev-tools/ktap.rst plus two rcgate lines:
+ * The producer side of the contract is agent/, and agent/protocol.h spells
+ * the rcgate lines for both sides; the format is KTAP v1 as in the kernel's
+ * Documentation/dev-tools/ktap.rst plus two rcgate lines:
  *
  *   # rcgate-complete pass=P fail=F skip=S duration_ms=D
  *	the completeness marker: once, at indentation 0, after the last

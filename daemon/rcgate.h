@@ -2,9 +2,10 @@
 /*
  * rcgate.h - the daemon's internal header, one section per module.
  *
- * Modules written by other hands keep their own headers (ktap.h, kmod.h,
- * initramfs.h, guest.h) so each can be built and tested on its own; see
- * docs/design.md.
+ * Modules that their own tests drive through a narrow interface declare it
+ * in their own header (ktap.h, kmod.h, initramfs.h, guest.h, announce.h,
+ * report.h, kcidb.h) and use the util.c section of this one; the API's
+ * files share api_internal.h. See docs/design.md.
  */
 #ifndef RCGATE_H
 #define RCGATE_H
@@ -15,8 +16,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* What the daemon and the guest agent must agree on. */
+#include "../agent/protocol.h"
+
 #define RCGATE_VERSION "0.1"
-#define RCGATE_MARKER "# rcgate-complete"
 
 /* ---- util.c: errors, files, hashing, processes ---- */
 void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -27,6 +30,10 @@ char *file_read(const char *path, size_t cap, size_t *len, char *err,
 		size_t errlen);
 int file_write_atomic(const char *path, const void *buf, size_t len,
 		      char *err, size_t errlen);
+/* file_write_atomic with the new file's mode, unless path already holds
+ * exactly buf: then it is left alone (no write, same inode and mtime). */
+int file_write_if_changed(const char *path, const void *buf, size_t len,
+			  mode_t mode, char *err, size_t errlen);
 int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
 int rm_rf(const char *path);
 /* sha256 of a file as 64 lowercase hex digits + NUL into out[65]. */

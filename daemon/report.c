@@ -392,17 +392,6 @@ char *report_text(const struct report_input *in)
 	return render(in, in ? in->tested_by : NULL);
 }
 
-/* Message-IDs must be printable ASCII without <>, spaces or controls. */
-static int valid_message_id(const char *id)
-{
-	if (!id || !*id)
-		return 0;
-	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-		if (*p <= 0x20 || *p >= 0x7f || *p == '<' || *p == '>')
-			return 0;
-	return 1;
-}
-
 /* Parses a (cleaned) address list; NULL with err if it holds no address. */
 static InternetAddressList *parse_addresses(const char *s, const char *what,
 					    char *err, size_t errlen)
@@ -645,7 +634,7 @@ char *report_email(const struct report_input *in, const char *from,
 		return NULL;
 	}
 	/* It goes into In-Reply-To verbatim: it must not carry a header. */
-	if (!valid_message_id(in->ann->message_id)) {
+	if (!announce_valid_message_id(in->ann->message_id)) {
 		errf(err, errlen,
 			"announcement Message-ID is empty or has spaces, <> or control characters");
 		return NULL;

@@ -24,9 +24,7 @@
 #include "initramfs.h"
 #include "ktap.h"
 
-#define CHANNEL_NAME "org.rcgate.results"
 #define MAX_WORKERS 64
-#define CRASH_BYTES (16 * 4096)	/* what the agent's crash-write phase writes */
 
 struct worker {
 	pthread_t thread;
@@ -453,7 +451,7 @@ static void accel_record(const struct target *t, int kvm_works)
 	log_info("accel target=%s verdict=%s", t->name, kvm_works ? "kvm" : "tcg");
 }
 
-/* The agent's own "# rcgate-infra:" reason, if its output has one. */
+/* The agent's own RCGATE_INFRA reason, if its output has one. */
 static char *agent_infra_reason(const char *ktap_path)
 {
 	size_t len = 0;
@@ -613,11 +611,13 @@ static void phase_paths(struct run *r, const char *phase, char *console,
 			char *channel, size_t len)
 {
 	if (phase == NULL) {
-		snprintf(console, len, "%s/console.log", r->dir);
-		snprintf(channel, len, "%s/results.ktap", r->dir);
+		snprintf(console, len, "%s/" RCGATE_CONSOLE_LOG, r->dir);
+		snprintf(channel, len, "%s/" RCGATE_RESULTS_KTAP, r->dir);
 	} else {
-		snprintf(console, len, "%s/console-%s.log", r->dir, phase);
-		snprintf(channel, len, "%s/%s.ktap", r->dir, phase);
+		snprintf(console, len, "%s/" RCGATE_PHASE_CONSOLE_LOG("%s"),
+			 r->dir, phase);
+		snprintf(channel, len, "%s/" RCGATE_PHASE_KTAP("%s"), r->dir,
+			 phase);
 	}
 }
 
@@ -635,8 +635,9 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 		 (long long)r->job->id, r->job->attempt, plan->phase ? "-" : "",
 		 plan->phase ? plan->phase : "");
 	strbuf_init(&cb, cmdline, sizeof(cmdline));
-	strbuf_printf(&cb, "console=%s panic=-1 rcgate.port=%s rcgate.disks=",
-		      r->target->console, CHANNEL_NAME);
+	strbuf_printf(&cb, "console=%s panic=-1 " RCGATE_KEY_PORT "=%s "
+		      RCGATE_KEY_DISKS "=", r->target->console,
+		      RCGATE_CHANNEL_NAME);
 	for (unsigned i = 0; i < plan->disks->n; i++) {
 		strbuf_printf(&cb, "%s/dev/vd%c:%s", i ? "," : "", 'a' + i,
 			      plan->disks->fs[i]);
@@ -667,7 +668,7 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	spec.virtio_mmio = r->target->virtio_mmio;
 	spec.console_log = console;
 	spec.channel_log = channel;
-	spec.channel_name = CHANNEL_NAME;
+	spec.channel_name = RCGATE_CHANNEL_NAME;
 	spec.job_tag = tag;
 	jlog(r, "boot %s accel=%s timeout=%d s cmdline=\"%s\"", name,
 	     plan->use_kvm ? "kvm" : "tcg", plan->timeout_s, cmdline);
@@ -723,15 +724,16 @@ static int boot_outcome(struct run *r, int rc, enum guest_outcome outcome,
 static long durable_size(const char *ktap_path)
 {
 	char *text = file_read(ktap_path, 1u << 20, NULL, NULL, 0);
-	const char *p = text != NULL ? strstr(text, "# rcgate-durable:") : NULL;
+	const char *p = text != NULL ? strstr(text, RCGATE_DURABLE) : NULL;
 	long size = -1;
 
-	p = p != NULL ? strstr(p, " size=") : NULL;
+	p = p != NULL ? strstr(p, RCGATE_DURABLE_SIZE) : NULL;
 	if (p != NULL) {
 		char *end;
 
-		size = strtol(p + 6, &end, 10);
-		if (end == p + 6 || size < 0)
+		p += strlen(RCGATE_DURABLE_SIZE);
+		size = strtol(p, &end, 10);
+		if (end == p || size < 0)
 			size = -1;
 	}
 	free(text);
@@ -746,8 +748,9 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 		       int use_kvm, int timeout_s, struct phase_results *out)
 {
 	struct disk_set d = { .n = 1 };
-	struct boot_plan plan = { "crash-write", &d, "rcgate.phase=crash-write",
-				  "# rcgate-crash-ready", use_kvm, timeout_s };
+	struct boot_plan plan = { RCGATE_PHASE_CRASH_WRITE, &d,
+				  RCGATE_KEY_PHASE "=" RCGATE_PHASE_CRASH_WRITE,
+				  RCGATE_CRASH_READY, use_kvm, timeout_s };
 	char err[512], extra[96], console[PATH_MAX + 32], ktap[PATH_MAX + 32];
 	enum guest_outcome outcome;
 	double seconds;
@@ -774,17 +777,17 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 		goto fail;
 	}
 	jlog(r, "power cut after %ld durable bytes", size);
-	/* The agent writes 16 blocks of 4 KiB; fewer durable bytes than that
+	/* The agent writes RCGATE_CRASH_BYTES; fewer durable bytes than that
 	 * is itself the finding, so the check always wants all of them. */
-	if (size < CRASH_BYTES) {
+	if (size < RCGATE_CRASH_BYTES) {
 		jlog(r, "only %ld of %d bytes were written before the power cut",
-		     size, CRASH_BYTES);
-		size = CRASH_BYTES;
+		     size, RCGATE_CRASH_BYTES);
+		size = RCGATE_CRASH_BYTES;
 	}
-	snprintf(extra, sizeof(extra), "rcgate.phase=crash-verify rcgate.expect=%ld",
-		 size);
-	plan = (struct boot_plan){ "crash-verify", &d, extra, RCGATE_MARKER,
-				   use_kvm, timeout_s };
+	snprintf(extra, sizeof(extra), RCGATE_KEY_PHASE "="
+		 RCGATE_PHASE_CRASH_VERIFY " " RCGATE_KEY_EXPECT "=%ld", size);
+	plan = (struct boot_plan){ RCGATE_PHASE_CRASH_VERIFY, &d, extra,
+				   RCGATE_MARKER, use_kvm, timeout_s };
 	rc = boot(r, kernel, initrd, &plan, &outcome, &seconds, err, sizeof(err));
 	if (boot_outcome(r, rc, outcome, plan.phase, err) < 0)
 		goto fail;
@@ -817,7 +820,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	if (mkdir_p(r.dir, 0755, err, sizeof(err)) == 0) {
 		char lp[PATH_MAX + 16];
 
-		snprintf(lp, sizeof(lp), "%s/job.log", r.dir);
+		snprintf(lp, sizeof(lp), "%s/" RCGATE_JOB_LOG, r.dir);
 		r.log = fopen(lp, "ae");
 	}
 	jlog(&r, "job %lld attempt %ld: %s on %s (worker %u)", (long long)job->id,

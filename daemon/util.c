@@ -112,8 +112,10 @@ fail:
 	return NULL;
 }
 
-int file_write_atomic(const char *path, const void *buf, size_t len,
-		      char *err, size_t errlen)
+/* Write path through a temporary file in its directory, created with mode,
+ * synced and renamed over it: a reader sees the old or the new content. */
+static int write_atomic(const char *path, const void *buf, size_t len,
+			mode_t mode, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX];
 	const char *p = buf;
@@ -124,7 +126,7 @@ int file_write_atomic(const char *path, const void *buf, size_t len,
 		errf(err, errlen, "%s: path too long", path);
 		return -1;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0) {
 		errf(err, errlen, "create %s: %s", tmp, strerror(errno));
 		return -1;
@@ -154,6 +156,26 @@ int file_write_atomic(const char *path, const void *buf, size_t len,
 		return -1;
 	}
 	return 0;
+}
+
+int file_write_atomic(const char *path, const void *buf, size_t len,
+		      char *err, size_t errlen)
+{
+	return write_atomic(path, buf, len, 0644, err, errlen);
+}
+
+int file_write_if_changed(const char *path, const void *buf, size_t len,
+			  mode_t mode, char *err, size_t errlen)
+{
+	size_t have_len = 0;
+	char *have = file_read(path, len, &have_len, NULL, 0);
+	int same = have != NULL && have_len == len &&
+		   memcmp(have, buf, len) == 0;
+
+	free(have);
+	if (same)
+		return 0;
+	return write_atomic(path, buf, len, mode, err, errlen);
 }
 
 int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen)

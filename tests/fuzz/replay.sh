@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Replays every fuzz corpus, tests/fuzz/corpus/<target>/, through that
 # target's replay program (tests/fuzz/<target>_replay, built with gcc, no
-# libFuzzer needed), so every make check exercises the inputs that once
-# found bugs. Some targets also replay the golden files of their parser
-# (tests/data/ktap, mail, config). One TAP line per file; a target whose
-# program was not built is a failure, not a skip.
+# libFuzzer needed), so every make check runs what a corpus keeps: real
+# inputs, what libFuzzer found that reaches new code (found-*), and the
+# minimised input of each fixed bug (crash-*; tests/fuzz/README.md). Some
+# targets also replay the golden files of their parser (tests/data/ktap,
+# mail, config). One TAP line per file; a target whose program was not
+# built is a failure, not a skip.
 set -u
 src=${RCGATE_SRCDIR:-.}
 build=${RCGATE_BUILDDIR:-.}

@@ -15,41 +15,15 @@
 #include <cmocka.h>
 
 #include "announce.h"
+#include "testutil.h"
 
 /* ---- helpers ---- */
-
-/* Reads tests/data/mail/<name>; caller frees. */
-static char *load(const char *name, size_t *len)
-{
-	const char *src = getenv("RCGATE_SRCDIR");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/data/mail/%s", src ? src : ".",
-		 name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s (set RCGATE_SRCDIR)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 static int parse_file(const char *name, struct announcement *a, char *err,
 		      size_t errlen)
 {
 	size_t len;
-	char *raw = load(name, &len);
+	char *raw = test_data_read("mail", name, &len);
 	int rc = announce_parse(raw, len, a, err, errlen);
 
 	free(raw);
@@ -729,7 +703,7 @@ static void test_truncation_and_mutation(void **state)
 	(void)state;
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		size_t len;
-		char *raw = load(files[f], &len);
+		char *raw = test_data_read("mail", files[f], &len);
 
 		for (size_t cut = 0; cut <= len; cut++) {
 			struct announcement a;
@@ -762,6 +736,31 @@ static void test_truncation_and_mutation(void **state)
 	}
 }
 
+/* The one Message-ID check, shared with report.c's reply. */
+static void test_valid_message_id(void **state)
+{
+	static const struct {
+		const char *id;
+		int valid;
+	} cases[] = {
+		{ "20231124172028.107505484@linuxfoundation.org", 1 },
+		{ "a!#$%&'*+/=?^_`{|}~-.@x", 1 },
+		{ "", 0 },
+		{ "two words@x", 0 },
+		{ "<angle@x>", 0 },
+		{ "tab\t@x", 0 },
+		{ "crlf@x\r\nBcc: victim@example.org", 0 },
+		{ "del\x7f@x", 0 },
+		{ "utf8-\xc3\xa9@x", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (announce_valid_message_id(cases[i].id) != cases[i].valid)
+			fail_msg("\"%s\": want %d", cases[i].id, cases[i].valid);
+	assert_int_equal(announce_valid_message_id(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_mail),
 		cmocka_unit_test(test_binary_body_and_nul_bytes),
 		cmocka_unit_test(test_truncation_and_mutation),
+		cmocka_unit_test(test_valid_message_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

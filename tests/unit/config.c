@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "rcgate.h"
+#include "testutil.h"
 
 static void test_defaults(void **state)
 {
@@ -33,12 +34,10 @@ static void test_golden_file(void **state)
 {
 	struct config c;
 	char err[256], path[4096];
-	const char *src = getenv("RCGATE_SRCDIR");
 	char *uri;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/tests/data/config/full.conf",
-		 src != NULL ? src : ".");
+	test_data_path(path, sizeof(path), "config", "full.conf");
 	config_defaults(&c);
 	assert_int_equal(config_load(&c, path, err, sizeof(err)), 0);
 	assert_string_equal(c.state_dir, "/tmp/rcgate state");

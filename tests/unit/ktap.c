@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Unit tests for daemon/ktap.c: tables of inline KTAP snippets and of the
- * golden logs in tests/data/ktap (found through $KTAP_DATA_DIR), then the
+ * golden logs in tests/data/ktap (found through $RCGATE_SRCDIR), then the
  * properties a table cannot state (every truncation point, caps, NULs).
  */
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "ktap.h"
+#include "testutil.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -311,40 +312,12 @@ static const struct golden_case golden_cases[] = {
 	  "subtest \"ext4\"", 1, 0, 0, 0, 1, NULL } },
 };
 
-/* Reads a golden file into a malloc'd buffer; the caller frees it. */
-static char *read_golden(const char *file, size_t *len)
-{
-	const char *dir = getenv("KTAP_DATA_DIR");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long size;
-
-	if (dir == NULL || dir[0] == '\0')
-		dir = "tests/data/ktap";
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s (set KTAP_DATA_DIR)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	size = ftell(f);
-	assert_true(size >= 0);
-	rewind(f);
-	buf = malloc((size_t)size + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
-	buf[size] = '\0';
-	*len = (size_t)size;
-	return buf;
-}
-
 static void test_golden(void **state)
 {
 	const struct golden_case *c = *state;
 	struct ktap_report r;
 	size_t len;
-	char *buf = read_golden(c->file, &len);
+	char *buf = test_data_read("ktap", c->file, &len);
 	int rc;
 
 	rc = ktap_parse(buf, len, &r);
@@ -403,7 +376,7 @@ static void test_contract_example(void **state)
 {
 	struct ktap_report r;
 	size_t len;
-	char *buf = read_golden("contract.ktap", &len);
+	char *buf = test_data_read("ktap", "contract.ktap", &len);
 
 	(void)state;
 	assert_int_equal(ktap_parse(buf, len, &r), 0);
@@ -427,7 +400,7 @@ static void test_crlf_and_nul_same_as_contract(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		struct ktap_report r;
 		size_t len;
-		char *buf = read_golden(files[i], &len);
+		char *buf = test_data_read("ktap", files[i], &len);
 
 		assert_int_equal(ktap_parse(buf, len, &r), 0);
 		check_contract_report(&r);
@@ -446,7 +419,7 @@ static void check_every_cut(const char *file)
 {
 	struct ktap_report full;
 	size_t len;
-	char *buf = read_golden(file, &len);
+	char *buf = test_data_read("ktap", file, &len);
 
 	assert_int_equal(ktap_parse(buf, len, &full), 0);
 	for (size_t cut = 0; cut < len; cut++) {
@@ -658,7 +631,7 @@ static void test_input_cap(void **state)
 	size_t len = KTAP_MAX_INPUT + 1;
 	char *text = malloc(len);
 	size_t golden_len;
-	char *golden = read_golden("contract.ktap", &golden_len);
+	char *golden = test_data_read("ktap", "contract.ktap", &golden_len);
 	struct ktap_report r;
 
 	(void)state;
@@ -706,7 +679,7 @@ static void test_deep_nesting(void **state)
 {
 	struct ktap_report r;
 	size_t len;
-	char *buf = read_golden("deep_nesting.ktap", &len);
+	char *buf = test_data_read("ktap", "deep_nesting.ktap", &len);
 
 	(void)state;
 	assert_int_equal(ktap_parse(buf, len, &r), 0);

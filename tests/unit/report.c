@@ -21,49 +21,19 @@
 
 #include "announce.h"
 #include "report.h"
+#include "testutil.h"
 
 #define FARM_FROM "rcgate <rcgate@example.org>"
 #define REPLY_DATE "Sat, 25 Nov 2023 09:30:00 +0000"
 
 /* ---- helpers ---- */
 
-static char *read_path(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		fail_msg("cannot open %s (set RCGATE_SRCDIR)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-static void data_path(char *path, size_t size, const char *dir,
-		      const char *name)
-{
-	const char *src = getenv("RCGATE_SRCDIR");
-
-	snprintf(path, size, "%s/tests/data/%s/%s", src ? src : ".", dir, name);
-}
-
 static void load_announcement(const char *name, struct announcement *a)
 {
-	char path[4096], err[256];
+	char err[256];
 	size_t len;
-	char *raw;
+	char *raw = test_data_read("mail", name, &len);
 
-	data_path(path, sizeof(path), "mail", name);
-	raw = read_path(path, &len);
 	assert_int_equal(announce_parse(raw, len, a, err, sizeof(err)), 0);
 	free(raw);
 }
@@ -88,7 +58,7 @@ static void assert_golden(const char *got, const char *name)
 	size_t len;
 	char *want;
 
-	data_path(path, sizeof(path), "report", name);
+	test_data_path(path, sizeof(path), "report", name);
 	if (getenv("RCGATE_UPDATE_GOLDEN")) {
 		FILE *f = fopen(path, "wb");
 
@@ -96,7 +66,7 @@ static void assert_golden(const char *got, const char *name)
 		assert_int_equal(fwrite(got, 1, strlen(got), f), strlen(got));
 		assert_int_equal(fclose(f), 0);
 	}
-	want = read_path(path, &len);
+	want = test_file_read(path, &len);
 	assert_string_equal(got, want);
 	free(want);
 	assert_width(got, name);

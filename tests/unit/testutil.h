@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * testutil.h - what the unit tests share: reading the golden files under
+ * tests/data/. They are found through $RCGATE_SRCDIR (make check sets it),
+ * else from the current directory. Built into tests/unit/libtestutil.a;
+ * failures fail the calling cmocka test.
+ */
+#ifndef RCGATE_TESTUTIL_H
+#define RCGATE_TESTUTIL_H
+
+#include <stddef.h>
+
+/* "<srcdir>/tests/data/<dir>/<name>" into path[size]. */
+void test_data_path(char *path, size_t size, const char *dir,
+		    const char *name);
+
+/*
+ * The whole file at path, NUL-terminated (in exactly *len + 1 bytes, so
+ * ASan sees a read past the end); *len may be NULL. The caller frees it.
+ */
+char *test_file_read(const char *path, size_t *len);
+
+/* test_file_read of tests/data/<dir>/<name>. */
+char *test_data_read(const char *dir, const char *name, size_t *len);
+
+#endif
