@@ -22,14 +22,14 @@ struct api_context api_ctx;
 struct store *api_store;
 pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int api_open(const struct api_context *c, char *err, size_t errlen)
+int api_init(const struct api_context *c, char *err, size_t errlen)
 {
 	api_ctx = *c;
 	api_store = store_open(c->db_path, err, errlen);
 	return api_store != NULL ? 0 : -1;
 }
 
-void api_close(void)
+void api_free(void)
 {
 	store_close(api_store);
 	api_store = NULL;

@@ -14,7 +14,7 @@
 #include "rcgate.h"
 
 /* ---- api.c: the module's state, shared helpers and the route table ---- */
-/* Set by api_open. Handlers run on a thread per connection and share this
+/* Set by api_init. Handlers run on a thread per connection and share this
  * one store connection (and its prepared statements): every use of
  * api_store holds api_lock. */
 extern struct api_context api_ctx;

@@ -147,7 +147,7 @@ fail:
 	return -1;
 }
 
-void fetch_cleanup(void)
+void fetch_free(void)
 {
 	policy_reset();
 	curl_global_cleanup();

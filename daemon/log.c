@@ -40,7 +40,7 @@ static FILE *log_open_file(const char *path, char *err, size_t errlen)
 	return fp;
 }
 
-int log_open(const char *path, enum log_level level, char *err, size_t errlen)
+int log_init(const char *path, enum log_level level, char *err, size_t errlen)
 {
 	FILE *fp = NULL;
 
@@ -79,7 +79,7 @@ int log_reopen(void)
 	return rc;
 }
 
-void log_close(void)
+void log_free(void)
 {
 	pthread_mutex_lock(&log_lock);
 	if (log_fp != NULL)

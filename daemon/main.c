@@ -212,7 +212,7 @@ int main(int argc, char **argv)
 			config_free(&cfg);
 			return 1;
 		}
-		fetch_cleanup();
+		fetch_free();
 		if (verbose)
 			config_dump(&cfg, stdout);
 		fprintf(stderr, "rcgated: configuration OK\n");
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_level_parse(cfg.log_level, &level);
-	if (log_open(cfg.log_file, level, err, sizeof(err)) < 0) {
+	if (log_init(cfg.log_file, level, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s\n", err);
 		goto out;
 	}
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 			.idle_timeout = 30,
 		};
 
-		if (api_open(&ac, err, sizeof(err)) < 0)
+		if (api_init(&ac, err, sizeof(err)) < 0)
 			goto fail;
 		routes = api_routes(&nroutes);
 		http = http_start(&ho, routes, nroutes, api_authorize, &port,
@@ -331,12 +331,12 @@ stop:
 	notify_stop();
 	sched_stop();
 	engine_stop();
-	api_close();
+	api_free();
 	guest_host_close(host);
-	fetch_cleanup();
+	fetch_free();
 	free(uri);
 	log_info("rcgated stopped");
-	log_close();
+	log_free();
 out:
 	config_free(&cfg);
 	return rc;

@@ -65,9 +65,9 @@ int token_generate(char out[48], char hash[65]);
 
 /* ---- log.c: one-line log records to stderr or a file ---- */
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
-int log_open(const char *path, enum log_level level, char *err, size_t errlen);
+int log_init(const char *path, enum log_level level, char *err, size_t errlen);
 int log_reopen(void);
-void log_close(void);
+void log_free(void);
 int log_level_parse(const char *s, enum log_level *out);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -537,8 +537,8 @@ struct api_context {
 };
 const struct http_route *api_routes(size_t *n);
 int api_authorize(const char *token, enum http_scope scope);
-int api_open(const struct api_context *, char *err, size_t errlen);
-void api_close(void);
+int api_init(const struct api_context *, char *err, size_t errlen);
+void api_free(void);
 
 /* ---- fetch.c: libcurl downloads into a content-addressed cache ---- */
 /* local_dirs: space-separated directories whose files file:// URLs may
@@ -547,7 +547,7 @@ void api_close(void);
  * link-local, private or otherwise special. */
 int fetch_init(const char *local_dirs, const char *allow_networks, char *err,
 	       size_t errlen);
-void fetch_cleanup(void);
+void fetch_free(void);
 /* Accepts http and https URLs that libcurl can parse, and file URLs of
  * files under local_dirs. */
 int fetch_url_check(const char *url, char *err, size_t errlen);

@@ -145,8 +145,14 @@ static int write_atomic(const char *path, const void *buf, size_t len,
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
+	if (fsync(fd) < 0) {
 		errf(err, errlen, "sync %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	if (close(fd) < 0) {
+		errf(err, errlen, "close %s: %s", tmp, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}

@@ -55,13 +55,13 @@ static void store_reset(void)
 
 	if (!opened) {
 		config_defaults(&cfg);
-		log_open("-", LOG_ERR, err, sizeof(err));
+		log_init("-", LOG_ERR, err, sizeof(err));
 		check(fetch_init("/tmp", "", err, sizeof(err)) == 0);
 		opened = 1;
 	} else {
-		api_close();
+		api_free();
 	}
-	check(api_open(&actx, err, sizeof(err)) == 0);
+	check(api_init(&actx, err, sizeof(err)) == 0);
 }
 
 /* The POST route of pattern, from the daemon's own table. */

@@ -305,6 +305,6 @@ int main(void)
 						setup, teardown),
 	};
 
-	log_open("/dev/null", LOG_ERR, NULL, 0);
+	log_init("/dev/null", LOG_ERR, NULL, 0);
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
