@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "rcgate.h"
+#include "testutil.h"
 
 static const char *const sha =
 	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
@@ -45,13 +46,10 @@ static void jobs_queued(void)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	char err[256];
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rcgate-engine-XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
+	if (f == NULL)
 		return -1;
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	f->st = store_open(f->db, err, sizeof(err));
+	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
 	if (f->st == NULL)
 		return -1;
 	config_defaults(&f->cfg);
@@ -67,9 +65,8 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	store_close(f->st);
+	test_store_free(f->st, f->dir);
 	config_free(&f->cfg);
-	rm_rf(f->dir);
 	free(f);
 	return 0;
 }

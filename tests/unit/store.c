@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "rcgate.h"
+#include "testutil.h"
 
 static const char *const sha =
 	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
@@ -29,25 +30,19 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	char err[256];
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rcgate-store-XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
+	if (f == NULL)
 		return -1;
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	f->st = store_open(f->db, err, sizeof(err));
-	if (f->st == NULL)
-		return -1;
+	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
 	*state = f;
-	return 0;
+	return f->st != NULL ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	store_close(f->st);
-	rm_rf(f->dir);
+	test_store_free(f->st, f->dir);
 	free(f);
 	return 0;
 }

@@ -23,4 +23,11 @@ char *test_file_read(const char *path, size_t *len);
 /* test_file_read of tests/data/<dir>/<name>. */
 char *test_data_read(const char *dir, const char *name, size_t *len);
 
+/* A store in a new temporary directory (dir and db get their paths), or
+ * NULL; test_store_free closes it and removes the directory. In
+ * testutil_store.c, which needs the daemon's library. */
+struct store;
+struct store *test_store_new(char *dir, size_t dirlen, char *db, size_t dblen);
+void test_store_free(struct store *, const char *dir);
+
 #endif
