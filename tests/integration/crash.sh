@@ -40,11 +40,11 @@ check "the download resumed where it stopped" grep -q "^GET /slow/$NAME bytes=[1
 # Kill once libvirt has the domain running (not while it is still
 # creating it: see the note in docs/libvirt.md).
 # Guests are rcgate-<instance>-<job>-<attempt>: this is job 1, attempt 2.
-for _ in $(seq 1 600); do grep -q "guest started name=rcgate-[0-9a-f]*-1-2" "$STATE/rcgated.log" && break; sleep 0.2; done
+for _ in $(seq 1 600); do grep -q "guest started name=$(guest_prefix)1-2" "$STATE/rcgated.log" && break; sleep 0.2; done
 sleep 1
 kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
 rm -f "$STATE/rcgated.port"
-if pgrep -f "guest=rcgate-[0-9a-f]{8}-1-" >/dev/null; then ok "killed while running: the guest outlived the daemon"
+if pgrep -f "guest=$(guest_prefix)1-" >/dev/null; then ok "killed while running: the guest outlived the daemon"
 else not_ok "the guest outlived the daemon"; fi
 restart
 sleep 3
@@ -63,9 +63,9 @@ sleep 1
 req POST /api/v1/releases/6.1.193/cancel -H "$(auth)"
 # The monitor notices within a second; libvirt's destroy waits for qemu to
 # be reaped, which takes seconds on a loaded machine.
-for _ in $(seq 1 100); do pgrep -f "guest=rcgate-[0-9a-f]{8}-$jid-" >/dev/null || break; sleep 0.2; done
+for _ in $(seq 1 100); do pgrep -f "guest=$(guest_prefix)$jid-" >/dev/null || break; sleep 0.2; done
 req GET "/api/v1/jobs/$jid"
-if [ "$(jqb .state)" = cancelled ] && ! pgrep -f "guest=rcgate-[0-9a-f]{8}-$jid-" >/dev/null; then
+if [ "$(jqb .state)" = cancelled ] && ! pgrep -f "guest=$(guest_prefix)$jid-" >/dev/null; then
 	ok "cancel stops the running guest and the job stays cancelled"
 else
 	not_ok "cancel stops the running guest"; diag "$(jqb .state)"

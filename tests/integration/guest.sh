@@ -70,7 +70,7 @@ wait_release 6.1.193-rc1 180
 check "a hanging guest ends as infra_error/boot_timeout" [ "$(jqb '.jobs[0].state')" = infra_error -a "$(jqb '.jobs[0].error_kind')" = boot_timeout ]
 job=$(jqb '.jobs[0].id')
 req GET "/api/v1/jobs/$job/log"
-if grep -q 'Linux version' "$STATE/body" && ! pgrep -f "guest=rcgate-[0-9a-f]{8}-$job-" >/dev/null; then
+if grep -q 'Linux version' "$STATE/body" && ! pgrep -f "guest=$(guest_prefix)$job-" >/dev/null; then
 	ok "its console log is kept and no guest is left running"
 else
 	not_ok "its console log is kept and no guest is left running"

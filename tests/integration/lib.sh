@@ -73,6 +73,12 @@ start_daemon() {
 	BASE="http://127.0.0.1:$PORT"
 }
 
+# This daemon's guest name prefix, "rcgate-<instance>-": another rcgated on
+# the machine has its own, so a test never mistakes its guests for ours.
+guest_prefix() {
+	echo "rcgate-$(sqlite3 "$STATE/rcgate.db" "SELECT value FROM meta WHERE key = 'instance'")-"
+}
+
 stop_daemon() {
 	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
 		kill -TERM "$DAEMON_PID"
