@@ -450,12 +450,13 @@ static int unlink_stale(const char *path, char *err, size_t errlen)
 
 int guest_run(struct guest_host *h, const struct guest_spec *spec,
 	      const char *marker, int timeout_s, const volatile int *cancel,
-	      enum guest_outcome *outcome, double *elapsed_s, char *err,
-	      size_t errlen)
+	      enum guest_outcome *outcome, struct guest_times *times,
+	      char *err, size_t errlen)
 {
 	struct marker_scan scan = { .fd = -1 };
 	struct timespec pause = { 0, POLL_INTERVAL_NS };
-	double start = now_monotonic(), now, decided;
+	struct guest_times t = { 0 };
+	double start = now_monotonic(), now, decided, created;
 	virDomainPtr dom;
 	char *xml;
 	int rc = -1, stopped = 0;
@@ -470,8 +471,8 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 			 sizeof(scan.head) - 1);
 		return -1;
 	}
-	if (elapsed_s != NULL)
-		*elapsed_s = 0;
+	if (times != NULL)
+		*times = t;
 	xml = guest_xml(spec, err, errlen);
 	if (xml == NULL)
 		return -1;
@@ -486,12 +487,13 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 	if (dom == NULL) {
 		snprintf(err, errlen, "virDomainCreateXML(%s): %s", spec->name,
 			 last_error());
-		if (elapsed_s != NULL)
-			*elapsed_s = now_monotonic() - start;
+		if (times != NULL)
+			times->create_s = times->decided_s = now_monotonic() - start;
 		return -1;
 	}
+	created = now_monotonic();
 	glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs", spec->name,
-	     now_monotonic() - start);
+	     created - start);
 
 	for (;;) {
 		if (marker_poll(&scan, spec->channel_log, marker, stopped, err,
@@ -534,9 +536,13 @@ out:
 		close(scan.fd);
 	/* Boot-to-result: the destroy that follows is cleanup, and on hosts
 	 * whose init reaps slowly it costs seconds that say nothing about
-	 * the kernel under test. */
-	if (elapsed_s != NULL)
-		*elapsed_s = decided - start;
+	 * the kernel under test, so it is counted apart. */
+	t.create_s = created - start;
+	t.run_s = decided - created;
+	t.decided_s = decided - start;
+	t.destroy_s = now_monotonic() - decided;
+	if (times != NULL)
+		*times = t;
 	if (rc == 0)
 		glog(GUEST_LOG_DEBUG, "guest finished name=%s outcome=%s "
 		     "decided=%.2fs destroy=%.2fs", spec->name,

@@ -79,15 +79,20 @@ void guest_host_close(struct guest_host *);
  * itself, timeout_s seconds pass since the call, or *cancel (may be NULL)
  * becomes non-zero. channel_log and console_log are truncated first.
  * The domain is always destroyed before return. Returns 0 with *outcome
- * and *elapsed_s (seconds from the call until the outcome was known, the
- * destroy excluded) set, or -1 on libvirt/setup
- * errors with err naming the failed call and libvirt's message.
+ * and *times (may be NULL) set, or -1 on libvirt/setup errors with err
+ * naming the failed call and libvirt's message (times as far as it got).
  * Safe to call from several threads on one host.
  */
+struct guest_times {
+	double create_s;	/* the call until libvirt has the domain running */
+	double run_s;		/* from then until the outcome was known */
+	double decided_s;	/* create_s + run_s: boot-to-result */
+	double destroy_s;	/* tearing the domain down afterwards */
+};
 int guest_run(struct guest_host *, const struct guest_spec *,
 	      const char *marker, int timeout_s, const volatile int *cancel,
-	      enum guest_outcome *outcome, double *elapsed_s, char *err,
-	      size_t errlen);
+	      enum guest_outcome *outcome, struct guest_times *times,
+	      char *err, size_t errlen);
 
 /*
  * After a daemon crash: destroy running domains whose name starts with

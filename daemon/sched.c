@@ -71,6 +71,12 @@ static void idle_wait(double seconds)
 }
 
 /* What one attempt of one job needs while it runs. */
+/* Where a job's time went, step by step (seconds; every boot's create,
+ * guest and destroy add up), logged when it ends. */
+struct job_steps {
+	double fetch, initramfs, disks, create, guest, destroy, results;
+};
+
 struct run {
 	struct store *st;
 	struct worker *w;
@@ -78,7 +84,17 @@ struct run {
 	const struct target *target;
 	char dir[PATH_MAX];
 	FILE *log;
+	struct job_steps steps;
 };
+
+/* Seconds since *mark, and moves the mark to now. */
+static double lap(double *mark)
+{
+	double now = now_monotonic(), d = now - *mark;
+
+	*mark = now;
+	return d;
+}
 
 static void jlog(struct run *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -628,6 +644,7 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	char name[64], cmdline[512], console[PATH_MAX + 32],
 		channel[PATH_MAX + 32], tag[64];
 	struct guest_spec spec = { 0 };
+	struct guest_times times;
 	struct strbuf cb;
 	int rc;
 
@@ -674,11 +691,16 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	     plan->use_kvm ? "kvm" : "tcg", plan->timeout_s, cmdline);
 	atomic_fetch_add(&running_guests, 1);
 	rc = guest_run(sc.host, &spec, plan->marker, plan->timeout_s,
-		       &r->w->cancel, outcome, seconds, err, errlen);
+		       &r->w->cancel, outcome, &times, err, errlen);
 	atomic_fetch_sub(&running_guests, 1);
+	*seconds = times.decided_s;
+	r->steps.create += times.create_s;
+	r->steps.guest += times.run_s;
+	r->steps.destroy += times.destroy_s;
 	if (rc == 0)
-		jlog(r, "guest %s after %.1f s", guest_outcome_name(*outcome),
-		     *seconds);
+		jlog(r, "guest %s after %.1f s (create %.2f s, run %.2f s,"
+		     " destroy %.2f s)", guest_outcome_name(*outcome), *seconds,
+		     times.create_s, times.run_s, times.destroy_s);
 	return rc;
 }
 
@@ -801,9 +823,27 @@ fail:
 	return -1;
 }
 
+/* One line per job: the steps named, so an overhead has a name. The
+ * disk format counts also the scratch disks a KVM probe's fallback and
+ * the crash phases make again. */
+static void log_steps(struct run *r, double total)
+{
+	const struct job_steps *s = &r->steps;
+
+	jlog(r, "time: fetch %.2f s, initramfs %.2f s, disks %.2f s, create %.2f s,"
+	     " guest %.2f s, destroy %.2f s, results %.2f s; total %.2f s",
+	     s->fetch, s->initramfs, s->disks, s->create, s->guest, s->destroy,
+	     s->results, total);
+	log_info("job=%lld steps fetch=%.2f initramfs=%.2f disks=%.2f create=%.2f"
+		 " guest=%.2f destroy=%.2f results=%.2f total=%.2f",
+		 (long long)r->job->id, s->fetch, s->initramfs, s->disks,
+		 s->create, s->guest, s->destroy, s->results, total);
+}
+
 static void run_job(struct store *st, struct worker *w, const struct job *job)
 {
 	struct run r = { .st = st, .w = w, .job = job };
+	double mark = 0, started = 0;
 	char err[1024], artifact[PATH_MAX], modules[PATH_MAX], kernel[PATH_MAX],
 		initrd[PATH_MAX], kver[128], adir[PATH_MAX];
 	struct phase_results phases[2] = { 0 };
@@ -829,6 +869,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "config", "unknown target");
 		goto out;
 	}
+	mark = started = now_monotonic();
 	snprintf(adir, sizeof(adir), "%s/artifacts", sc.cache_dir);
 	if (mkdir_p(adir, 0755, err, sizeof(err)) < 0 ||
 	    fetch_artifact(job->url, job->sha256, adir,
@@ -846,6 +887,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "fetch", err);
 		goto out;
 	}
+	r.steps.fetch = lap(&mark);
 	if (!advance(&r, JS_FETCHING, JS_BOOTING))
 		goto out;
 	if (prepare_boot(&r, artifact, job->modules_url[0] ? modules : NULL,
@@ -854,10 +896,12 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "artifact", err);
 		goto out;
 	}
+	r.steps.initramfs = lap(&mark);
 	if (make_disks(&r, &disks, err, sizeof(err)) < 0) {
 		infra(&r, "disk", err);
 		goto out;
 	}
+	r.steps.disks = lap(&mark);
 	store_job_note(st, job->id, NULL, kver, NULL, 0);
 	if (!advance(&r, JS_BOOTING, JS_RUNNING))
 		goto out;
@@ -902,6 +946,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		char ktap[PATH_MAX + 32], console[PATH_MAX + 32];
 
 		phase_paths(&r, NULL, console, ktap, sizeof(console));
+		lap(&mark);
 		if (collect(&r, ktap, &phases[0]) < 0 ||
 		    kernel_identity(&r, &phases[0].report) < 0)
 			goto out;
@@ -909,8 +954,12 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	if (sc.cfg->crash_test &&
 	    crash_phase(&r, kernel, initrd, accel, timeout_s, &phases[1]) < 0)
 		goto out;
+	lap(&mark);
 	store_results(&r, phases, 2, seconds);
+	r.steps.results = lap(&mark);
 out:
+	if (started > 0)
+		log_steps(&r, now_monotonic() - started);
 	remove_disks(&disks);
 	phase_results_free(&phases[0]);
 	phase_results_free(&phases[1]);

@@ -5,11 +5,11 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..14"
+echo "1..15"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
-	for i in $(seq 1 14); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	for i in $(seq 1 15); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
 	exit 0
 fi
 start_daemon "timeout = 240" "attempts = 1"
@@ -36,6 +36,11 @@ if grep -q 'Linux version 6.1' "$STATE/body" && grep -q '^# rcgate-complete' "$S
 else
 	not_ok "the job log has the console and the KTAP of every boot"
 fi
+steps_named() {	# every step of the job's time has a name and a figure
+	grep -Eq '^.*time: fetch [0-9.]+ s, initramfs [0-9.]+ s, disks [0-9.]+ s, create [0-9.]+ s, guest [0-9.]+ s, destroy [0-9.]+ s, results [0-9.]+ s; total [0-9.]+ s' "$STATE/body"
+}
+check "the job log says where the job's time went, step by step" steps_named
+diag "$(grep 'time: fetch' "$STATE/body")"
 stop_daemon
 rm -rf "$STATE"
 

@@ -136,6 +136,7 @@ static enum guest_outcome run_until(struct run_case *c, const char *marker,
 {
 	struct writer w = { .path = c->channel, .chunks = chunks };
 	enum guest_outcome outcome = GUEST_STOPPED;
+	struct guest_times times;
 	char err[512] = "";
 	int rc;
 
@@ -143,7 +144,9 @@ static enum guest_outcome run_until(struct run_case *c, const char *marker,
 		assert_int_equal(pthread_create(&w.thread, NULL, writer_main,
 						&w), 0);
 	rc = guest_run(host, &c->spec, marker, timeout_s, cancel, &outcome,
-		       elapsed, err, sizeof(err));
+		       &times, err, sizeof(err));
+	if (elapsed != NULL)
+		*elapsed = times.decided_s;
 	if (chunks != NULL)
 		pthread_join(w.thread, NULL);
 	if (rc != 0)
