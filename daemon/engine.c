@@ -89,7 +89,7 @@ static int write_report(struct store *st, const struct config *cfg,
 	int rc = -1;
 
 	if (store_release_regressions(st, rel->id, &regs, err, errlen) < 0 ||
-	    store_release_jobs(st, rel->id, &jobs, err, errlen) < 0)
+	    store_release_jobs(st, rel->id, 1, &jobs, err, errlen) < 0)
 		goto out;
 	g = regs.v;
 	j = jobs.v;
@@ -265,7 +265,7 @@ int engine_gate_eval(struct store *st, int64_t release_id,
 		in.unfinished = 1;
 	out->verdict = regress_gate(&in);
 	if (store_release_regressions(st, release_id, &regs, err, errlen) < 0 ||
-	    store_release_jobs(st, release_id, &jobs, err, errlen) < 0)
+	    store_release_jobs(st, release_id, 0, &jobs, err, errlen) < 0)
 		goto out;
 	/* An rc that shipped anyway, past its deadline, with a blocking
 	 * regression: the case of 6.1.64, said out loud, first. */

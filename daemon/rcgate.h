@@ -280,7 +280,7 @@ struct job_row {
 	int64_t id;
 	const char *target, *state, *kernel_version, *error;	/* may be NULL */
 	double boot_seconds;
-	struct result_counts counts;	/* of its results */
+	struct result_counts counts;	/* of its results, if counted */
 };
 struct run_row {		/* one test on one target, over all runs */
 	const char *target, *test, *diagnostic;	/* diagnostic of a failure */
@@ -307,8 +307,10 @@ int store_release_baseline(struct store *, const struct release_row *,
 			   struct rowset *out, char *err, size_t errlen);
 int store_release_runs(struct store *, int64_t id, struct rowset *out,
 		       char *err, size_t errlen);		/* run_row */
-int store_release_jobs(struct store *, int64_t id, struct rowset *out,
-		       char *err, size_t errlen);		/* job_row */
+/* counted: also fill each row's counts, one results query per job (the
+ * report needs them, the gate does not). */
+int store_release_jobs(struct store *, int64_t id, int counted,
+		       struct rowset *out, char *err, size_t errlen);	/* job_row */
 int store_release_regressions(struct store *, int64_t id, struct rowset *out,
 			      char *err, size_t errlen);	/* regression_row */
 int store_release_gate(struct store *, int64_t id, struct rowset *out,

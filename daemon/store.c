@@ -407,11 +407,12 @@ static void count_results(struct store *st, void *row)
 	json_decref(results);
 }
 
-int store_release_jobs(struct store *st, int64_t id, struct rowset *out,
-		       char *err, size_t errlen)
+int store_release_jobs(struct store *st, int64_t id, int counted,
+		       struct rowset *out, char *err, size_t errlen)
 {
-	return typed(st, out, sizeof(struct job_row), job_cols, count_results,
-		     Q_RELEASE_JOBS, err, errlen, "i", id);
+	return typed(st, out, sizeof(struct job_row), job_cols,
+		     counted ? count_results : NULL, Q_RELEASE_JOBS, err, errlen,
+		     "i", id);
 }
 
 int store_release_regressions(struct store *st, int64_t id, struct rowset *out,
