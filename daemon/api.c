@@ -139,32 +139,36 @@ int page_arg(struct http_request *req, const char *key, long def, long max,
 	return parse_long(v, 0, max, out);
 }
 
-/* Every endpoint, each row naming its handler: the index to start from. */
+/* Every endpoint, each row naming its handler: the index to start from.
+ * HTTP_CACHE: the answer comes from the store (and the dashboard's files)
+ * alone, so it is kept until the next commit (respcache.c); the job log
+ * (files a running guest writes), /metrics (live counters) and /healthz
+ * are made at every request. */
 static const struct http_route routes[] = {
-	{ "GET", "/", h_index, SCOPE_READ },
-	{ "GET", "/web/{file}", h_static, SCOPE_READ },
-	{ "GET", "/healthz", h_healthz, SCOPE_READ },
-	{ "GET", "/metrics", h_metrics, SCOPE_READ },
-	{ "GET", "/feed.atom", h_feed, SCOPE_READ },
-	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ },
-	{ "GET", "/api/v1/states", h_states, SCOPE_READ },
-	{ "GET", "/api/v1/releases", h_releases, SCOPE_READ },
-	{ "POST", "/api/v1/releases", h_release_post, SCOPE_WRITE },
-	{ "GET", "/api/v1/releases/{version}", h_release, SCOPE_READ },
-	{ "POST", "/api/v1/releases/{version}/cancel", h_release_cancel, SCOPE_WRITE },
-	{ "GET", "/api/v1/releases/{version}/gate", h_release_gate, SCOPE_READ },
-	{ "GET", "/api/v1/releases/{version}/regressions", h_release_regressions, SCOPE_READ },
-	{ "GET", "/api/v1/releases/{version}/report.txt", h_report_txt, SCOPE_READ },
-	{ "GET", "/api/v1/releases/{version}/report.eml", h_report_eml, SCOPE_READ },
-	{ "GET", "/api/v1/releases/{version}/kcidb.json", h_kcidb, SCOPE_READ },
-	{ "GET", "/api/v1/regressions", h_regressions, SCOPE_READ },
-	{ "GET", "/api/v1/regressions/{id}", h_regression, SCOPE_READ },
-	{ "POST", "/api/v1/regressions/{id}", h_regression_triage, SCOPE_WRITE },
-	{ "POST", "/api/v1/announcements", h_announcement, SCOPE_WRITE },
-	{ "GET", "/api/v1/jobs/{id}", h_job, SCOPE_READ },
-	{ "GET", "/api/v1/jobs/{id}/log", h_job_log, SCOPE_READ },
-	{ "POST", "/api/v1/jobs/{id}/retry", h_job_retry, SCOPE_WRITE },
-	{ "POST", "/api/v1/tokens", h_token_create, SCOPE_ADMIN },
+	{ "GET", "/", h_index, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/web/{file}", h_static, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/healthz", h_healthz, SCOPE_READ, HTTP_NO_CACHE },
+	{ "GET", "/metrics", h_metrics, SCOPE_READ, HTTP_NO_CACHE },
+	{ "GET", "/feed.atom", h_feed, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/targets", h_targets, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/states", h_states, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/releases", h_releases, SCOPE_READ, HTTP_CACHE },
+	{ "POST", "/api/v1/releases", h_release_post, SCOPE_WRITE, HTTP_NO_CACHE },
+	{ "GET", "/api/v1/releases/{version}", h_release, SCOPE_READ, HTTP_CACHE },
+	{ "POST", "/api/v1/releases/{version}/cancel", h_release_cancel, SCOPE_WRITE, HTTP_NO_CACHE },
+	{ "GET", "/api/v1/releases/{version}/gate", h_release_gate, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/releases/{version}/regressions", h_release_regressions, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/releases/{version}/report.txt", h_report_txt, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/releases/{version}/report.eml", h_report_eml, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/releases/{version}/kcidb.json", h_kcidb, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/regressions", h_regressions, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/regressions/{id}", h_regression, SCOPE_READ, HTTP_CACHE },
+	{ "POST", "/api/v1/regressions/{id}", h_regression_triage, SCOPE_WRITE, HTTP_NO_CACHE },
+	{ "POST", "/api/v1/announcements", h_announcement, SCOPE_WRITE, HTTP_NO_CACHE },
+	{ "GET", "/api/v1/jobs/{id}", h_job, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/api/v1/jobs/{id}/log", h_job_log, SCOPE_READ, HTTP_NO_CACHE },
+	{ "POST", "/api/v1/jobs/{id}/retry", h_job_retry, SCOPE_WRITE, HTTP_NO_CACHE },
+	{ "POST", "/api/v1/tokens", h_token_create, SCOPE_ADMIN, HTTP_NO_CACHE },
 };
 
 const struct http_route *api_routes(size_t *n)

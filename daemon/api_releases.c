@@ -52,39 +52,75 @@ static json_t *gate_json(int64_t release_id, char *err, size_t errlen)
 }
 
 /* Release state from its jobs' states: the release is only as finished as
- * its slowest job. */
+ * its slowest job. Counts are added state by state, then decided. */
+struct state_tally {
+	long active, queued, infra, done, cancelled;
+};
+
+static void tally_add(struct state_tally *t, const char *state, long n)
+{
+	const struct job_state *js = job_state_find(state);
+
+	if (js == NULL)
+		return;
+	if (strcmp(state, JS_QUEUED) == 0)
+		t->queued += n;
+	else if (strcmp(state, JS_DONE) == 0)
+		t->done += n;
+	else if (strcmp(state, JS_INFRA_ERROR) == 0)
+		t->infra += n;
+	else if (strcmp(state, JS_CANCELLED) == 0)
+		t->cancelled += n;
+	else if (js->active)
+		t->active += n;
+}
+
+static const char *tally_state(const struct state_tally *t)
+{
+	if (t->active > 0)
+		return JS_RUNNING;
+	if (t->queued > 0)
+		return t->done + t->infra > 0 ? JS_RUNNING : JS_QUEUED;
+	if (t->infra > 0)
+		return JS_INFRA_ERROR;
+	if (t->done > 0)
+		return JS_DONE;
+	return t->cancelled > 0 ? JS_CANCELLED : "empty";
+}
+
+/* From Q_RELEASE_JOB_COUNTS rows. */
 static const char *release_state(json_t *counts)
 {
-	long active = 0, queued = 0, infra = 0, done = 0, cancelled = 0;
+	struct state_tally t = { 0 };
 	size_t i;
 	json_t *row;
 
-	json_array_foreach(counts, i, row) {
-		const char *state = json_string_value(json_object_get(row, "state"));
-		long n = (long)json_integer_value(json_object_get(row, "n"));
+	json_array_foreach(counts, i, row)
+		tally_add(&t, json_string_value(json_object_get(row, "state")),
+			  (long)json_integer_value(json_object_get(row, "n")));
+	return tally_state(&t);
+}
 
-		if (job_state_find(state) == NULL)
-			continue;
-		if (strcmp(state, JS_QUEUED) == 0)
-			queued += n;
-		else if (strcmp(state, JS_DONE) == 0)
-			done += n;
-		else if (strcmp(state, JS_INFRA_ERROR) == 0)
-			infra += n;
-		else if (strcmp(state, JS_CANCELLED) == 0)
-			cancelled += n;
-		else if (job_state_find(state)->active)
-			active += n;
+/* From Q_RELEASES' job_states, "done:3 infra_error:1" (NULL: no jobs). */
+static const char *release_state_text(const char *s)
+{
+	struct state_tally t = { 0 };
+
+	while (s != NULL && *s != '\0') {
+		const char *colon = strchr(s, ':'), *sp;
+		char state[32];
+		long n;
+
+		if (colon == NULL || (size_t)(colon - s) >= sizeof(state))
+			break;
+		memcpy(state, s, (size_t)(colon - s));
+		state[colon - s] = '\0';
+		n = strtol(colon + 1, NULL, 10);
+		tally_add(&t, state, n);
+		sp = strchr(colon, ' ');
+		s = sp != NULL ? sp + 1 : NULL;
 	}
-	if (active > 0)
-		return JS_RUNNING;
-	if (queued > 0)
-		return done + infra > 0 ? JS_RUNNING : JS_QUEUED;
-	if (infra > 0)
-		return JS_INFRA_ERROR;
-	if (done > 0)
-		return JS_DONE;
-	return cancelled > 0 ? JS_CANCELLED : "empty";
+	return tally_state(&t);
 }
 
 static void split_also(json_t *list)
@@ -215,18 +251,36 @@ static json_t *release_or_error(struct http_request *req,
 	return r;
 }
 
+/* The list row's state and gate verdict from the columns Q_RELEASES
+ * computed, and those columns dropped: the page is one query however long
+ * the history. */
+static void release_summary(json_t *row)
+{
+	struct gate_row g = {
+		.jobs = (int)json_integer_value(json_object_get(row, "jobs")),
+		.unfinished = (int)json_integer_value(json_object_get(row, "unfinished")),
+		.infra = (int)json_integer_value(json_object_get(row, "infra")),
+		.blocking = (int)json_integer_value(json_object_get(row, "blocking")),
+		.analysed = json_string_value(json_object_get(row, "analysed")),
+	};
+
+	json_object_set_new(row, "gate", json_string(regress_gate_name(
+		engine_gate_verdict(&g))));
+	json_object_set_new(row, "state", json_string(release_state_text(
+		json_string_value(json_object_get(row, "job_states")))));
+	for (const char *const *k = (const char *const[]){ "job_states",
+	     "unfinished", "infra", "blocking", "analysed", NULL }; *k != NULL; k++)
+		json_object_del(row, *k);
+}
+
 int h_releases(struct http_request *req, struct http_response *resp)
 {
-	long limit, offset;
+	long limit, offset, skipped = 0, from = 0;
 	char err[256];
-	json_t *list;
-	size_t i;
-	json_t *row;
-
+	json_t *kept;
 	const char *branch = http_query(req, "branch");
 	const char *since = http_query(req, "since");
 	const char *state = http_query(req, "state");
-	json_t *kept;
 
 	if (page_arg(req, "limit", 50, MAX_PAGE, &limit) < 0 ||
 	    page_arg(req, "offset", 0, LONG_MAX, &offset) < 0)
@@ -238,31 +292,46 @@ int h_releases(struct http_request *req, struct http_response *resp)
 			      since[4] != '-' || since[7] != '-'))
 		return http_error(resp, 400, "since is an ISO 8601 date or time"
 				  " (2023-11-24 or 2023-11-24T00:00:00Z)");
-	pthread_mutex_lock(&api_lock);
-	list = store_rows(api_store, Q_RELEASES, err, sizeof(err), "ssll", branch,
-			  since, limit, offset);
-	pthread_mutex_unlock(&api_lock);
-	if (list == NULL)
-		return http_error(resp, 500, "%s", err);
+	if (state != NULL && job_state_find(state) == NULL &&
+	    strcmp(state, "empty") != 0)
+		return http_error(resp, 400, "state is one of /api/v1/states or"
+				  " empty");
 	kept = json_array();
-	json_array_foreach(list, i, row) {
-		json_t *counts = rows(Q_RELEASE_JOB_COUNTS, "i", jid(row)), *g;
-		char gerr[256];
+	/* The state is derived from the jobs, so a state filter pages over
+	 * the matching releases: chunks are read until the page is full. */
+	for (;;) {
+		long chunk = state == NULL ? limit : 200;
+		size_t i, n;
+		json_t *list, *row;
 
-		json_object_set_new(row, "state", json_string(release_state(counts)));
-		json_decref(counts);
-		g = gate_json(jid(row), gerr, sizeof(gerr));
-		json_object_set_new(row, "gate", json_string(g != NULL
-			? json_string_value(json_object_get(g, "verdict")) : "pending"));
-		json_decref(g);
-		/* The state is derived from the jobs, so it filters the page. */
-		if (state == NULL || strcmp(state, json_string_value(
-					json_object_get(row, "state"))) == 0)
-			json_array_append(kept, row);
+		pthread_mutex_lock(&api_lock);
+		list = store_rows(api_store, Q_RELEASES, err, sizeof(err), "ssll",
+				  branch, since, chunk, state == NULL ? offset : from);
+		pthread_mutex_unlock(&api_lock);
+		if (list == NULL) {
+			json_decref(kept);
+			return http_error(resp, 500, "%s", err);
+		}
+		n = json_array_size(list);
+		json_array_foreach(list, i, row) {
+			release_summary(row);
+			if (state != NULL && strcmp(state, json_string_value(
+					json_object_get(row, "state"))) != 0)
+				continue;
+			if (state != NULL && skipped < offset) {
+				skipped++;
+				continue;
+			}
+			if ((long)json_array_size(kept) < limit)
+				json_array_append(kept, row);
+		}
+		json_decref(list);
+		from += (long)n;
+		if (state == NULL || (long)n < chunk ||
+		    (long)json_array_size(kept) >= limit)
+			break;
 	}
-	json_decref(list);
-	list = kept;
-	return http_json(resp, 200, json_pack("{s:o,s:I,s:I}", "releases", list,
+	return http_json(resp, 200, json_pack("{s:o,s:I,s:I}", "releases", kept,
 			 "limit", (json_int_t)limit, "offset", (json_int_t)offset));
 }
 

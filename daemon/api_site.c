@@ -79,11 +79,14 @@ int h_healthz(struct http_request *req, struct http_response *resp)
 }
 
 /* One gauge sample per state, zero included: a state with no rows must
- * still have a series, or rate() and alerts on it see nothing at all. */
-static void metric_rows(GString *out, const char *name, const char *help,
-			enum store_query q, const char *const *states)
+ * still have a series, or rate() and alerts on it see nothing at all.
+ * Returns the count of state only_state (for the queue depth). */
+static long long metric_rows(GString *out, const char *name, const char *help,
+			     enum store_query q, const char *const *states,
+			     const char *only_state)
 {
 	json_t *list = rows(q, "");
+	long long wanted = 0;
 	size_t i;
 	json_t *row;
 
@@ -98,8 +101,55 @@ static void metric_rows(GString *out, const char *name, const char *help,
 				n = json_integer_value(json_object_get(row, "n"));
 		}
 		g_string_append_printf(out, "%s{state=\"%s\"} %lld\n", name, *s, n);
+		if (only_state != NULL && strcmp(*s, only_state) == 0)
+			wanted = n;
 	}
 	json_decref(list);
+	return wanted;
+}
+
+/* The part of /metrics the store holds, made again only after a commit
+ * (store_generation): a scrape costs no query while nothing changes. */
+static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
+static GString *metrics_store;
+static uint64_t metrics_generation;
+
+static void metrics_from_store(GString *out)
+{
+	static const char *const regression_states[] = { "open", "confirmed",
+		"fixed", "invalid", NULL };
+	static const char *const outbox_states[] = { "pending", "sent",
+		"failed", NULL };
+	const char *job_states[16];
+	uint64_t gen = store_generation();
+	long long queued;
+
+	pthread_mutex_lock(&metrics_lock);
+	if (metrics_store != NULL && metrics_generation == gen) {
+		g_string_append_len(out, metrics_store->str,
+				    (gssize)metrics_store->len);
+		pthread_mutex_unlock(&metrics_lock);
+		return;
+	}
+	for (size_t i = 0; i < job_state_count() && i + 1 < 16; i++) {
+		job_states[i] = job_state_at(i)->name;
+		job_states[i + 1] = NULL;
+	}
+	if (metrics_store == NULL)
+		metrics_store = g_string_new(NULL);
+	g_string_truncate(metrics_store, 0);
+	queued = metric_rows(metrics_store, "rcgate_jobs", "Jobs by state.",
+			     Q_METRICS_JOBS, job_states, JS_QUEUED);
+	metric_rows(metrics_store, "rcgate_regressions", "Regressions by state.",
+		    Q_METRICS_REGRESSIONS, regression_states, NULL);
+	metric_rows(metrics_store, "rcgate_outbox", "Report deliveries by state.",
+		    Q_METRICS_OUTBOX, outbox_states, NULL);
+	g_string_append_printf(metrics_store, "# HELP rcgate_queue_depth Jobs"
+		" waiting for a worker.\n# TYPE rcgate_queue_depth gauge\n"
+		"rcgate_queue_depth %lld\n", queued);
+	metrics_generation = gen;
+	g_string_append_len(out, metrics_store->str, (gssize)metrics_store->len);
+	pthread_mutex_unlock(&metrics_lock);
 }
 
 int h_metrics(struct http_request *req, struct http_response *resp)
@@ -108,44 +158,13 @@ int h_metrics(struct http_request *req, struct http_response *resp)
 					       "4xx", "5xx" };
 	GString *out = g_string_new(NULL);
 	struct http_stats hs;
-	json_t *queued;
 	unsigned long total = 0;
 
-	const char *job_states[16];
-	static const char *const regression_states[] = { "open", "confirmed",
-		"fixed", "invalid", NULL };
-	static const char *const outbox_states[] = { "pending", "sent",
-		"failed", NULL };
-
 	(void)req;
-	for (size_t i = 0; i < job_state_count() && i + 1 < 16; i++) {
-		job_states[i] = job_state_at(i)->name;
-		job_states[i + 1] = NULL;
-	}
 	g_string_append(out, "# HELP rcgate_build_info The running rcgated's"
 		" version.\n# TYPE rcgate_build_info gauge\n"
 		"rcgate_build_info{version=\"" RCGATE_VERSION "\"} 1\n");
-	metric_rows(out, "rcgate_jobs", "Jobs by state.", Q_METRICS_JOBS,
-		    job_states);
-	metric_rows(out, "rcgate_regressions", "Regressions by state.",
-		    Q_METRICS_REGRESSIONS, regression_states);
-	metric_rows(out, "rcgate_outbox", "Report deliveries by state.",
-		    Q_METRICS_OUTBOX, outbox_states);
-	queued = rows(Q_METRICS_JOBS, "");
-	{
-		size_t i;
-		json_t *row;
-		long long q = 0;
-
-		json_array_foreach(queued, i, row)
-			if (strcmp(json_string_value(json_object_get(row, "state")),
-				   JS_QUEUED) == 0)
-				q = json_integer_value(json_object_get(row, "n"));
-		g_string_append_printf(out, "# HELP rcgate_queue_depth Jobs waiting"
-			" for a worker.\n# TYPE rcgate_queue_depth gauge\n"
-			"rcgate_queue_depth %lld\n", q);
-	}
-	json_decref(queued);
+	metrics_from_store(out);
 	g_string_append_printf(out, "# HELP rcgate_guests_running Guests running"
 		" now.\n# TYPE rcgate_guests_running gauge\n"
 		"rcgate_guests_running %u\n", sched_running());
@@ -166,6 +185,15 @@ int h_metrics(struct http_request *req, struct http_response *resp)
 		" Connections cut because their headers or body did not arrive in"
 		" time.\n# TYPE rcgate_http_deadline_closes_total counter\n"
 		"rcgate_http_deadline_closes_total %lu\n", hs.deadline_closes);
+	g_string_append_printf(out, "# HELP rcgate_http_cache_requests_total"
+		" Cacheable reads, answered from the response cache (hit) or made"
+		" (miss).\n# TYPE rcgate_http_cache_requests_total counter\n"
+		"rcgate_http_cache_requests_total{result=\"hit\"} %lu\n"
+		"rcgate_http_cache_requests_total{result=\"miss\"} %lu\n"
+		"# HELP rcgate_http_cache_bytes Bytes of answers in the response"
+		" cache.\n# TYPE rcgate_http_cache_bytes gauge\n"
+		"rcgate_http_cache_bytes %zu\n", hs.cache_hits, hs.cache_misses,
+		hs.cache_bytes);
 	resp->no_etag = 1;
 	total = out->len;
 	return http_text(resp, 200, "text/plain; version=0.0.4; charset=utf-8",

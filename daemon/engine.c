@@ -235,11 +235,25 @@ void gate_result_free(struct gate_result *g)
 	memset(g, 0, sizeof(*g));
 }
 
+enum gate_verdict engine_gate_verdict(const struct gate_row *row)
+{
+	struct gate_input in;
+
+	in.jobs = row->jobs;
+	in.unfinished = row->unfinished;
+	in.infra_errors = row->infra;
+	in.blocking_regressions = row->blocking;
+	/* Regressions are decided when the last job ends: until then a
+	 * finished-looking release is still pending. */
+	if (row->analysed == NULL && in.unfinished == 0 && in.jobs > 0)
+		in.unfinished = 1;
+	return regress_gate(&in);
+}
+
 int engine_gate_eval(struct store *st, int64_t release_id,
 		     struct gate_result *out, char *err, size_t errlen)
 {
 	struct rowset regs = { 0 }, jobs = { 0 };
-	struct gate_input in;
 	const struct gate_row *row;
 	const struct regression_row *g;
 	const struct job_row *j;
@@ -255,15 +269,7 @@ int engine_gate_eval(struct store *st, int64_t release_id,
 	}
 	row = out->row_set.v;
 	out->row = row;
-	in.jobs = row->jobs;
-	in.unfinished = row->unfinished;
-	in.infra_errors = row->infra;
-	in.blocking_regressions = row->blocking;
-	/* Regressions are decided when the last job ends: until then a
-	 * finished-looking release is still pending. */
-	if (row->analysed == NULL && in.unfinished == 0 && in.jobs > 0)
-		in.unfinished = 1;
-	out->verdict = regress_gate(&in);
+	out->verdict = engine_gate_verdict(row);
 	if (store_release_regressions(st, release_id, &regs, err, errlen) < 0 ||
 	    store_release_jobs(st, release_id, 0, &jobs, err, errlen) < 0)
 		goto out;
@@ -300,7 +306,7 @@ int engine_gate_eval(struct store *st, int64_t release_id,
 		if (r < 0)
 			goto oom;
 	}
-	if (in.jobs == 0 && add_reason(out, "no kernels submitted yet") < 0)
+	if (row->jobs == 0 && add_reason(out, "no kernels submitted yet") < 0)
 		goto oom;
 	rc = 1;
 	goto out;

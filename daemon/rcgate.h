@@ -207,6 +207,10 @@ int store_check(const char *path, char *err, size_t errlen);
 int store_instance_id(struct store *, char *out, size_t len, char *err,
 		      size_t errlen);
 int store_schema_version(struct store *);
+/* Changes after every commit of any store in this process, once the commit
+ * is visible to every connection: a read made after loading generation g
+ * and tagged g is current for as long as store_generation() == g. */
+uint64_t store_generation(void);
 
 struct artifact_in {
 	const char *target, *url, *sha256, *kind;
@@ -226,7 +230,9 @@ int store_release_create(struct store *, const char *version,
 /* Read-only queries come back as JSON (one object per row, column names as
  * keys) so the HTTP layer needs no per-table structs. */
 enum store_query {
-	Q_RELEASES,		/* branch|NULL, since|NULL, limit, offset */
+	Q_RELEASES,		/* branch|NULL, since|NULL, limit, offset; with
+				 * job_states ("state:n ...") and the gate
+				 * columns, so a page is one query */
 	Q_RELEASE,		/* version */
 	Q_RELEASE_JOBS,		/* release id */
 	Q_JOB,			/* job id */
@@ -251,6 +257,7 @@ enum store_query {
 	Q_METRICS_REGRESSIONS,	/* none: state, n */
 	Q_METRICS_OUTBOX,	/* none: state, n */
 	Q_FEED,			/* limit: newest regression events and reports */
+	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
  * 'd' double.
@@ -480,11 +487,15 @@ struct http_response {
 enum http_scope { SCOPE_READ, SCOPE_WRITE, SCOPE_ADMIN };
 /* What an authorize callback answers. */
 enum { AUTH_INVALID = 0, AUTH_OK = 1, AUTH_SCOPE = 2 };
+/* A GET whose answer is made from the store alone (and the clock, within
+ * a second) is cached: served from respcache.c until the next commit. */
+enum http_cache { HTTP_NO_CACHE, HTTP_CACHE };
 struct http_route {
 	const char *method;
 	const char *pattern;		/* "/api/v1/releases/{version}" */
 	int (*handler)(struct http_request *, struct http_response *);
 	enum http_scope scope;
+	enum http_cache cache;
 };
 struct http_options {
 	const char *listen;
@@ -495,6 +506,9 @@ struct http_options {
 	 * response), the whole request once its headers are in, and no
 	 * progress at all. The first two hold however slowly bytes trickle. */
 	unsigned header_timeout, request_timeout, idle_timeout;
+	/* What HTTP_CACHE answers are valid for (store_generation); NULL:
+	 * nothing is cached. */
+	uint64_t (*generation)(void);
 };
 /* Starts serving routes[]; *bound_port gets the port. The route's scope is
  * checked with authorize (AUTH_*; -1 on a database error) as soon as the
@@ -510,6 +524,8 @@ struct http_stats {
 	unsigned long requests[6];	/* by status class: [2] = 2xx ... */
 	double seconds;			/* total handling time */
 	unsigned long deadline_closes;	/* connections cut at a deadline */
+	unsigned long cache_hits, cache_misses;	/* cached reads (respcache) */
+	size_t cache_bytes;
 };
 void http_stats_get(struct http_stats *);
 /* Matches a path (modified in place) against "/a/{x}/b"; captures go to
@@ -529,6 +545,40 @@ int http_error(struct http_response *, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int http_text(struct http_response *, int status, const char *type,
 	      char *body, size_t len);
+
+/* ---- respcache.c: read responses kept until the store changes ---- */
+struct cached_body {		/* shared by every response that sends it */
+	_Atomic long refs;
+	size_t len;
+	const char *type;		/* a string literal (Content-Type) */
+	char etag[40];
+	char data[];			/* len bytes and a NUL */
+};
+struct respcache;
+struct respcache_stats {
+	size_t entries, bytes;
+	unsigned long hits, misses;
+};
+/* At most max_bytes of bodies (one body at most a quarter of it) and
+ * max_entries keys; an answer is served for ttl seconds at most. */
+struct respcache *respcache_new(size_t max_bytes, size_t max_entries,
+				double ttl);
+void respcache_free(struct respcache *);
+/* The answer for key made at generation, with a reference the caller
+ * releases (cached_body_release). NULL: none that may be served; then
+ * *fill = 1 means this caller makes it and must respcache_put or
+ * respcache_abandon the key (others wait for it), *fill = 0 that it
+ * answers uncached. */
+struct cached_body *respcache_get(struct respcache *, const char *key,
+				  uint64_t generation, int *fill);
+/* Keeps a copy of data (the type string must outlive the cache) for key,
+ * made from what the store held at generation. */
+void respcache_put(struct respcache *, const char *key, uint64_t generation,
+		   const char *type, const char *data, size_t len);
+/* The answer will not be cached (an error, a volatile answer). */
+void respcache_abandon(struct respcache *, const char *key);
+void cached_body_release(struct cached_body *);
+void respcache_stats(struct respcache *, struct respcache_stats *);
 
 /* ---- api.c: the REST API's route table (handlers in api_*.c) ---- */
 struct api_context {
@@ -657,6 +707,9 @@ struct gate_result {
 int engine_gate_eval(struct store *, int64_t release_id,
 		     struct gate_result *out, char *err, size_t errlen);
 void gate_result_free(struct gate_result *);
+/* The verdict alone, from the gate's counts (what a list of releases
+ * shows); engine_gate_eval decides by this too. */
+enum gate_verdict engine_gate_verdict(const struct gate_row *);
 
 /* ---- notify.c: delivers the outbox (SMTP and webhooks, libcurl) ---- */
 int notify_start(const struct config *, const char *db_path, char *err,

@@ -6,6 +6,7 @@
  * prepared with bound parameters, every state change one transaction.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -21,15 +22,54 @@
 
 struct store {
 	sqlite3 *db;
+	/* The read queries, prepared once per connection (a prepare costs
+	 * more than most of these queries run). */
+	sqlite3_stmt *cached[Q_COUNT];
 };
 
+/* Bumped after every commit of any store in this process (the WAL hook
+ * runs once the commit is durable and visible): what the HTTP layer's
+ * response cache keys on. */
+static _Atomic uint64_t generation = 1;
+
+uint64_t store_generation(void)
+{
+	return atomic_load(&generation);
+}
+
+/* The WAL hook replaces SQLite's automatic checkpoint (setting one clears
+ * the other), so it checkpoints as the default does, at 1000 pages. */
+static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	(void)arg;
+	atomic_fetch_add(&generation, 1);
+	if (pages >= 1000)
+		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE,
+					  NULL, NULL);
+	return SQLITE_OK;
+}
+
 static const char *const query_sql[] = {
+	/* One query for a whole page: what the release's state is derived
+	 * from (job_states, "state:n ...") and the gate's columns, each an
+	 * index lookup of its own release (007-read-indexes.sql). */
 	[Q_RELEASES] =
 		"SELECT r.id, r.version, r.branch, r.rc, r.created, r.baseline,"
 		" r.announced, r.deadline, r.subject,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id) AS jobs,"
 		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
-		"  AND j.state IN " JOB_FINAL_SQL ") AS jobs_finished"
+		"  AND j.state IN " JOB_FINAL_SQL ") AS jobs_finished,"
+		" (SELECT group_concat(state || ':' || n, ' ') FROM"
+		"  (SELECT state, count(*) AS n FROM job j"
+		"   WHERE j.release_id = r.id GROUP BY state)) AS job_states,"
+		" (SELECT count(*) FROM job j WHERE j.release_id = r.id AND"
+		"  j.state IN " JOB_UNFINISHED_SQL ") AS unfinished,"
+		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
+		"  AND j.state IN ('infra_error','cancelled')) AS infra,"
+		" (SELECT count(*) FROM occurrence o JOIN regression g"
+		"  ON g.id = o.regression_id WHERE o.release_id = r.id"
+		"  AND o.flaky = 0 AND g.state != 'invalid') AS blocking,"
+		" r.analysed"
 		" FROM release r WHERE (?1 IS NULL OR r.branch = ?1)"
 		" AND (?2 IS NULL OR r.created >= ?2)"
 		" ORDER BY r.id DESC LIMIT ?3 OFFSET ?4",
@@ -147,17 +187,21 @@ static const char *const query_sql[] = {
 		"SELECT state, count(*) AS n FROM regression GROUP BY state",
 	[Q_METRICS_OUTBOX] =
 		"SELECT state, count(*) AS n FROM outbox GROUP BY state",
+	/* The newest of each kind first (by id, the order they were
+	 * written), so the feed reads ?1 rows of each, not all history. */
 	[Q_FEED] =
-		"SELECT * FROM (SELECT 'regression-' || e.id AS id, e.at AS at,"
-		" 'Regression ' || g.id || ' ' || e.state || ': ' || g.test ||"
-		" ' on ' || g.target AS title, coalesce(e.message, '') AS summary,"
+		"SELECT * FROM (SELECT * FROM (SELECT 'regression-' || e.id AS id,"
+		" e.at AS at, 'Regression ' || g.id || ' ' || e.state || ': ' ||"
+		" g.test || ' on ' || g.target AS title,"
+		" coalesce(e.message, '') AS summary,"
 		" '/api/v1/regressions/' || g.id AS link FROM regression_event e"
 		" JOIN regression g ON g.id = e.regression_id"
-		" UNION ALL SELECT 'report-' || p.id, p.created, r.version ||"
-		" ': gate ' || p.gate, substr(p.text, 1, 2000),"
+		" ORDER BY e.id DESC LIMIT ?1)"
+		" UNION ALL SELECT * FROM (SELECT 'report-' || p.id, p.created,"
+		" r.version || ': gate ' || p.gate, substr(p.text, 1, 2000),"
 		" '/api/v1/releases/' || r.version FROM report p"
-		" JOIN release r ON r.id = p.release_id)"
-		" ORDER BY at DESC, id DESC LIMIT ?",
+		" JOIN release r ON r.id = p.release_id ORDER BY p.id DESC LIMIT ?1))"
+		" ORDER BY at DESC, id DESC LIMIT ?1",
 	/* Candidates only: which occurrence is earlier is regress_fixes()'s
 	 * rule, not this query's. */
 	[Q_FIX_CANDIDATES] =
@@ -593,10 +637,12 @@ struct store *store_open(const char *path, char *err, size_t errlen)
 	/* synchronous = FULL: a commit (and so a 201) has reached the disk
 	 * before it is answered, and survives a power cut (rcgated(8)). */
 	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
-			 " PRAGMA synchronous = FULL;", err, errlen) < 0)
+			 " PRAGMA synchronous = FULL; PRAGMA cache_size = -256;",
+			 err, errlen) < 0)
 		goto fail;
 	if (migrate(st, err, errlen) < 0)
 		goto fail;
+	sqlite3_wal_hook(st->db, on_commit, NULL);
 	return st;
 fail:
 	sqlite3_close(st->db);
@@ -608,6 +654,8 @@ void store_close(struct store *st)
 {
 	if (st == NULL)
 		return;
+	for (int q = 0; q < Q_COUNT; q++)
+		sqlite3_finalize(st->cached[q]);
 	sqlite3_close(st->db);
 	free(st);
 }
@@ -703,22 +751,27 @@ static json_t *column_json(sqlite3_stmt *stmt, int col)
 json_t *store_vrows(struct store *st, enum store_query q, char *err,
 		    size_t errlen, const char *types, va_list ap)
 {
-	sqlite3_stmt *stmt;
+	sqlite3_stmt *stmt = st->cached[q];
 	json_t *rows;
 	int rc;
 
-	stmt = prepare(st, query_sql[q], err, errlen);
-	if (stmt == NULL)
-		return NULL;
+	if (stmt == NULL) {
+		if (sqlite3_prepare_v3(st->db, query_sql[q], -1,
+				       SQLITE_PREPARE_PERSISTENT, &stmt,
+				       NULL) != SQLITE_OK) {
+			store_fail(st, "prepare", err, errlen);
+			return NULL;
+		}
+		st->cached[q] = stmt;
+	}
 	/* A caller passing the wrong arguments is a bug, not an empty result. */
 	if (sqlite3_bind_parameter_count(stmt) != (int)strlen(types)) {
 		errf(err, errlen, "query %d takes %d arguments, %zu given", (int)q,
 		     sqlite3_bind_parameter_count(stmt), strlen(types));
-		sqlite3_finalize(stmt);
 		return NULL;
 	}
 	if (bind_args(stmt, types, ap) < 0) {
-		sqlite3_finalize(stmt);
+		sqlite3_clear_bindings(stmt);
 		store_fail(st, "bind", err, errlen);
 		return NULL;
 	}
@@ -731,10 +784,14 @@ json_t *store_vrows(struct store *st, enum store_query q, char *err,
 					    column_json(stmt, c));
 		json_array_append_new(rows, row);
 	}
-	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		store_fail(st, "query", err, errlen);
+	/* Reset at once: a statement left mid-step would hold its read
+	 * snapshot (and the WAL) open until its next use. */
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
 	if (rc != SQLITE_DONE) {
 		json_decref(rows);
-		store_fail(st, "query", err, errlen);
 		return NULL;
 	}
 	return rows;

@@ -3,7 +3,7 @@
 # The REST API over a real socket: status codes, error bodies, tokens,
 # size caps, and jobs whose artifacts cannot be had ending as infra errors.
 . "$(dirname "$0")/lib.sh"
-echo "1..36"
+echo "1..43"
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 2"
 SHA=4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754
 
@@ -133,4 +133,40 @@ req GET /feed.atom
 $FORMATS feed "$STATE/body" > "$STATE/ids2" 2>/dev/null
 same_ids() { [ -s "$STATE/ids1" ] && cmp -s "$STATE/ids1" "$STATE/ids2" && grep -q '^tag:' "$STATE/ids1"; }
 check "Atom ids are tag: URIs that stay the same across a restart on another port" same_ids
+# The response cache (issue 13): reads are kept until the next commit, so
+# a read right after a write shows the write, every time; the answer of
+# one query is never the answer of another; repeated reads are hits.
+fresh=0
+for i in $(seq 70 89); do
+	curl -sS -o /dev/null "$BASE/api/v1/releases?limit=1"	# cached now
+	post '{"version":"6.1.'$i'-rc1","artifacts":[{"target":"x86_64","url":"file://'"$STATE"'/files/missing.deb","sha256":"'$NOSHA'"}]}'
+	req GET "/api/v1/releases?limit=1"
+	[ "$(jqb '.releases[0].version')" = "6.1.$i-rc1" ] && fresh=$((fresh + 1))
+done
+check "a cached list shows each of 20 new releases in the first read after its POST" [ $fresh = 20 ]
+req GET "/api/v1/releases?limit=2"; two=$(jqb '[.releases[].version] | join(" ")')
+req GET "/api/v1/releases?limit=1&offset=1"; second=$(jqb '.releases[0].version')
+req GET "/api/v1/releases?limit=1"; first=$(jqb '.releases[0].version')
+check "each query has its own answer (limit=2 is limit=1 and offset=1)" [ "$two" = "$first $second" -a "$first" != "$second" ]
+hits() { curl -sS "$BASE/metrics" | awk '/^rcgate_http_cache_requests_total\{result="hit"\}/ { print $2 }'; }
+h0=$(hits)
+for _ in 1 2 3 4 5; do curl -sS -o /dev/null "$BASE/api/v1/releases/6.1.64-rc1"; done
+h1=$(hits)
+check "repeated reads are answered from the cache (/metrics counts the hits)" [ -n "$h0" -a $((h1 - h0)) -ge 4 ]
+code=$(curl -sS -o /dev/null -w '%{http_code}' -I "$BASE/api/v1/releases/6.1.64-rc1")
+etag=$(curl -sS -D - -o /dev/null "$BASE/api/v1/releases/6.1.64-rc1" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }')
+code2=$(curl -sS -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "$BASE/api/v1/releases/6.1.64-rc1")
+check "a cached answer serves HEAD and 304 for its ETag" [ "$code" = 200 -a "$code2" = 304 ]
+# The state is derived from the jobs, yet the filter pages over the
+# matching releases (it used to filter only the page it had read).
+for i in $(seq 70 89); do wait_release "6.1.$i-rc1" 60; done
+req GET "/api/v1/releases?state=infra_error&limit=100"; all=$(jqb '[.releases[].version] | join(" ")')
+req GET "/api/v1/releases?state=infra_error&limit=2&offset=3"; page=$(jqb '[.releases[].version] | join(" ")')
+check "?state= pages over the releases in that state (offset 3, limit 2)" \
+	[ -n "$page" -a "$page" = "$(echo "$all" | cut -d' ' -f4-5)" ]
+req GET "/api/v1/releases?state=bogus"
+check "an unknown ?state= is 400" [ "$CODE" = 400 ]
+code=$(curl -sS -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 40000 /dev/zero | tr '\0' a)" "$BASE/healthz")
+code2=$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/healthz")
+check "request headers over 32 KiB are 431, and the daemon goes on" [ "$code" = 431 -a "$code2" = 200 ]
 exit 0
