@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "rcgate.h"
 #include "testutil.h"
@@ -61,9 +62,39 @@ static int setup(void **state)
 	return 0;
 }
 
+/* 008-state-counts.sql's triggers agree with counting the rows: what
+ * /metrics reads is what a scan would say, after every scenario here
+ * (inserts, transitions, reruns, regressions confirmed and fixed). */
+static void assert_state_counts(const char *db)
+{
+	static const char *const sql =
+		"SELECT (SELECT count(*) FROM (SELECT 'job' AS t, state, count(*) AS n"
+		" FROM job GROUP BY state UNION ALL SELECT 'regression', state,"
+		" count(*) FROM regression GROUP BY state UNION ALL SELECT"
+		" 'outbox', state, count(*) FROM outbox GROUP BY state EXCEPT"
+		" SELECT tbl, state, n FROM state_count WHERE n > 0))"
+		" + (SELECT count(*) FROM (SELECT tbl, state, n FROM state_count"
+		" WHERE n != 0 EXCEPT SELECT 'job', state, count(*) FROM job"
+		" GROUP BY state EXCEPT SELECT 'regression', state, count(*)"
+		" FROM regression GROUP BY state EXCEPT SELECT 'outbox', state,"
+		" count(*) FROM outbox GROUP BY state))";
+	sqlite3 *h;
+	sqlite3_stmt *stmt;
+
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &stmt, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(stmt, 0), 0);
+	sqlite3_finalize(stmt);
+	sqlite3_close(h);
+}
+
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
+
+	assert_state_counts(f->db);
 
 	test_store_free(f->st, f->dir);
 	config_free(&f->cfg);
