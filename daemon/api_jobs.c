@@ -13,6 +13,7 @@
 
 #include "rcgate.h"
 #include "api_internal.h"
+#include "build.h"
 
 /* How much of the end of each file the job log shows. */
 #define LOG_PART_BYTES (2u << 20)
@@ -105,6 +106,8 @@ int h_job_log(struct http_request *req, struct http_response *resp)
 	size_t len = 0;
 	static const char *const parts[][2] = {
 		{ "rcgate", RCGATE_JOB_LOG },
+		/* A release built from source: make's output (build.c). */
+		{ "build", BUILD_LOG },
 		{ "console", RCGATE_CONSOLE_LOG },
 		{ "results (KTAP)", RCGATE_RESULTS_KTAP },
 		/* The power-cut test's two boots (sched.c phase_paths). */

@@ -355,6 +355,7 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	json_t *v;
 	char sub[256];
 
+	memset(out, 0, sizeof(*out));
 	if (!json_is_object(a)) {
 		errf(err, errlen, "artifacts[%zu] is not an object", i);
 		return -1;
@@ -441,6 +442,94 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	return 0;
 }
 
+/* A URL and its sha256 from a source object: both or neither (*url NULL
+ * when absent); -1 with err if one is missing or malformed. */
+static int source_url(json_t *src, const char *ukey, const char *skey,
+		      const char **url, const char **sha, char *err,
+		      size_t errlen)
+{
+	char sub[256];
+
+	*url = json_string_value(json_object_get(src, ukey));
+	*sha = json_string_value(json_object_get(src, skey));
+	if ((json_object_get(src, ukey) != NULL && *url == NULL) ||
+	    (json_object_get(src, skey) != NULL && *sha == NULL) ||
+	    (*url == NULL) != (*sha == NULL)) {
+		errf(err, errlen, "source.%s and source.%s are strings that go"
+		     " together", ukey, skey);
+		return -1;
+	}
+	if (*url == NULL)
+		return 0;
+	if (strlen(*url) > 2000 || fetch_url_check(*url, sub, sizeof(sub)) < 0) {
+		errf(err, errlen, "source.%s: %s", ukey,
+		     strlen(*url) > 2000 ? "longer than 2000 characters" : sub);
+		return -1;
+	}
+	if (!is_sha256_hex(*sha)) {
+		errf(err, errlen, "source.%s must be 64 lowercase hex digits", skey);
+		return -1;
+	}
+	return 0;
+}
+
+/* {"source": {"tarball", "tarball_sha256", "patch", "patch_sha256"},
+ * "targets": [...]}: one artifact of kind source per target (all four when
+ * targets is absent), pointing into body. */
+static int source_check(json_t *body, struct artifact_in *in, size_t *n,
+			char *err, size_t errlen)
+{
+	json_t *src = json_object_get(body, "source");
+	json_t *targets = json_object_get(body, "targets"), *v;
+	const char *tarball, *tsha, *patch, *psha, *key;
+	size_t i;
+
+	if (!json_is_object(src)) {
+		errf(err, errlen, "source must be an object with tarball,"
+		     " tarball_sha256 and, for an rc, patch and patch_sha256");
+		return -1;
+	}
+	json_object_foreach(src, key, v) {
+		if (strcmp(key, "tarball") != 0 && strcmp(key, "tarball_sha256") != 0 &&
+		    strcmp(key, "patch") != 0 && strcmp(key, "patch_sha256") != 0) {
+			errf(err, errlen, "source: unknown key '%.40s'", key);
+			return -1;
+		}
+	}
+	if (source_url(src, "tarball", "tarball_sha256", &tarball, &tsha, err,
+		       errlen) < 0 ||
+	    source_url(src, "patch", "patch_sha256", &patch, &psha, err,
+		       errlen) < 0)
+		return -1;
+	if (tarball == NULL) {
+		errf(err, errlen, "source.tarball (the release the rc applies to)"
+		     " is missing");
+		return -1;
+	}
+	if (targets != NULL && (!json_is_array(targets) ||
+				json_array_size(targets) == 0 ||
+				json_array_size(targets) > target_count())) {
+		errf(err, errlen, "targets must be an array of 1..%zu target names",
+		     target_count());
+		return -1;
+	}
+	*n = targets != NULL ? json_array_size(targets) : target_count();
+	for (i = 0; i < *n; i++) {
+		const char *name = targets != NULL
+			? json_string_value(json_array_get(targets, i))
+			: target_at(i)->name;
+
+		if (name == NULL || target_find(name) == NULL) {
+			errf(err, errlen, "targets[%zu] must be one of x86_64, i386,"
+			     " arm64, armv7", i);
+			return -1;
+		}
+		in[i] = (struct artifact_in){ target_find(name)->name, tarball,
+			tsha, "source", NULL, NULL, 0, patch, psha };
+	}
+	return 0;
+}
+
 int h_release_post(struct http_request *req, struct http_response *resp)
 {
 	json_error_t jerr;
@@ -450,7 +539,7 @@ int h_release_post(struct http_request *req, struct http_response *resp)
 	const char *version, *key, *baseline = NULL;
 	char err[512], vcopy[48], bcopy[48];
 	int64_t release_id;
-	size_t n;
+	size_t n = 0;
 	int rc;
 
 	if (req->body == NULL || req->body_len == 0)
@@ -466,7 +555,8 @@ int h_release_post(struct http_request *req, struct http_response *resp)
 	}
 	json_object_foreach(body, key, v) {
 		if (strcmp(key, "version") != 0 && strcmp(key, "artifacts") != 0 &&
-		    strcmp(key, "baseline") != 0) {
+		    strcmp(key, "baseline") != 0 && strcmp(key, "source") != 0 &&
+		    strcmp(key, "targets") != 0) {
 			http_error(resp, 400, "unknown key '%.40s'", key);
 			json_decref(body);
 			return 0;
@@ -498,16 +588,34 @@ int h_release_post(struct http_request *req, struct http_response *resp)
 		snprintf(bcopy, sizeof(bcopy), "%s", baseline);
 		baseline = bcopy;
 	}
-	arts = json_object_get(body, "artifacts");
-	n = json_array_size(arts);
-	if (!json_is_array(arts) || n == 0 || n > target_count()) {
+	if ((json_object_get(body, "source") != NULL) ==
+	    (json_object_get(body, "artifacts") != NULL)) {
 		json_decref(body);
-		return http_error(resp, 400, "artifacts must be an array of 1..%zu"
-				  " objects", target_count());
+		return http_error(resp, 400, "give either artifacts (kernels to"
+				  " test) or source (rcgate builds them)");
+	}
+	if (json_object_get(body, "source") != NULL) {
+		if (source_check(body, in, &n, err, sizeof(err)) < 0) {
+			json_decref(body);
+			return http_error(resp, 400, "%s", err);
+		}
+	} else if (json_object_get(body, "targets") != NULL) {
+		json_decref(body);
+		return http_error(resp, 400, "targets go with source; artifacts"
+				  " name their own targets");
+	}
+	arts = json_object_get(body, "artifacts");
+	if (arts != NULL) {
+		n = json_array_size(arts);
+		if (!json_is_array(arts) || n == 0 || n > target_count()) {
+			json_decref(body);
+			return http_error(resp, 400, "artifacts must be an array of"
+					  " 1..%zu objects", target_count());
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (artifact_check(json_array_get(arts, i), i, &in[i], err,
-				   sizeof(err)) < 0) {
+		if (arts != NULL && artifact_check(json_array_get(arts, i), i,
+						   &in[i], err, sizeof(err)) < 0) {
 			json_decref(body);
 			return http_error(resp, 400, "%s", err);
 		}

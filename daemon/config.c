@@ -110,6 +110,18 @@ static const struct directive directives[] = {
 	  "loopback, private or link-local addresses/prefixes downloads may reach, e.g. 127.0.0.0/8" },
 	{ "jobs", "max_artifact_mb", D_LONG, OFF(max_artifact_mb), "1024", 1, 65536, NULL,
 	  "largest kernel artifact fetched" },
+	{ "build", "config_dir", D_STRING, OFF(build_config_dir), CONFIG_DIR_DEFAULT, 0, 0, NULL,
+	  "kernel config fragments, <target>.config, merged on tinyconfig for releases built from source" },
+	{ "build", "ccache_dir", D_STRING, OFF(build_ccache_dir), "", 0, 0, NULL,
+	  "compiler cache shared by builds; empty: <cache_dir>/ccache; 'none': no ccache" },
+	{ "build", "jobs", D_LONG, OFF(build_jobs), "2", 1, 256, NULL,
+	  "make -j of a kernel build; one build runs at a time, beside the guests" },
+	{ "build", "timeout", D_LONG, OFF(build_timeout), "3600", 60, 86400, NULL,
+	  "seconds a kernel build may take (then it is an infra error)" },
+	{ "build", "from_announcements", D_LONG, OFF(build_from_announcements), "0", 0, 1, NULL,
+	  "1: an announced rc is built from its stable-review patch and the release tarball beside it (kernel.org's layout)" },
+	{ "build", "targets", D_STRING, OFF(build_targets), "x86_64 i386 arm64 armv7", 0, 0, NULL,
+	  "the targets an announced rc is built and tested on" },
 };
 
 #define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))

@@ -699,3 +699,44 @@ out:
 	close(lockfd);
 	return rc;
 }
+
+int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
+		char *path, size_t pathlen, char sha256[65], FILE *joblog,
+		const volatile int *cancel, char *err, size_t errlen)
+{
+	char pdir[PATH_MAX], partial[PATH_MAX], urlhash[65];
+	int local = strncmp(url, "file:", 5) == 0;
+
+	sha256_hex(url, strlen(url), urlhash);
+	if (pathf(pdir, sizeof(pdir), "%s/partial", cache_dir) < 0 ||
+	    pathf(partial, sizeof(partial), "%s/learn.%.16s.%ld", pdir, urlhash,
+		  (long)getpid()) < 0) {
+		errf(err, errlen, "cache path too long");
+		return -1;
+	}
+	if (mkdir_p(pdir, 0755, err, errlen) < 0)
+		return -1;
+	unlink(partial);	/* never resumed: its hash is what we learn */
+	if (fetch_source(url, local, partial, max_bytes, joblog, cancel, err,
+			 errlen) < 0 ||
+	    sha256_file(partial, sha256, err, errlen) < 0) {
+		unlink(partial);
+		return -1;
+	}
+	if (pathf(path, pathlen, "%s/%s", cache_dir, sha256) < 0) {
+		unlink(partial);
+		errf(err, errlen, "cache path too long");
+		return -1;
+	}
+	/* Content-addressed: the same bytes may be there already. */
+	if (access(path, R_OK) == 0)
+		unlink(partial);
+	else if (rename(partial, path) < 0) {
+		errf(err, errlen, "rename into cache: %s", strerror(errno));
+		unlink(partial);
+		return -1;
+	}
+	if (joblog != NULL)
+		fprintf(joblog, "fetch: %s has sha256 %s\n", url, sha256);
+	return 0;
+}

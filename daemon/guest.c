@@ -2,17 +2,20 @@
 /*
  * guest.c - the daemon's libvirt user: connections (including the embedded
  * QEMU driver and the event loop thread it needs), running one transient
- * test domain to completion, and cleaning up domains a crashed daemon left
- * behind. The only file besides guest_xml.c that knows libvirt exists, and
+ * test domain to completion (created paused, then started, then destroyed
+ * on a thread of its own if the caller wants it off its path), and
+ * cleaning up domains a crashed daemon left behind. The only file besides guest_xml.c that knows libvirt exists, and
  * the only one that calls it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +27,11 @@
 #include "guest.h"
 
 #define POLL_INTERVAL_NS (100 * 1000 * 1000L)
+/* How often the run loop looks at the domain, the clock and the cancel
+ * flag; the results file wakes it at once (inotify). */
+#define CHECK_INTERVAL_MS 100
+/* Without an inotify watch (no file yet, no inotify) the file is polled. */
+#define FALLBACK_POLL_MS 10
 #define EMBED_PREFIX "qemu:///embed"
 
 /*
@@ -33,7 +41,11 @@
  * virtlogd's socket; user/group root let qemu read the embed root's
  * 0700 state files; no dynamic ownership or remembered owners (xattrs),
  * because the daemon owns every file it hands to a guest; no security
- * driver, so hosts with AppArmor behave like those without.
+ * driver, so hosts with AppArmor behave like those without; no cgroups of
+ * libvirt's own, so a guest stays in the daemon's cgroup: the service's
+ * CPU weight and limits cover its guests, and a guest competes for the CPU
+ * as the daemon does (libvirt's cgroup under "machine" would count as one
+ * nice-0 process beside everything else on the host).
  */
 static const char embed_qemu_conf[] =
 	"# Written by rcgated for the embedded QEMU driver; edits are lost.\n"
@@ -42,7 +54,8 @@ static const char embed_qemu_conf[] =
 	"group = \"root\"\n"
 	"dynamic_ownership = 0\n"
 	"remember_owner = 0\n"
-	"security_driver = \"none\"\n";
+	"security_driver = \"none\"\n"
+	"cgroup_controllers = [ ]\n";
 /* Unprivileged (rcgated's [daemon] user): qemu runs as the daemon's own
  * user, which owns the embed root; naming root there would make libvirt
  * try to chown its state directories and fail. */
@@ -51,12 +64,29 @@ static const char embed_qemu_conf_user[] =
 	"stdio_handler = \"file\"\n"
 	"dynamic_ownership = 0\n"
 	"remember_owner = 0\n"
-	"security_driver = \"none\"\n";
+	"security_driver = \"none\"\n"
+	"cgroup_controllers = [ ]\n";
+
+/* A domain being destroyed in the background (guest_spec.destroy_later). */
+struct teardown {
+	struct guest_host *host;
+	virDomainPtr dom;
+	char *name;
+	struct teardown *next;
+};
 
 struct guest_host {
 	virConnectPtr conn;
 	int uses_loop;
 	unsigned create_flags;	/* for virDomainCreateXML */
+	/* qemu: start paused, then resume (define and start timed apart);
+	 * the test driver refuses the flag. */
+	int start_paused;
+	/* Background destroys not finished yet; their threads are detached
+	 * and close waits for the list to empty. */
+	pthread_mutex_t lock;
+	pthread_cond_t gone;
+	struct teardown *teardowns;
 };
 
 /* Everything below is process-wide because libvirt's event loop is. */
@@ -288,6 +318,8 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 		snprintf(err, errlen, "guest_host_open: out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->gone, NULL);
 	/* Remote URIs need the loop too (keepalive), so every host uses it. */
 	if (loop_get(err, errlen) < 0) {
 		free(h);
@@ -301,6 +333,7 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 	if (strncmp(uri, "qemu", 4) == 0 &&
 	    strncmp(uri, EMBED_PREFIX, strlen(EMBED_PREFIX)) != 0)
 		h->create_flags = VIR_DOMAIN_START_AUTODESTROY;
+	h->start_paused = strncmp(uri, "qemu", 4) == 0;
 	h->conn = virConnectOpen(uri);
 	if (h->conn == NULL) {
 		const char *msg = last_error();
@@ -313,6 +346,8 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 			 " (the QEMU driver needs its system account even "
 			 "as root: see docs/libvirt.md)");
 		loop_put();
+		pthread_cond_destroy(&h->gone);
+		pthread_mutex_destroy(&h->lock);
 		free(h);
 		return NULL;
 	}
@@ -326,6 +361,12 @@ void guest_host_close(struct guest_host *h)
 
 	if (h == NULL)
 		return;
+	/* Every domain handed to a teardown thread is gone before the
+	 * connection it uses closes. */
+	pthread_mutex_lock(&h->lock);
+	while (h->teardowns != NULL)
+		pthread_cond_wait(&h->gone, &h->lock);
+	pthread_mutex_unlock(&h->lock);
 	if (h->conn != NULL) {
 		refs = virConnectClose(h->conn);
 		if (refs > 0)
@@ -339,6 +380,8 @@ void guest_host_close(struct guest_host *h)
 	 * still needs the loop: stop it only afterwards. */
 	if (h->uses_loop)
 		loop_put();
+	pthread_cond_destroy(&h->gone);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
 
@@ -448,55 +491,291 @@ static int unlink_stale(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int guest_run(struct guest_host *h, const struct guest_spec *spec,
-	      const char *marker, int timeout_s, const volatile int *cancel,
-	      enum guest_outcome *outcome, struct guest_times *times,
-	      char *err, size_t errlen)
+static double now_unix(void)
 {
-	struct marker_scan scan = { .fd = -1 };
-	struct timespec pause = { 0, POLL_INTERVAL_NS };
-	struct guest_times t = { 0 };
-	double start = now_monotonic(), now, decided, created;
-	virDomainPtr dom;
-	char *xml;
-	int rc = -1, stopped = 0;
+	struct timespec ts;
 
-	if (h == NULL || spec == NULL || marker == NULL || marker[0] == '\0' ||
-	    outcome == NULL) {
-		snprintf(err, errlen, "guest_run: missing argument");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The guest's qemu process's CPU time so far (all its threads), in
+ * seconds; -1 when the driver does not say. */
+static double domain_cpu_seconds(virDomainPtr dom)
+{
+	virDomainInfo info;
+	int rc;
+
+	errors_expected = 1;
+	rc = virDomainGetInfo(dom, &info);
+	errors_expected = 0;
+	return rc < 0 ? -1 : (double)info.cpuTime / 1e9;
+}
+
+static void teardown_unlink(struct teardown *t)
+{
+	struct guest_host *h = t->host;
+
+	pthread_mutex_lock(&h->lock);
+	for (struct teardown **p = &h->teardowns; *p != NULL; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	}
+	pthread_cond_broadcast(&h->gone);
+	pthread_mutex_unlock(&h->lock);
+	free(t->name);
+	free(t);
+}
+
+static void *teardown_main(void *arg)
+{
+	struct teardown *t = arg;
+	double start = now_monotonic();
+	char err[512];
+
+	/* domain_destroy logs its own failure; the orphan sweep at the
+	 * next start is the safety net for a domain that stays. */
+	if (domain_destroy(t->dom, t->name, err, sizeof(err)) == 0)
+		glog(GUEST_LOG_DEBUG, "guest destroyed name=%s destroy=%.2fs"
+		     " (in the background)", t->name, now_monotonic() - start);
+	virDomainFree(t->dom);
+	teardown_unlink(t);
+	return NULL;
+}
+
+/*
+ * Destroys dom on a thread of its own, so that the caller's next step
+ * does not wait for it: tearing a domain down means waiting until its
+ * qemu has been reaped, which an init that reaps slowly makes seconds.
+ * 0, or -1 when no thread could be started (the caller destroys it).
+ */
+static int destroy_later(struct guest_host *h, virDomainPtr dom,
+			 const char *name)
+{
+	struct teardown *t = calloc(1, sizeof(*t));
+	pthread_attr_t attr;
+	pthread_t thread;
+	int rc;
+
+	if (t == NULL || (t->name = strdup(name)) == NULL) {
+		free(t);
 		return -1;
 	}
-	if (strlen(marker) >= sizeof(scan.head)) {
-		snprintf(err, errlen, "guest_run: marker longer than %zu bytes",
-			 sizeof(scan.head) - 1);
+	t->host = h;
+	t->dom = dom;
+	pthread_mutex_lock(&h->lock);
+	t->next = h->teardowns;
+	h->teardowns = t;
+	pthread_mutex_unlock(&h->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&thread, &attr, teardown_main, t);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		t->dom = NULL;
+		teardown_unlink(t);
 		return -1;
 	}
+	return 0;
+}
+
+double guest_wait_destroyed(struct guest_host *h, const char *name)
+{
+	double start = now_monotonic();
+	int pending;
+
+	if (h == NULL || name == NULL)
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	do {
+		pending = 0;
+		for (const struct teardown *t = h->teardowns; t != NULL;
+		     t = t->next) {
+			if (strcmp(t->name, name) == 0)
+				pending = 1;
+		}
+		if (pending)
+			pthread_cond_wait(&h->gone, &h->lock);
+	} while (pending);
+	pthread_mutex_unlock(&h->lock);
+	return now_monotonic() - start;
+}
+
+/*
+ * Wakes the run loop as soon as the results file grows, instead of a
+ * poll interval later. Without a watch (inotify unavailable, or the file
+ * not there yet: only libvirt's test driver leaves it to the writer) the
+ * loop polls every FALLBACK_POLL_MS.
+ */
+struct file_watch {
+	int fd;			/* inotify instance, or -1 */
+	int wd;			/* watch on the file, or -1 */
+};
+
+static void watch_add(struct file_watch *w, const char *path)
+{
+	if (w->fd >= 0 && w->wd < 0)
+		w->wd = inotify_add_watch(w->fd, path, IN_MODIFY);
+}
+
+/* Up to ms milliseconds, less when the file changes. */
+static void watch_wait(struct file_watch *w, int ms)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+
+	if (w->wd < 0) {
+		struct timespec ts = { 0, (ms < FALLBACK_POLL_MS ? ms :
+					   FALLBACK_POLL_MS) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return;
+	}
+	if (poll(&p, 1, ms) > 0) {
+		while (read(w->fd, buf, sizeof(buf)) > 0)
+			;
+	}
+}
+
+/* A domain created with its CPUs paused (guest_create), until it has run
+ * (guest_start_wait) or is discarded. */
+struct guest {
+	struct guest_host *host;
+	virDomainPtr dom;
+	char *name, *channel_log;
+	int destroy_later;
+	struct file_watch watch;
+	struct guest_times times;
+};
+
+static void guest_free(struct guest *g)
+{
+	if (g->watch.fd >= 0)
+		close(g->watch.fd);
+	free(g->name);
+	free(g->channel_log);
+	free(g);
+}
+
+int guest_create(struct guest_host *h, const struct guest_spec *spec,
+		 struct guest **out, struct guest_times *times, char *err,
+		 size_t errlen)
+{
+	double start = now_monotonic();
+	struct guest *g;
+	char *xml;
+
+	*out = NULL;
+	if (h == NULL || spec == NULL) {
+		snprintf(err, errlen, "guest_create: missing argument");
+		return -1;
+	}
+	g = calloc(1, sizeof(*g));
+	if (g == NULL || (g->name = strdup(spec->name != NULL ? spec->name
+					    : "")) == NULL ||
+	    (g->channel_log = strdup(spec->channel_log != NULL
+				     ? spec->channel_log : "")) == NULL) {
+		if (g != NULL) {
+			free(g->name);
+			free(g);
+		}
+		snprintf(err, errlen, "guest_create: out of memory");
+		return -1;
+	}
+	g->host = h;
+	g->destroy_later = spec->destroy_later;
+	g->watch.fd = g->watch.wd = -1;
+	g->times.cpu_s = -1;
+	g->times.started_at = now_unix();
 	if (times != NULL)
-		*times = t;
+		*times = g->times;
 	xml = guest_xml(spec, err, errlen);
-	if (xml == NULL)
-		return -1;
 	/* A stale log from an earlier attempt must not look like a result. */
-	if (unlink_stale(spec->channel_log, err, errlen) < 0 ||
+	if (xml == NULL || unlink_stale(spec->channel_log, err, errlen) < 0 ||
 	    unlink_stale(spec->console_log, err, errlen) < 0) {
 		free(xml);
+		guest_free(g);
 		return -1;
 	}
-	dom = virDomainCreateXML(h->conn, xml, h->create_flags);
+	/* Paused, so that libvirt's part (the domain set up, qemu started and
+	 * queried) is done and timed apart from running the guest. */
+	g->dom = virDomainCreateXML(h->conn, xml, h->create_flags |
+				    (h->start_paused ? VIR_DOMAIN_START_PAUSED
+						     : 0));
 	free(xml);
-	if (dom == NULL) {
+	g->times.define_s = now_monotonic() - start;
+	if (times != NULL)
+		*times = g->times;
+	if (g->dom == NULL) {
 		snprintf(err, errlen, "virDomainCreateXML(%s): %s", spec->name,
 			 last_error());
-		if (times != NULL)
-			times->create_s = times->decided_s = now_monotonic() - start;
+		guest_free(g);
 		return -1;
 	}
+	/* libvirt has opened the results file for qemu by now. */
+	g->watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	watch_add(&g->watch, g->channel_log);
+	glog(GUEST_LOG_DEBUG, "guest created name=%s after=%.2fs", g->name,
+	     g->times.define_s);
+	*out = g;
+	return 0;
+}
+
+/* The end of a created guest: destroyed now or by a thread of its own;
+ * 0, or -1 with err set when destroying it failed. */
+static int guest_end(struct guest *g, int later, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (later && destroy_later(g->host, g->dom, g->name) == 0) {
+		g->dom = NULL;
+	} else {
+		rc = domain_destroy(g->dom, g->name, err, errlen);
+		virDomainFree(g->dom);
+	}
+	guest_free(g);
+	return rc;
+}
+
+void guest_discard(struct guest *g)
+{
+	if (g != NULL)
+		guest_end(g, 1, NULL, 0);
+}
+
+int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
+		     const volatile int *cancel, enum guest_outcome *outcome,
+		     struct guest_times *times, char *err, size_t errlen)
+{
+	struct marker_scan scan = { .fd = -1 };
+	struct guest_times t;
+	double start = now_monotonic(), now, decided, created,
+		next_check = 0;
+	int rc = -1, stopped = 0, later;
+
+	if (g == NULL || marker == NULL || marker[0] == '\0' ||
+	    outcome == NULL || strlen(marker) >= sizeof(scan.head)) {
+		snprintf(err, errlen, "guest_start_wait: missing argument or"
+			 " marker longer than %zu bytes", sizeof(scan.head) - 1);
+		guest_discard(g);
+		return -1;
+	}
+	t = g->times;
+	if (g->host->start_paused && virDomainResume(g->dom) < 0) {
+		snprintf(err, errlen, "virDomainResume(%s): %s", g->name,
+			 last_error());
+		created = now_monotonic();
+		goto out;
+	}
 	created = now_monotonic();
-	glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs", spec->name,
-	     created - start);
+	t.running_at = now_unix();
+	glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs", g->name,
+	     t.define_s + created - start);
 
 	for (;;) {
-		if (marker_poll(&scan, spec->channel_log, marker, stopped, err,
+		if (marker_poll(&scan, g->channel_log, marker, stopped, err,
 				errlen) < 0)
 			goto out;
 		if (scan.found) {
@@ -516,39 +795,61 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 			*outcome = GUEST_TIMEOUT;
 			break;
 		}
-		if (!domain_running(dom)) {
-			/* One more read: qemu may have written the last
-			 * bytes just before it went away. */
-			stopped = 1;
-			continue;
+		if (now >= next_check) {
+			next_check = now + CHECK_INTERVAL_MS / 1000.0;
+			if (!domain_running(g->dom)) {
+				/* One more read: qemu may have written the
+				 * last bytes just before it went away. */
+				stopped = 1;
+				continue;
+			}
 		}
-		nanosleep(&pause, NULL);
+		watch_add(&g->watch, g->channel_log);
+		watch_wait(&g->watch, 1 + (int)((next_check - now) * 1000));
 	}
 	rc = 0;
 out:
 	decided = now_monotonic();
-	/* -no-shutdown keeps a powered-off guest around; do not wait. */
-	if (domain_destroy(dom, spec->name, rc < 0 ? NULL : err,
-			   rc < 0 ? 0 : errlen) < 0)
-		rc = -1;
-	virDomainFree(dom);
+	t.decided_at = now_unix();
+	t.cpu_s = domain_cpu_seconds(g->dom);
 	if (scan.fd >= 0)
 		close(scan.fd);
-	/* Boot-to-result: the destroy that follows is cleanup, and on hosts
-	 * whose init reaps slowly it costs seconds that say nothing about
-	 * the kernel under test, so it is counted apart. */
-	t.create_s = created - start;
+	t.start_s = created - start;
+	t.create_s = t.define_s + t.start_s;
 	t.run_s = decided - created;
-	t.decided_s = decided - start;
+	t.decided_s = t.create_s + t.run_s;
+	/* -no-shutdown keeps a powered-off guest around; do not wait. The
+	 * destroy is cleanup, not boot-to-result: counted apart, and off the
+	 * caller's path when it asked for that. */
+	later = rc == 0 && g->destroy_later;
+	if (guest_end(g, later, rc < 0 ? NULL : err, rc < 0 ? 0 : errlen) < 0)
+		rc = -1;
 	t.destroy_s = now_monotonic() - decided;
 	if (times != NULL)
 		*times = t;
 	if (rc == 0)
-		glog(GUEST_LOG_DEBUG, "guest finished name=%s outcome=%s "
-		     "decided=%.2fs destroy=%.2fs", spec->name,
-		     guest_outcome_name(*outcome), decided - start,
-		     now_monotonic() - decided);
+		glog(GUEST_LOG_DEBUG, "guest finished outcome=%s decided=%.2fs"
+		     " destroy=%.2fs%s", guest_outcome_name(*outcome),
+		     t.decided_s, t.destroy_s,
+		     later ? " (then in the background)" : "");
 	return rc;
+}
+
+int guest_run(struct guest_host *h, const struct guest_spec *spec,
+	      const char *marker, int timeout_s, const volatile int *cancel,
+	      enum guest_outcome *outcome, struct guest_times *times,
+	      char *err, size_t errlen)
+{
+	struct guest *g;
+
+	if (marker == NULL || marker[0] == '\0' || outcome == NULL) {
+		snprintf(err, errlen, "guest_run: missing argument");
+		return -1;
+	}
+	if (guest_create(h, spec, &g, times, err, errlen) < 0)
+		return -1;
+	return guest_start_wait(g, marker, timeout_s, cancel, outcome, times,
+				err, errlen);
 }
 
 int guest_destroy_orphans(struct guest_host *h, const char *name_prefix,

@@ -40,6 +40,11 @@ struct guest_spec {
 	const char *channel_log;	/* virtio-serial named port -> file */
 	const char *channel_name;	/* e.g. org.rcgate.results */
 	const char *job_tag;	/* free text kept in <metadata> */
+	/* Destroy the domain on a thread of its own once the outcome is
+	 * known, instead of before guest_run returns (a completed or timed
+	 * out run only). Its qemu may hold the disks for a moment after
+	 * return: guest_wait_destroyed before another guest opens them. */
+	int destroy_later;
 };
 
 enum guest_outcome {
@@ -76,23 +81,63 @@ void guest_host_close(struct guest_host *);
 /*
  * Boot spec as a transient domain and wait until a line starting with
  * marker (at column 0) appears in spec->channel_log, the domain stops by
- * itself, timeout_s seconds pass since the call, or *cancel (may be NULL)
- * becomes non-zero. channel_log and console_log are truncated first.
- * The domain is always destroyed before return. Returns 0 with *outcome
- * and *times (may be NULL) set, or -1 on libvirt/setup errors with err
- * naming the failed call and libvirt's message (times as far as it got).
+ * itself, timeout_s seconds pass since its CPUs started, or *cancel (may
+ * be NULL) becomes non-zero. channel_log and console_log are truncated
+ * first. The domain is destroyed before return, or handed to a thread
+ * that destroys it (spec->destroy_later). Returns 0 with *outcome and
+ * *times (may be NULL) set, or -1 on libvirt/setup errors with err naming
+ * the failed call and libvirt's message (times as far as it got).
  * Safe to call from several threads on one host.
+ * guest_run is guest_create and guest_start_wait in one.
  */
 struct guest_times {
-	double create_s;	/* the call until libvirt has the domain running */
+	double define_s;	/* libvirt set the domain up and started its
+				 * qemu with the CPUs paused */
+	double start_s;		/* starting the CPUs */
+	double create_s;	/* define_s + start_s */
 	double run_s;		/* from then until the outcome was known */
-	double decided_s;	/* create_s + run_s: boot-to-result */
-	double destroy_s;	/* tearing the domain down afterwards */
+	double decided_s;	/* create_s + run_s: boot-to-result (a wait
+				 * between create and start not counted) */
+	double destroy_s;	/* tearing the domain down on the caller's
+				 * path (0 when it went to a thread) */
+	double cpu_s;		/* the qemu process's CPU time at the outcome
+				 * (-1: the driver does not say) */
+	double started_at;	/* Unix time: the create call, */
+	double running_at;	/* the CPUs started, */
+	double decided_at;	/* the outcome known */
 };
 int guest_run(struct guest_host *, const struct guest_spec *,
 	      const char *marker, int timeout_s, const volatile int *cancel,
 	      enum guest_outcome *outcome, struct guest_times *times,
 	      char *err, size_t errlen);
+
+/* A guest created but not run yet. */
+struct guest;
+
+/*
+ * The first half of guest_run: the domain created with its CPUs paused
+ * (libvirt's part, which needs little CPU: a caller may do it before its
+ * turn to run a guest). *out is then guest_start_wait's or
+ * guest_discard's to free. times (may be NULL) gets define_s and
+ * started_at. spec's strings need not outlive the call.
+ */
+int guest_create(struct guest_host *, const struct guest_spec *,
+		 struct guest **out, struct guest_times *times, char *err,
+		 size_t errlen);
+/* The second half: starts the CPUs, waits as guest_run, frees g. */
+int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
+		     const volatile int *cancel, enum guest_outcome *outcome,
+		     struct guest_times *times, char *err, size_t errlen);
+/* Destroys (in the background) a created guest that is not to run, and
+ * frees it; NULL is ignored. */
+void guest_discard(struct guest *g);
+
+/*
+ * Waits until no background destroy of a domain called name is pending
+ * (at once when none is). Returns the seconds it waited.
+ * guest_host_close waits for every pending one.
+ */
+double guest_wait_destroyed(struct guest_host *, const char *name);
 
 /*
  * After a daemon crash: destroy running domains whose name starts with

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "build.h"
 #include "kcidb.h"
 #include "rcgate.h"
 
@@ -141,17 +142,43 @@ json_t *kcidb_submission(const char *farm, const struct kcidb_release *rel,
 		if (public)
 			snprintf(log_url, sizeof(log_url), "%s/api/v1/jobs/%lld/log",
 				 rel->public_url, (long long)job->id);
+		/* A kernel rcgate built has its build's own result: that is
+		 * the build's status (FAIL: the source does not build), not
+		 * a test, and its regression's incidents name the build. */
+		const char *bstatus = build_status(job->state);
+
+		for (size_t k = 0; k < job->nresults; k++) {
+			if (strcmp(job->results[k].test, BUILD_TEST) == 0)
+				bstatus = test_status(job->results[k].status);
+		}
 		build = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", build_id,
 				  "checkout_id", checkout_id, "origin", origin,
-				  "architecture", job->target, "status",
-				  build_status(job->state));
+				  "architecture", job->target, "status", bstatus);
 		set_string(build, "log_url", log_url);
 		json_array_append_new(builds, build);
+		for (size_t r = 0; r < nregs && strcmp(bstatus, "FAIL") == 0; r++) {
+			char issue_id[96], incident_id[360];
+
+			if (regs[r].flaky || strcmp(regs[r].test, BUILD_TEST) != 0 ||
+			    strcmp(regs[r].target, job->target) != 0)
+				continue;
+			snprintf(issue_id, sizeof(issue_id), "%s:regression%lld",
+				 origin, (long long)regs[r].id);
+			snprintf(incident_id, sizeof(incident_id), "%s:%lld-job%lld-build",
+				 origin, (long long)regs[r].id, (long long)job->id);
+			json_array_append_new(incidents, json_pack(
+				"{s:s,s:s,s:s,s:i,s:s,s:b}", "id", incident_id,
+				"origin", origin, "issue_id", issue_id,
+				"issue_version", 1, "build_id", build_id, "present", 1));
+		}
 		for (size_t k = 0; k < job->nresults; k++) {
 			const struct kcidb_result *res = &job->results[k];
 			const char *status = test_status(res->status);
 			char test_id[300], path[256] = "";
 			json_t *t;
+
+			if (strcmp(res->test, BUILD_TEST) == 0)
+				continue;
 
 			snprintf(test_id, sizeof(test_id), "%s:job%lld-%s", origin,
 				 (long long)job->id, res->test);

@@ -309,7 +309,8 @@ int main(int argc, char **argv)
 			goto fail;
 		if (notify_start(&cfg, db, err, sizeof(err)) < 0)
 			goto fail;
-		if (trigger_start(&cfg, db, err, sizeof(err)) < 0)
+		if (trigger_start(&cfg, db, err, sizeof(err)) < 0 ||
+		    source_start(&cfg, db, cache, err, sizeof(err)) < 0)
 			goto fail;
 	}
 	write_runfile(cfg.state_dir, "rcgated.pid", (long)getpid());
@@ -334,6 +335,7 @@ fail:
 	log_err("%s", err);
 stop:
 	http_stop(http);
+	source_stop();
 	trigger_stop();
 	notify_stop();
 	sched_stop();

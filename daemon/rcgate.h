@@ -24,6 +24,10 @@
 /* ---- util.c: errors, files, hashing, processes ---- */
 void errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* snprintf for paths: -1 if the result did not fit (out is then cut). */
+int pathf(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void sleep_ms(long ms);
 /* Read a whole regular file of at most cap bytes (a larger one, a FIFO or a
  * device is an error, never cut or waited for); NUL-terminated; caller frees. */
 char *file_read(const char *path, size_t cap, size_t *len, char *err,
@@ -105,6 +109,11 @@ struct config {
 	char *farm;		/* name in reports */
 	char *public_url;	/* base of links; empty: http://listen:port */
 	char *feed_tag;		/* tag: URI authority of Atom ids */
+	char *build_config_dir;	/* <target>.config fragments */
+	char *build_ccache_dir;	/* empty: <cache_dir>/ccache; "none" */
+	long build_jobs, build_timeout;
+	long build_from_announcements;	/* 1: announced rcs are built */
+	char *build_targets;		/* "x86_64 arm64": built for those */
 	char *mail_from;
 	char *smtp_url;		/* empty: no mail */
 	char *webhook_url;	/* empty: no webhook */
@@ -186,6 +195,10 @@ struct target {
 	int virtio_mmio;
 	const char *const *modules;	/* wanted in the initramfs */
 	double timeout_factor;	/* slower targets get longer under TCG */
+	/* kbuild (build.c): ARCH=, the cross compiler's prefix (NULL: the
+	 * host's gcc, which builds x86_64 and i386 alike), the image's make
+	 * target and where it lands under the build directory. */
+	const char *kbuild_arch, *cross_compile, *image_target, *image_path;
 };
 const struct target *target_find(const char *name);
 size_t target_count(void);
@@ -216,6 +229,9 @@ struct artifact_in {
 	const char *target, *url, *sha256, *kind;
 	const char *modules_url, *modules_sha256;	/* kind 'image', optional */
 	int custom;	/* a build the submitter knows is not the release's version */
+	/* kind 'source': url/sha256 are the release tarball, these the rc's
+	 * patch (NULL for a release) */
+	const char *patch_url, *patch_sha256;
 };
 /* Creates the release, its artifacts and one queued job per artifact in one
  * transaction; a release known only from its announcement gets its
@@ -257,6 +273,7 @@ enum store_query {
 	Q_METRICS_REGRESSIONS,	/* none: state, n */
 	Q_METRICS_OUTBOX,	/* none: state, n */
 	Q_FEED,			/* limit: newest regression events and reports */
+	Q_SOURCES_UNRESOLVED,	/* none: announced rcs to build (source.c) */
 	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
@@ -326,6 +343,17 @@ int store_release_gate(struct store *, int64_t id, struct rowset *out,
  * engine's queue (int64_t ids). */
 int store_releases_unanalysed(struct store *, struct rowset *out, char *err,
 			      size_t errlen);
+/* Announced rcs with a patch URL and no kernels that source.c has not
+ * tried yet (source_todo rows), and the mark that it tried (error NULL:
+ * resolved). */
+struct source_todo {
+	int64_t id;
+	const char *version, *patch_url;
+};
+int store_sources_unresolved(struct store *, struct rowset *out, char *err,
+			     size_t errlen);
+int store_source_tried(struct store *, int64_t id, const char *error,
+		       char *err, size_t errlen);
 /* Reruns already queued for a target of a release. */
 int store_rerun_count(struct store *, int64_t id, const char *target,
 		      char *err, size_t errlen);
@@ -342,6 +370,8 @@ struct job {
 	char modules_url[2048];		/* "" when none */
 	char modules_sha256[65];
 	int custom;			/* the artifact is a custom build */
+	char patch_url[2048];		/* kind source: the rc's patch, or "" */
+	char patch_sha256[65];
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */
@@ -353,6 +383,9 @@ int store_job_claim(struct store *, const char *worker, struct job *out,
 int store_job_transition(struct store *, int64_t id, const char *from,
 			 const char *to, const char *message, char *err,
 			 size_t errlen);
+/* A source job's build: the image it made (NULL if none) and its time. */
+int store_job_built(struct store *, int64_t id, const char *sha256,
+		    double seconds, char *err, size_t errlen);
 int store_job_note(struct store *, int64_t id, const char *accel,
 		   const char *kernel_version, char *err, size_t errlen);
 /* Records that the kernel which ran says it is another version. */
@@ -611,6 +644,33 @@ int fetch_url_check(const char *url, char *err, size_t errlen);
 int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		   long max_bytes, char *path, size_t pathlen, FILE *joblog,
 		   const volatile int *cancel, char *err, size_t errlen);
+
+/* For a file whose hash nobody published (an rc's stable-review patch):
+ * downloads url with the same checks, learns its sha256 and keeps it in
+ * the cache under it. Concurrent calls for one URL download twice. */
+int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
+		char *path, size_t pathlen, char sha256[65], FILE *joblog,
+		const volatile int *cancel, char *err, size_t errlen);
+
+/* ---- source.c: announced rcs made into jobs that build them ---- */
+/* With [build] from_announcements: one thread resolves each announced rc
+ * with a patch URL and no kernels into source jobs (kicked after an
+ * announcement, and every 30 s). */
+int source_start(const struct config *, const char *db_path,
+		 const char *cache_dir, char *err, size_t errlen);
+void source_stop(void);
+void source_kick(void);
+/* kernel.org's layout: the tarball the rc's patch applies to and the
+ * sha256sums.asc that lists it, both from patch_url; name gets the
+ * tarball's file name. -1 with err if the URL is not
+ * .../stable-review/patch-<version>.gz. */
+int source_urls(const char *version, const char *patch_url, char *tarball,
+		size_t tlen, char *sums, size_t slen, char *name, size_t nlen,
+		char *err, size_t errlen);
+/* The sha256 of name in a sha256sums file ("<hex>  <name>" lines, signed
+ * or not): 0, or -1 if it is not listed. */
+int source_sums_find(const char *text, size_t len, const char *name,
+		     char sha256[65]);
 
 /* ---- sched.c: the worker pool that runs jobs ---- */
 struct guest_host;

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * sched.c - owns the worker threads. Each worker claims the oldest queued
- * job and walks it through fetching -> booting -> running -> done, or ends
- * it as an infra error (fetch failed, unusable artifact, boot timeout,
- * kernel panic, truncated agent output, libvirt error), which the store
- * retries up to the configured attempts. A test failure is only ever what
- * a complete KTAP report says; everything else is infrastructure.
+ * sched.c - owns the worker threads and the guest slots. A worker claims
+ * the oldest queued job and walks it through fetching -> booting ->
+ * running -> done, or ends it as an infra error (fetch failed, unusable
+ * artifact, boot timeout, kernel panic, truncated agent output, libvirt
+ * error), which the store retries up to the configured attempts. A test
+ * failure is only ever what a complete KTAP report says; everything else
+ * is infrastructure.
+ *
+ * [jobs] workers is the number of guests at once: each boot holds one of
+ * that many slots from the domain's creation to its outcome. There are
+ * more worker threads than slots, so that a job's fetch, initramfs and
+ * disks are made while other jobs' guests run, and a job's suite boot and
+ * its crash boots run side by side: the host is never waiting for the
+ * host's own steps while there is a guest to run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,17 +28,23 @@
 #include <jansson.h>
 
 #include "rcgate.h"
+#include "build.h"
 #include "guest.h"
 #include "initramfs.h"
 #include "ktap.h"
 
-#define MAX_WORKERS 64
+#define MAX_SLOTS 64
+/* Worker threads per guest slot: one job booting, one being prepared or
+ * running its other chain. */
+#define WORKERS_PER_SLOT 2
+#define MAX_WORKERS (MAX_SLOTS * WORKERS_PER_SLOT)
 
 struct worker {
 	pthread_t thread;
 	unsigned index;
 	_Atomic int64_t job_id;		/* 0 when idle */
-	volatile int cancel;		/* set by the monitor or sched_stop */
+	volatile int cancel;		/* set by the monitor, sched_stop, or
+					 * the job's own failed boot */
 };
 
 static struct sched_context sc;
@@ -45,6 +59,8 @@ static atomic_int stopping;
 static char guest_prefix[32] = "rcgate-";
 static atomic_uint running_guests;
 static pthread_mutex_t kvm_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Claims in order: equal boots get a slot in the order of their jobs. */
+static atomic_uint_fast64_t claim_seq;
 
 unsigned sched_running(void)
 {
@@ -70,13 +86,166 @@ static void idle_wait(double seconds)
 	pthread_mutex_unlock(&wake_lock);
 }
 
-/* What one attempt of one job needs while it runs. */
-/* Where a job's time went, step by step (seconds; every boot's create,
- * guest and destroy add up), logged when it ends. */
-struct job_steps {
-	double fetch, initramfs, disks, create, guest, destroy, results;
+/*
+ * Guests at once. A boot holds a run slot ([jobs] workers of them) from
+ * the start of its CPUs to its outcome, and before that a domain slot
+ * (twice as many) from the creation of its domain: so the domain of the
+ * next boot is made, paused, while the others run, and a run slot is not
+ * spent waiting on libvirt, and no more domains wait than can start soon.
+ *
+ * Both are handed out in the order that leaves the host idle least at the
+ * end of a batch: the longest chain first (list scheduling, longest
+ * processing time first), a chain's length being what it took the last
+ * time on that target: the suite boot, or the crash test's two boots with
+ * the power cut and the new domain between them. Unknown lengths go first;
+ * equal ones in the order the jobs were claimed.
+ */
+enum boot_kind { BOOT_SUITE, BOOT_CRASH_WRITE, BOOT_CRASH_VERIFY, BOOT_KINDS };
+#define MAX_TARGETS 16
+#define UNKNOWN_LENGTH 1e9
+
+struct slot_waiter {
+	double length;		/* expected seconds until its chain ends */
+	uint64_t seq;		/* claim order, then the job's chain */
 };
 
+struct slot_pool {
+	unsigned free;
+	struct slot_waiter waiting[MAX_WORKERS * 2];
+	unsigned nwaiting;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct slot_pool domains, run;
+	/* Seconds a chain took from the start of its boot, per target. */
+	double length[MAX_TARGETS][BOOT_KINDS];
+} slots = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	    .cond = PTHREAD_COND_INITIALIZER };
+
+static size_t target_index(const struct target *t)
+{
+	for (size_t i = 0; i < target_count() && i < MAX_TARGETS; i++) {
+		if (target_at(i) == t)
+			return i;
+	}
+	return MAX_TARGETS;
+}
+
+static enum boot_kind boot_kind_of(const char *phase)
+{
+	if (phase == NULL)
+		return BOOT_SUITE;
+	return strcmp(phase, RCGATE_PHASE_CRASH_WRITE) == 0
+		? BOOT_CRASH_WRITE : BOOT_CRASH_VERIFY;
+}
+
+/* Under slots.lock. */
+static double chain_length(const struct target *t, const char *phase)
+{
+	size_t i = target_index(t);
+	double len = i < MAX_TARGETS ? slots.length[i][boot_kind_of(phase)] : 0;
+
+	return len > 0 ? len : UNKNOWN_LENGTH;
+}
+
+/* seconds: from the start of the boot of phase to the end of its chain. */
+static void chain_length_learn(const struct target *t, const char *phase,
+			       double seconds)
+{
+	size_t i = target_index(t);
+
+	if (i >= MAX_TARGETS || seconds <= 0)
+		return;
+	pthread_mutex_lock(&slots.lock);
+	slots.length[i][boot_kind_of(phase)] = seconds;
+	pthread_mutex_unlock(&slots.lock);
+}
+
+static int waiter_before(const struct slot_waiter *a,
+			 const struct slot_waiter *b)
+{
+	return a->length > b->length ||
+	       (a->length == b->length && a->seq < b->seq);
+}
+
+static int slot_is_next(const struct slot_pool *p, const struct slot_waiter *me)
+{
+	for (unsigned i = 0; i < p->nwaiting; i++) {
+		if (waiter_before(&p->waiting[i], me))
+			return 0;
+	}
+	return 1;
+}
+
+static void slot_forget(struct slot_pool *p, uint64_t seq)
+{
+	for (unsigned i = 0; i < p->nwaiting; i++) {
+		if (p->waiting[i].seq == seq) {
+			p->waiting[i] = p->waiting[--p->nwaiting];
+			break;
+		}
+	}
+}
+
+/* 0 with a slot of p held, -1 when *cancel or the daemon stops first.
+ * seq is unique among the waiters. */
+static int slot_acquire(struct slot_pool *p, const struct target *t,
+			const char *phase, uint64_t seq,
+			const volatile int *cancel)
+{
+	struct slot_waiter me = { 0, seq };
+	int rc = -1;
+
+	pthread_mutex_lock(&slots.lock);
+	me.length = chain_length(t, phase);
+	if (p->nwaiting < sizeof(p->waiting) / sizeof(p->waiting[0]))
+		p->waiting[p->nwaiting++] = me;
+	while (!*cancel && !atomic_load(&stopping)) {
+		struct timespec ts;
+
+		if (p->free > 0 && slot_is_next(p, &me)) {
+			p->free--;
+			rc = 0;
+			break;
+		}
+		/* The monitor sets cancel without a broadcast: look again
+		 * now and then. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&slots.cond, &slots.lock, &ts);
+	}
+	slot_forget(p, seq);
+	pthread_cond_broadcast(&slots.cond);
+	pthread_mutex_unlock(&slots.lock);
+	return rc;
+}
+
+static void slot_release(struct slot_pool *p)
+{
+	pthread_mutex_lock(&slots.lock);
+	p->free++;
+	pthread_cond_broadcast(&slots.cond);
+	pthread_mutex_unlock(&slots.lock);
+}
+
+/* Where a job's time went, step by step (seconds), logged when it ends.
+ * Every boot's define, wait (for a guest slot), start, guest and destroy
+ * add up, so with the suite and the crash chain side by side the steps
+ * exceed the total. */
+struct job_steps {
+	double build, fetch, initramfs, disks, define, wait, start, guest,
+		destroy, results, cpu;
+};
+
+/* What one attempt of one job needs while it runs. Its suite boot and its
+ * crash chain run on two threads: lock guards log, steps, failed and the
+ * store connection from then on. */
 struct run {
 	struct store *st;
 	struct worker *w;
@@ -84,7 +253,10 @@ struct run {
 	const struct target *target;
 	char dir[PATH_MAX];
 	FILE *log;
+	uint64_t prio;			/* claim order x 2: its boots' slot seq */
+	pthread_mutex_t lock;
 	struct job_steps steps;
+	int failed;			/* an infra error is recorded */
 };
 
 /* Seconds since *mark, and moves the mark to now. */
@@ -99,37 +271,59 @@ static double lap(double *mark)
 static void jlog(struct run *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Job log lines carry milliseconds: the boots of a job, and of several,
+ * are placed on one time line from them (bench/matrix.sh). */
 static void jlog(struct run *r, const char *fmt, ...)
 {
-	char ts[32];
+	char ts[40];
+	struct timespec now;
+	struct tm tm;
 	va_list ap;
 
 	if (r->log == NULL)
 		return;
-	now_iso8601(ts);
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, 24, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%03ldZ",
+		 now.tv_nsec / 1000000L);
+	pthread_mutex_lock(&r->lock);
 	fprintf(r->log, "%s ", ts);
 	va_start(ap, fmt);
 	vfprintf(r->log, fmt, ap);
 	va_end(ap);
 	fputc('\n', r->log);
 	fflush(r->log);
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* An infrastructure failure; retried while attempts last, unless
- * another attempt could only fail the same way (final). */
+ * another attempt could only fail the same way (final). The attempt's
+ * first failure is the one recorded; it stops the attempt's other boot,
+ * whose own ending is then only logged. */
 static void infra_as(struct run *r, const char *kind, const char *message,
 		     int final)
 {
 	char err[256];
-	int requeued = 0;
+	int requeued = 0, first, rc = 0;
 
 	jlog(r, "infra error %s: %s", kind, message);
+	pthread_mutex_lock(&r->lock);
+	first = !r->failed;
+	r->failed = 1;
+	if (first) {
+		r->w->cancel = 1;
+		rc = store_job_infra(r->st, r->job->id, kind, message,
+				     final ? 0 : sc.cfg->attempts, &requeued,
+				     err, sizeof(err));
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!first)
+		return;
 	log_warn("job=%lld attempt=%ld target=%s infra_error=%s msg=%s",
 		 (long long)r->job->id, r->job->attempt, r->job->target, kind,
 		 message);
-	if (store_job_infra(r->st, r->job->id, kind, message,
-			    final ? 0 : sc.cfg->attempts, &requeued, err,
-			    sizeof(err)) < 0)
+	if (rc < 0)
 		log_err("job=%lld: %s", (long long)r->job->id, err);
 	else if (requeued)
 		sched_kick();
@@ -174,7 +368,9 @@ static int kernel_identity(struct run *r, const struct ktap_report *rep)
 	strbuf_init(&mb, msg, sizeof(msg));
 	strbuf_printf(&mb, "the kernel that ran says it is %s (uname -r %s),"
 		      " not %s", running, release, r->job->version);
+	pthread_mutex_lock(&r->lock);
 	store_job_mismatch(r->st, r->job->id, msg, NULL, 0);
+	pthread_mutex_unlock(&r->lock);
 	if (r->job->custom) {
 		jlog(r, "%s: a custom build, results kept", msg);
 		return 0;
@@ -637,20 +833,38 @@ static void phase_paths(struct run *r, const char *phase, char *console,
 	}
 }
 
+/* The domain name of a boot of this attempt. */
+static void guest_name(const struct run *r, const char *phase, char *name,
+		       size_t len)
+{
+	snprintf(name, len, "%s%lld-%ld%s%s", guest_prefix,
+		 (long long)r->job->id, r->job->attempt, phase ? "-" : "",
+		 phase ? phase : "");
+}
+
+/*
+ * One boot: creates the domain (paused) once it has a domain slot, starts
+ * it once it has a run slot, and gives both back at the outcome; the
+ * domain is destroyed in the background (its disks are not to be used
+ * again before its qemu has gone: disk_wait_released). A boot cancelled
+ * while it waits for a slot ends as GUEST_CANCELLED. *times: as far as
+ * the boot got.
+ */
 static int boot(struct run *r, const char *kernel, const char *initrd,
 		const struct boot_plan *plan, enum guest_outcome *outcome,
-		double *seconds, char *err, size_t errlen)
+		struct guest_times *times, char *err, size_t errlen)
 {
 	char name[64], cmdline[512], console[PATH_MAX + 32],
 		channel[PATH_MAX + 32], tag[64];
 	struct guest_spec spec = { 0 };
-	struct guest_times times;
+	struct guest *g;
 	struct strbuf cb;
+	double waited, mark;
+	uint64_t seq;
 	int rc;
 
-	snprintf(name, sizeof(name), "%s%lld-%ld%s%s", guest_prefix,
-		 (long long)r->job->id, r->job->attempt, plan->phase ? "-" : "",
-		 plan->phase ? plan->phase : "");
+	*times = (struct guest_times){ .cpu_s = -1 };
+	guest_name(r, plan->phase, name, sizeof(name));
 	strbuf_init(&cb, cmdline, sizeof(cmdline));
 	strbuf_printf(&cb, "console=%s panic=-1 " RCGATE_KEY_PORT "=%s "
 		      RCGATE_KEY_DISKS "=", r->target->console,
@@ -687,20 +901,58 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	spec.channel_log = channel;
 	spec.channel_name = RCGATE_CHANNEL_NAME;
 	spec.job_tag = tag;
+	spec.destroy_later = 1;
+	seq = r->prio + (plan->phase == NULL);
+	waited = now_monotonic();
+	if (slot_acquire(&slots.domains, r->target, plan->phase, seq,
+			 &r->w->cancel) < 0) {
+		*outcome = GUEST_CANCELLED;
+		return 0;
+	}
+	waited = now_monotonic() - waited;
 	jlog(r, "boot %s accel=%s timeout=%d s cmdline=\"%s\"", name,
 	     plan->use_kvm ? "kvm" : "tcg", plan->timeout_s, cmdline);
+	if (guest_create(sc.host, &spec, &g, times, err, errlen) < 0) {
+		slot_release(&slots.domains);
+		return -1;
+	}
+	mark = now_monotonic();
+	if (slot_acquire(&slots.run, r->target, plan->phase, seq,
+			 &r->w->cancel) < 0) {
+		guest_discard(g);
+		slot_release(&slots.domains);
+		*outcome = GUEST_CANCELLED;
+		return 0;
+	}
+	waited += now_monotonic() - mark;
 	atomic_fetch_add(&running_guests, 1);
-	rc = guest_run(sc.host, &spec, plan->marker, plan->timeout_s,
-		       &r->w->cancel, outcome, &times, err, errlen);
+	rc = guest_start_wait(g, plan->marker, plan->timeout_s, &r->w->cancel,
+			      outcome, times, err, errlen);
 	atomic_fetch_sub(&running_guests, 1);
-	*seconds = times.decided_s;
-	r->steps.create += times.create_s;
-	r->steps.guest += times.run_s;
-	r->steps.destroy += times.destroy_s;
+	slot_release(&slots.run);
+	slot_release(&slots.domains);
+	if (rc == 0 && *outcome == GUEST_COMPLETED &&
+	    boot_kind_of(plan->phase) != BOOT_CRASH_WRITE)
+		chain_length_learn(r->target, plan->phase, times->run_s);
+	pthread_mutex_lock(&r->lock);
+	r->steps.wait += waited;
+	r->steps.define += times->define_s;
+	r->steps.start += times->start_s;
+	r->steps.guest += times->run_s;
+	r->steps.destroy += times->destroy_s;
+	if (times->cpu_s > 0)
+		r->steps.cpu += times->cpu_s;
+	pthread_mutex_unlock(&r->lock);
+	/* The span (Unix times: CPUs started, outcome) and the guest's CPU
+	 * time are what bench/matrix.sh reads to find when the host had a
+	 * core without a guest. */
 	if (rc == 0)
-		jlog(r, "guest %s after %.1f s (create %.2f s, run %.2f s,"
-		     " destroy %.2f s)", guest_outcome_name(*outcome), *seconds,
-		     times.create_s, times.run_s, times.destroy_s);
+		jlog(r, "guest %s: %s after %.1f s (define %.2f s, wait %.2f s,"
+		     " start %.2f s, run %.2f s, destroy %.2f s; cpu %.2f s;"
+		     " span %.3f %.3f)", name, guest_outcome_name(*outcome),
+		     times->decided_s, times->define_s, waited,
+		     times->start_s, times->run_s, times->destroy_s,
+		     times->cpu_s, times->running_at, times->decided_at);
 	return rc;
 }
 
@@ -718,8 +970,14 @@ static int boot_outcome(struct run *r, int rc, enum guest_outcome outcome,
 	if (outcome == GUEST_COMPLETED)
 		return 0;
 	if (outcome == GUEST_CANCELLED) {
+		int sibling;
+
+		pthread_mutex_lock(&r->lock);
+		sibling = r->failed;
+		pthread_mutex_unlock(&r->lock);
 		jlog(r, "stopped: %s", atomic_load(&stopping)
 		     ? "daemon shutting down (job resumes at next start)"
+		     : sibling ? "another boot of this attempt failed"
 		     : "cancelled");
 		return -1;
 	}
@@ -762,6 +1020,42 @@ static long durable_size(const char *ktap_path)
 	return size;
 }
 
+/*
+ * Waits until the qemu that had path open has let it go, which it does
+ * only as it exits: qemu holds OFD locks on an image for as long as it has
+ * it open, and a second qemu could not open it before. This is sooner than
+ * the end of the domain's destroy, which waits until init has reaped the
+ * process (seconds on some hosts). 0 once released; -1 when no lock was
+ * ever seen (locks unsupported or qemu already gone: the caller waits for
+ * the destroy itself), or when cancelled or after timeout_s.
+ */
+static int disk_wait_released(const char *path, const volatile int *cancel,
+			      double timeout_s)
+{
+	double start = now_monotonic();
+	int fd = open(path, O_RDONLY | O_CLOEXEC), seen = 0, rc = -1;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+			break;
+		if (fl.l_type == F_UNLCK) {
+			rc = seen ? 0 : -1;
+			break;
+		}
+		seen = 1;
+		if (*cancel || now_monotonic() - start > timeout_s)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	close(fd);
+	return rc;
+}
+
 /* The crash-consistency test (the bug 91562895f803 fixed): the agent
  * extends a file with O_SYNC|O_DIRECT writes on a fresh ext4 disk and says
  * how much is durable; we cut power (destroy) at that moment, boot again on
@@ -773,9 +1067,11 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 	struct boot_plan plan = { RCGATE_PHASE_CRASH_WRITE, &d,
 				  RCGATE_KEY_PHASE "=" RCGATE_PHASE_CRASH_WRITE,
 				  RCGATE_CRASH_READY, use_kvm, timeout_s };
-	char err[512], extra[96], console[PATH_MAX + 32], ktap[PATH_MAX + 32];
+	char err[512], extra[96], console[PATH_MAX + 32], ktap[PATH_MAX + 32],
+		name[64];
+	struct guest_times first, second;
 	enum guest_outcome outcome;
-	double seconds;
+	double mark = now_monotonic(), gone;
 	long size;
 	int rc;
 
@@ -789,7 +1085,22 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 		infra(r, "disk", err);
 		return -1;
 	}
-	rc = boot(r, kernel, initrd, &plan, &outcome, &seconds, err, sizeof(err));
+	mark = now_monotonic() - mark;
+	pthread_mutex_lock(&r->lock);
+	r->steps.disks += mark;
+	pthread_mutex_unlock(&r->lock);
+	rc = boot(r, kernel, initrd, &plan, &outcome, &first, err, sizeof(err));
+	/* The power cut: the guest's destroy began at the ready line; the
+	 * second boot may open the disk only once that qemu is gone. */
+	mark = now_monotonic();
+	if (disk_wait_released(d.path[0], &r->w->cancel, 60) < 0) {
+		guest_name(r, plan.phase, name, sizeof(name));
+		guest_wait_destroyed(sc.host, name);
+	}
+	gone = now_monotonic() - mark;
+	pthread_mutex_lock(&r->lock);
+	r->steps.destroy += gone;
+	pthread_mutex_unlock(&r->lock);
 	if (boot_outcome(r, rc, outcome, plan.phase, err) < 0)
 		goto fail;
 	phase_paths(r, plan.phase, console, ktap, sizeof(console));
@@ -798,7 +1109,8 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 		infra(r, "agent_output", "crash-write phase reported no durable size");
 		goto fail;
 	}
-	jlog(r, "power cut after %ld durable bytes", size);
+	jlog(r, "power cut after %ld durable bytes (its qemu gone %.2f s later)",
+	     size, gone);
 	/* The agent writes RCGATE_CRASH_BYTES; fewer durable bytes than that
 	 * is itself the finding, so the check always wants all of them. */
 	if (size < RCGATE_CRASH_BYTES) {
@@ -810,9 +1122,13 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 		 RCGATE_PHASE_CRASH_VERIFY " " RCGATE_KEY_EXPECT "=%ld", size);
 	plan = (struct boot_plan){ RCGATE_PHASE_CRASH_VERIFY, &d, extra,
 				   RCGATE_MARKER, use_kvm, timeout_s };
-	rc = boot(r, kernel, initrd, &plan, &outcome, &seconds, err, sizeof(err));
+	rc = boot(r, kernel, initrd, &plan, &outcome, &second, err, sizeof(err));
 	if (boot_outcome(r, rc, outcome, plan.phase, err) < 0)
 		goto fail;
+	/* The chain's length for the slot order: both boots and what lies
+	 * between them. */
+	chain_length_learn(r->target, RCGATE_PHASE_CRASH_WRITE,
+			   second.decided_at - first.running_at);
 	phase_paths(r, plan.phase, console, ktap, sizeof(console));
 	if (collect(r, ktap, out) < 0)
 		goto fail;
@@ -825,19 +1141,47 @@ fail:
 
 /* One line per job: the steps named, so an overhead has a name. The
  * disk format counts also the scratch disks a KVM probe's fallback and
- * the crash phases make again. */
+ * the crash phases make; define, wait, start, guest and destroy add up
+ * over the boots (destroy: only what a boot had to wait for, the power
+ * cut before the crash test's second boot), and cpu is the guests'. */
 static void log_steps(struct run *r, double total)
 {
 	const struct job_steps *s = &r->steps;
 
-	jlog(r, "time: fetch %.2f s, initramfs %.2f s, disks %.2f s, create %.2f s,"
-	     " guest %.2f s, destroy %.2f s, results %.2f s; total %.2f s",
-	     s->fetch, s->initramfs, s->disks, s->create, s->guest, s->destroy,
-	     s->results, total);
-	log_info("job=%lld steps fetch=%.2f initramfs=%.2f disks=%.2f create=%.2f"
-		 " guest=%.2f destroy=%.2f results=%.2f total=%.2f",
-		 (long long)r->job->id, s->fetch, s->initramfs, s->disks,
-		 s->create, s->guest, s->destroy, s->results, total);
+	char build[48] = "";
+
+	if (s->build > 0)
+		snprintf(build, sizeof(build), "build %.2f s, ", s->build);
+	jlog(r, "time: %sfetch %.2f s, initramfs %.2f s, disks %.2f s,"
+	     " define %.2f s, wait %.2f s, start %.2f s, guest %.2f s,"
+	     " results %.2f s, destroy %.2f s; total %.2f s; guest cpu %.2f s",
+	     build, s->fetch, s->initramfs, s->disks, s->define, s->wait, s->start,
+	     s->guest, s->results, s->destroy, total, s->cpu);
+	log_info("job=%lld steps build=%.2f fetch=%.2f initramfs=%.2f disks=%.2f"
+		 " define=%.2f wait=%.2f start=%.2f guest=%.2f results=%.2f"
+		 " destroy=%.2f total=%.2f cpu=%.2f", (long long)r->job->id,
+		 s->build, s->fetch, s->initramfs, s->disks, s->define, s->wait,
+		 s->start, s->guest, s->results, s->destroy, total, s->cpu);
+}
+
+/* The crash test's two boots, on a thread of their own beside the suite's
+ * boot (they use a disk of their own). */
+struct crash_chain {
+	struct run *r;
+	const char *kernel, *initrd;
+	int use_kvm, timeout_s;
+	struct phase_results *out;
+	int rc;
+	pthread_t thread;
+};
+
+static void *crash_chain_main(void *arg)
+{
+	struct crash_chain *c = arg;
+
+	c->rc = crash_phase(c->r, c->kernel, c->initrd, c->use_kvm,
+			    c->timeout_s, c->out);
+	return NULL;
 }
 
 static void run_job(struct store *st, struct worker *w, const struct job *job)
@@ -846,14 +1190,21 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	double mark = 0, started = 0;
 	char err[1024], artifact[PATH_MAX], modules[PATH_MAX], kernel[PATH_MAX],
 		initrd[PATH_MAX], kver[128], adir[PATH_MAX];
-	struct phase_results phases[2] = { 0 };
+	struct phase_results phases[3] = { 0 };	/* suite, crash, build */
+	struct buildjob_result built_out;
+	struct result_row build_row;
+	struct job built;
+	struct crash_chain chain = { .rc = -1 };
 	struct disk_set disks;
 	struct boot_plan plan;
+	struct guest_times times = { 0 };
 	enum guest_outcome outcome;
-	double seconds = 0;
-	int accel, timeout_s, booted = 0, rc;
+	int accel, timeout_s, booted = 0, rc, chain_running = 0, suite_ok = 0;
 
 	memset(&disks, 0, sizeof(disks));
+	pthread_mutex_init(&r.lock, NULL);
+	/* Its boots' order among equals: the crash chain, then the suite. */
+	r.prio = atomic_fetch_add(&claim_seq, 1) * 2;
 	r.target = target_find(job->target);
 	snprintf(r.dir, sizeof(r.dir), "%s/jobs/%lld/%ld", sc.cfg->state_dir,
 		 (long long)job->id, job->attempt);
@@ -871,7 +1222,44 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	}
 	mark = started = now_monotonic();
 	snprintf(adir, sizeof(adir), "%s/artifacts", sc.cache_dir);
-	if (mkdir_p(adir, 0755, err, sizeof(err)) < 0 ||
+	if (strcmp(job->kind, "source") == 0) {
+		/* Built here: from then on the job is one of kind 'image'
+		 * whose kernel is the image the build left in the cache. A
+		 * source that does not build is this job's result. */
+		rc = buildjob_run(job, r.target, sc.cfg, sc.cache_dir, r.dir, r.log,
+				  &w->cancel, &built_out, err, sizeof(err));
+		r.steps.build = lap(&mark);
+		store_job_built(st, job->id, rc == 0 ? built_out.sha256 : NULL,
+				built_out.seconds, NULL, 0);
+		if (rc < 0) {
+			infra(&r, "build", err);
+			goto out;
+		}
+		build_row = (struct result_row){ BUILD_TEST, rc == 0 ? "pass" : "fail",
+			rc == 0 ? NULL : built_out.diag.signature_text,
+			(long)(built_out.seconds * 1000), 1 };
+		phases[2].rows = &build_row;
+		phases[2].n = 1;
+		if (rc == 1) {
+			jlog(&r, "build failed: %s", built_out.diag.line);
+			/* Results are stored from 'running' (compare-and-set):
+			 * the job passes through the states it did not need. */
+			if (!advance(&r, JS_FETCHING, JS_BOOTING) ||
+			    !advance(&r, JS_BOOTING, JS_RUNNING)) {
+				phases[2] = (struct phase_results){ 0 };
+				goto out;
+			}
+			store_results(&r, &phases[2], 1, 0);
+			phases[2] = (struct phase_results){ 0 };
+			goto out;
+		}
+		built = *job;
+		snprintf(built.kind, sizeof(built.kind), "image");
+		snprintf(built.sha256, sizeof(built.sha256), "%s", built_out.sha256);
+		built.modules_url[0] = built.modules_sha256[0] = '\0';
+		job = r.job = &built;
+		snprintf(artifact, sizeof(artifact), "%s", built_out.image);
+	} else if (mkdir_p(adir, 0755, err, sizeof(err)) < 0 ||
 	    fetch_artifact(job->url, job->sha256, adir,
 			   sc.cfg->max_artifact_mb << 20, artifact,
 			   sizeof(artifact), r.log, &w->cancel, err,
@@ -912,7 +1300,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		/* The probe is this job's own boot under KVM with a short
 		 * timeout: if it completes, its results count. */
 		plan.timeout_s = (int)sc.cfg->kvm_probe_timeout;
-		if (boot(&r, kernel, initrd, &plan, &outcome, &seconds, err,
+		if (boot(&r, kernel, initrd, &plan, &outcome, &times, err,
 			 sizeof(err)) == 0 && outcome == GUEST_COMPLETED) {
 			accel_record(r.target, 1);
 			accel = 1;
@@ -925,37 +1313,47 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 			accel_record(r.target, 0);
 			accel = 0;
 			remove_disks(&disks);
+			mark = now_monotonic();
 			if (make_disks(&r, &disks, err, sizeof(err)) < 0) {
 				infra(&r, "disk", err);
 				goto out;
 			}
+			r.steps.disks += lap(&mark);
 		}
 		plan.timeout_s = timeout_s;
 	}
 	store_job_note(st, job->id, accel ? "kvm" : "tcg", NULL, NULL, 0);
 	plan.use_kvm = accel;
+	/* From here the crash chain may run beside the suite: the store
+	 * connection and the steps are shared under r.lock. */
+	if (sc.cfg->crash_test) {
+		chain = (struct crash_chain){ &r, kernel, initrd, accel,
+					      timeout_s, &phases[1], -1, 0 };
+		chain_running = pthread_create(&chain.thread, NULL,
+					       crash_chain_main, &chain) == 0;
+	}
 	if (!booted) {
-		rc = boot(&r, kernel, initrd, &plan, &outcome, &seconds, err,
+		rc = boot(&r, kernel, initrd, &plan, &outcome, &times, err,
 			  sizeof(err));
-		if (boot_outcome(&r, rc, outcome, NULL, err) < 0)
-			goto out;
+		booted = boot_outcome(&r, rc, outcome, NULL, err) == 0;
 	}
 	/* The scratch disks are large and worthless after the run. */
 	remove_disks(&disks);
-	{
+	if (booted) {
 		char ktap[PATH_MAX + 32], console[PATH_MAX + 32];
 
 		phase_paths(&r, NULL, console, ktap, sizeof(console));
-		lap(&mark);
-		if (collect(&r, ktap, &phases[0]) < 0 ||
-		    kernel_identity(&r, &phases[0].report) < 0)
-			goto out;
+		suite_ok = collect(&r, ktap, &phases[0]) == 0 &&
+			kernel_identity(&r, &phases[0].report) == 0;
 	}
-	if (sc.cfg->crash_test &&
-	    crash_phase(&r, kernel, initrd, accel, timeout_s, &phases[1]) < 0)
+	if (chain_running)
+		pthread_join(chain.thread, NULL);
+	else if (suite_ok && sc.cfg->crash_test)
+		crash_chain_main(&chain);	/* no thread: after the suite */
+	if (!suite_ok || (sc.cfg->crash_test && chain.rc < 0) || r.failed)
 		goto out;
 	lap(&mark);
-	store_results(&r, phases, 2, seconds);
+	store_results(&r, phases, 3, times.decided_s);
 	r.steps.results = lap(&mark);
 out:
 	if (started > 0)
@@ -963,8 +1361,10 @@ out:
 	remove_disks(&disks);
 	phase_results_free(&phases[0]);
 	phase_results_free(&phases[1]);
+	phases[2] = (struct phase_results){ 0 };	/* its row is on the stack */
 	if (r.log != NULL)
 		fclose(r.log);
+	pthread_mutex_destroy(&r.lock);
 }
 
 static void *worker_main(void *arg)
@@ -1061,7 +1461,15 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 	if (orphans > 0)
 		log_info("destroyed %d orphaned guest(s)", orphans);
 	atomic_store(&stopping, 0);
-	nworkers = (unsigned)sc.cfg->workers;
+	pthread_mutex_lock(&slots.lock);
+	slots.run.free = (unsigned)sc.cfg->workers;
+	if (slots.run.free > MAX_SLOTS)
+		slots.run.free = MAX_SLOTS;
+	slots.domains.free = slots.run.free * 2;
+	slots.run.nwaiting = slots.domains.nwaiting = 0;
+	memset(slots.length, 0, sizeof(slots.length));
+	nworkers = slots.run.free * WORKERS_PER_SLOT;
+	pthread_mutex_unlock(&slots.lock);
 	for (unsigned i = 0; i < nworkers; i++) {
 		workers[i].index = i;
 		atomic_store(&workers[i].job_id, 0);
@@ -1088,6 +1496,9 @@ void sched_stop(void)
 	for (unsigned i = 0; i < nworkers; i++)
 		workers[i].cancel = 1;
 	sched_kick();
+	pthread_mutex_lock(&slots.lock);
+	pthread_cond_broadcast(&slots.cond);
+	pthread_mutex_unlock(&slots.lock);
 	for (unsigned i = 0; i < nworkers; i++)
 		pthread_join(workers[i].thread, NULL);
 	if (monitor_started)

@@ -82,7 +82,8 @@ static const char *const query_sql[] = {
 		" j.error_kind, j.error, j.created, j.started, j.finished,"
 		" j.boot_seconds, j.kernel_version, j.kernel_mismatch, j.rerun_of,"
 		" a.kind, a.url, a.sha256, a.modules_url, a.modules_sha256,"
-		" a.custom = 1 AS custom"
+		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256,"
+		" j.built_sha256, j.build_seconds"
 		" FROM job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
@@ -90,7 +91,8 @@ static const char *const query_sql[] = {
 		" j.worker, j.accel, j.error_kind, j.error, j.created, j.started,"
 		" j.finished, j.boot_seconds, j.kernel_version, j.kernel_mismatch,"
 		" j.rerun_of, a.kind, a.url, a.sha256, a.modules_url,"
-		" a.modules_sha256, a.custom = 1 AS custom"
+		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
+		" a.patch_sha256, j.built_sha256, j.build_seconds"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -223,6 +225,14 @@ static const char *const query_sql[] = {
 		"  AND j.target = g.target AND x.test = g.test"
 		"  AND x.status = 'fail')"
 		" ORDER BY g.id",
+	/* Announced rcs with a patch and no kernels, not tried yet: the
+	 * source consumer's queue (source.c). */
+	[Q_SOURCES_UNRESOLVED] =
+		"SELECT r.id, r.version, r.patch_url FROM release r"
+		" WHERE r.rc > 0 AND r.patch_url IS NOT NULL"
+		" AND r.source_tried IS NULL"
+		" AND NOT EXISTS (SELECT 1 FROM artifact a WHERE a.release_id = r.id)"
+		" ORDER BY r.id",
 	[Q_RELEASE_REPORT] =
 		"SELECT id, created, gate, text, email FROM report"
 		" WHERE release_id = ? ORDER BY id DESC LIMIT 1",
@@ -411,6 +421,12 @@ static const struct column candidate_cols[] = {
 	{ NULL, 0, 0 },
 };
 #undef row
+#define row source_todo
+static const struct column source_cols[] = {
+	COL(row, id, 'i'), COL(row, version, 's'), COL(row, patch_url, 's'),
+	{ NULL, 0, 0 },
+};
+#undef row
 static const struct column id_cols[] = { { "id", 0, 'i' }, { NULL, 0, 0 } };
 #undef COL
 
@@ -486,6 +502,24 @@ int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,
 {
 	return typed(st, out, sizeof(int64_t), id_cols, NULL,
 		     Q_RELEASES_UNANALYSED, err, errlen, "");
+}
+
+int store_sources_unresolved(struct store *st, struct rowset *out, char *err,
+			     size_t errlen)
+{
+	return typed(st, out, sizeof(struct source_todo), source_cols, NULL,
+		     Q_SOURCES_UNRESOLVED, err, errlen, "");
+}
+
+int store_source_tried(struct store *st, int64_t id, const char *error,
+		       char *err, size_t errlen)
+{
+	char now[32];
+
+	now_iso8601(now);
+	return run(st, "UPDATE release SET source_tried = ?, source_error = ?"
+		   " WHERE id = ?", err, errlen, "ssi", now, error, id) < 0
+		? -1 : 0;
 }
 
 int store_rerun_count(struct store *st, int64_t id, const char *target,
@@ -881,11 +915,13 @@ int store_release_create(struct store *st, const char *version,
 		int64_t artifact_id, job_id;
 
 		if (run(st, "INSERT INTO artifact (release_id, target, url,"
-			    " sha256, kind, modules_url, modules_sha256, custom)"
-			    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err, errlen,
-			"issssssl", *release_id, arts[i].target, arts[i].url,
+			    " sha256, kind, modules_url, modules_sha256, custom,"
+			    " patch_url, patch_sha256)"
+			    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err, errlen,
+			"issssssl" "ss", *release_id, arts[i].target, arts[i].url,
 			arts[i].sha256, arts[i].kind, arts[i].modules_url,
-			arts[i].modules_sha256, (long)arts[i].custom) < 0)
+			arts[i].modules_sha256, (long)arts[i].custom,
+			arts[i].patch_url, arts[i].patch_sha256) < 0)
 			goto fail;
 		artifact_id = sqlite3_last_insert_rowid(st->db);
 		if (run(st, "INSERT INTO job (release_id, artifact_id, target,"
@@ -937,8 +973,8 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	stmt = prepare(st,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
 		" r.version, a.url, a.sha256, a.kind, a.modules_url,"
-		" a.modules_sha256, a.custom FROM job j"
-		" JOIN release r ON r.id = j.release_id"
+		" a.modules_sha256, a.custom, a.patch_url, a.patch_sha256"
+		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.state = 'queued'"
 		/* The rc whose review deadline is nearest goes first; releases
@@ -970,6 +1006,8 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	copy_col(out->modules_url, sizeof(out->modules_url), stmt, 9);
 	out->custom = sqlite3_column_int(stmt, 11);
 	copy_col(out->modules_sha256, sizeof(out->modules_sha256), stmt, 10);
+	copy_col(out->patch_url, sizeof(out->patch_url), stmt, 12);
+	copy_col(out->patch_sha256, sizeof(out->patch_sha256), stmt, 13);
 	sqlite3_finalize(stmt);
 	now_iso8601(now);
 	if (run(st, "UPDATE job SET state = 'fetching', worker = ?,"
@@ -1019,6 +1057,14 @@ int store_job_transition(struct store *st, int64_t id, const char *from,
 fail:
 	rollback(st);
 	return -1;
+}
+
+int store_job_built(struct store *st, int64_t id, const char *sha256,
+		    double seconds, char *err, size_t errlen)
+{
+	return run(st, "UPDATE job SET built_sha256 = ?, build_seconds = ?"
+		   " WHERE id = ?", err, errlen, "sdi", sha256, seconds, id) < 0
+		? -1 : 0;
 }
 
 int store_job_note(struct store *st, int64_t id, const char *accel,

@@ -111,6 +111,7 @@ int trigger_announcement(struct store *st, const char *senders,
 
 		snprintf(version, vlen, "%s", a.version);
 		*created = rc == 0;
+		source_kick();	/* builds it, with [build] from_announcements */
 		log_info("announcement version=%s message_id=<%s> from=\"%s\""
 			 " deadline=%s %s", a.version, a.message_id, a.from,
 			 a.deadline[0] ? a.deadline : "-", what[rc]);

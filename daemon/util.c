@@ -35,6 +35,25 @@ void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+int pathf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 char *file_read(const char *path, size_t cap, size_t *len, char *err,
 		size_t errlen)
 {

@@ -37,7 +37,8 @@ else
 	not_ok "the job log has the console and the KTAP of every boot"
 fi
 steps_named() {	# every step of the job's time has a name and a figure
-	grep -Eq '^.*time: fetch [0-9.]+ s, initramfs [0-9.]+ s, disks [0-9.]+ s, create [0-9.]+ s, guest [0-9.]+ s, destroy [0-9.]+ s, results [0-9.]+ s; total [0-9.]+ s' "$STATE/body"
+	grep -Eq '^.*time: fetch [0-9.]+ s, initramfs [0-9.]+ s, disks [0-9.]+ s, define [0-9.]+ s, wait [0-9.]+ s, start [0-9.]+ s, guest [0-9.]+ s, results [0-9.]+ s, destroy [0-9.]+ s; total [0-9.]+ s; guest cpu [0-9.]+ s' "$STATE/body" &&
+	grep -Eq '^.*guest [^ ]+: completed after [0-9.]+ s \(define [0-9.]+ s, wait [0-9.]+ s, start [0-9.]+ s, run [0-9.]+ s, destroy [0-9.]+ s; cpu [0-9.]+ s; span [0-9.]+ [0-9.]+\)' "$STATE/body"
 }
 check "the job log says where the job's time went, step by step" steps_named
 diag "$(grep 'time: fetch' "$STATE/body")"

@@ -10,6 +10,7 @@ path prefix:
   /stall/NAME      sends the headers and 4 KiB, then nothing for 10 minutes
   /away/NAME       302 to the same file on 127.0.0.2 (another loopback
                    address, which a daemon allowing only 127.0.0.1 refuses)
+  /pub/...         DIR/pub/..., plain (kernel.org's layout, for builds)
 Every request is logged to stderr as: METHOD PATH RANGE STATUS."""
 import http.server
 import os
@@ -36,11 +37,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         parts = self.path.split("/")
-        if len(parts) != 3 or parts[1] not in ("files", "drop", "slow", "flaky",
-                                                   "stall", "away"):
+        if len(parts) > 3 and parts[1] == "pub" and ".." not in parts and \
+                "" not in parts[1:]:
+            # kernel.org's tree: /pub/linux/kernel/v6.x/... from DIR/pub/
+            mode, name = "files", self.path
+            path = os.path.join(ROOT, *parts[1:])
+        elif len(parts) != 3 or parts[1] not in ("files", "drop", "slow",
+                                                   "flaky", "stall", "away"):
             return self.fail(404)
-        mode, name = parts[1], parts[2]
-        path = os.path.join(ROOT, os.path.basename(name))
+        else:
+            mode, name = parts[1], parts[2]
+            path = os.path.join(ROOT, os.path.basename(name))
         if not os.path.isfile(path):
             return self.fail(404)
         with lock:

@@ -49,6 +49,10 @@ start_daemon() {
 		echo "[fetch]"
 		echo "local_dirs = $KERNEL_CACHE ${RCGATE_KERNELS:-/var/cache/rcgate/kernels} $STATE/files"
 		echo "allow_networks = 127.0.0.1/32"
+		# Builds share the compiler cache of tests/kernels/build-kernels.
+		echo "[build]"
+		echo "config_dir = $SRC/configs"
+		echo "ccache_dir = ${RCGATE_KERNELS:-/var/cache/rcgate/kernels}/ccache"
 		echo "[jobs]"
 		echo "accel = tcg"
 		printf '%s\n' "$@"

@@ -266,6 +266,32 @@ static void test_crash_ready_cuts_power(void **state)
 	assert_false(domain_active(c.name));
 }
 
+/*
+ * destroy_later: the run returns at the outcome and a thread destroys the
+ * domain; guest_wait_destroyed returns once it is gone, and the same name
+ * can run again (the crash test's second boot waits like this).
+ */
+static void test_destroy_later(void **state)
+{
+	static const char *const chunks[] = {
+		"# rcgate-complete pass=1 fail=0 skip=0 duration_ms=1\n", NULL
+	};
+	struct run_case c;
+	double elapsed = -1;
+
+	(void)state;
+	run_case_init(&c, "later");
+	c.spec.destroy_later = 1;
+	assert_int_equal(run(&c, 10, NULL, chunks, &elapsed), GUEST_COMPLETED);
+	assert_true(guest_wait_destroyed(host, c.name) >= 0);
+	assert_false(domain_active(c.name));
+	/* Nothing pending under another name: no wait at all. */
+	assert_true(guest_wait_destroyed(host, "rcgate-none") < 0.1);
+	assert_int_equal(run(&c, 1, NULL, NULL, NULL), GUEST_TIMEOUT);
+	guest_wait_destroyed(host, c.name);
+	assert_false(domain_active(c.name));
+}
+
 /* A guest a crashed daemon left running, as libvirt would show it. */
 static virDomainPtr start_leftover(virConnectPtr conn, const char *name,
 				   int ours)
@@ -419,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_domain_destroyed),
 		cmocka_unit_test(test_crash_ready_cuts_power),
+		cmocka_unit_test(test_destroy_later),
 		cmocka_unit_test(test_concurrent_runs),
 		cmocka_unit_test(test_orphans),
 		cmocka_unit_test(test_bad_spec_is_error),

@@ -97,12 +97,50 @@ static void test_submission(void **state)
 	json_decref(s);
 }
 
+/* A kernel that does not build: the build's status is FAIL, build.kernel
+ * is not a test, and the regression's incident names the build. */
+static void test_build_failure(void **state)
+{
+	const struct kcidb_result results[] = { { "build.kernel", "fail", 90000 } };
+	const struct kcidb_result ok[] = { { "build.kernel", "pass", 80000 },
+					   { "ext4.write_seq_512", "pass", 10 } };
+	const struct kcidb_job jobs[] = {
+		{ 8, "arm64", "odirect", "done", NULL, "2023-11-25T10:00:00Z",
+		  results, 1 },
+		{ 9, "x86_64", "odirect", "done", "tcg", "2023-11-25T10:00:00Z",
+		  ok, 2 },
+	};
+	const struct kcidb_regression reg = { 4, "build.kernel", "arm64", 0 };
+	const struct kcidb_release rel = { "6.1.193-rc2", 2, NULL, NULL, NULL, "" };
+	json_t *s = kcidb_submission("rcgate", &rel, jobs, 2, &reg, 1);
+	json_t *builds = json_object_get(s, "builds"), *tests, *inc;
+
+	(void)state;
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		builds, 0), "status")), "FAIL");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		builds, 1), "status")), "PASS");
+	tests = json_object_get(s, "tests");
+	assert_int_equal(json_array_size(tests), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		tests, 0), "path")), "odirect.ext4.write_seq_512");
+	inc = json_array_get(json_object_get(s, "incidents"), 0);
+	assert_non_null(inc);
+	assert_string_equal(json_string_value(json_object_get(inc, "build_id")),
+			    json_string_value(json_object_get(json_array_get(
+				    builds, 0), "id")));
+	assert_null(json_object_get(inc, "test_id"));
+	assert_int_equal(json_array_size(json_object_get(s, "incidents")), 1);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repository_url),
 		cmocka_unit_test(test_origin),
 		cmocka_unit_test(test_submission),
+		cmocka_unit_test(test_build_failure),
 	};
 	return cmocka_run_group_tests_name("kcidb", tests, NULL, NULL);
 }

@@ -50,8 +50,8 @@ static int teardown(void **state)
 static void add_release(struct store *st, const char *version, size_t n)
 {
 	static const struct artifact_in arts[] = {
-		{ "x86_64", "file:///k/amd64.deb", NULL, "deb", NULL, NULL, 0 },
-		{ "arm64", "http://127.0.0.1:1/arm64.deb", NULL, "deb", NULL, NULL, 0 },
+		{ "x86_64", "file:///k/amd64.deb", NULL, "deb", NULL, NULL, 0, NULL, NULL },
+		{ "arm64", "http://127.0.0.1:1/arm64.deb", NULL, "deb", NULL, NULL, 0, NULL, NULL },
 	};
 	struct artifact_in in[2];
 	struct kversion kv;
@@ -88,7 +88,7 @@ static void test_release_round_trip(void **state)
 	json_t *rows, *jobs;
 	struct kversion kv;
 	int64_t id;
-	struct artifact_in a = { "x86_64", "file:///x", sha, "deb", NULL, NULL, 0 };
+	struct artifact_in a = { "x86_64", "file:///x", sha, "deb", NULL, NULL, 0, NULL, NULL };
 
 	add_release(f->st, "6.1.64-rc1", 2);
 	rows = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s", "6.1.64-rc1");

@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Does the matrix keep the host busy? One release on the four targets with
+# the full suite (every default filesystem and the crash test) and the
+# daemon's default number of guests at once, timed from the POST to the
+# last job's results stored, against the guests' own CPU time (each qemu
+# process's, read by rcgated as it decides the boot's outcome):
+#
+#   ratio = wall / (sum of guest CPU seconds / cores)
+#
+# 1.00 means the cores did nothing but run guests. It lists the idle gaps:
+# the times when fewer guests than cores were running, from the boots'
+# spans in the job logs.
+#
+# The same release shape runs twice: the first pays libvirt's capability
+# probe per qemu binary (cached in the embed root of a long-running rcgated)
+# and builds any initramfs not cached; the second is the one measured.
+# BENCH_WORKERS overrides [jobs] workers (default: the daemon's default).
+set -uo pipefail
+. "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
+trap - EXIT
+CORES=$(nproc)
+have_all_kernels || { echo "bench: kernel packages missing (scripts/setup)"; exit 1; }
+WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-bench.XXXXXX")
+start_daemon "attempts = 1" ${BENCH_WORKERS:+"workers = $BENCH_WORKERS"} >/dev/null 2>"$WORK/daemon.err"
+trap 'stop_daemon; rm -rf "$STATE" "$WORK"' EXIT
+WORKERS=$("$RCGATED" -n -v -f "$STATE/rcgated.conf" 2>/dev/null | sed -n 's/^workers = //p')
+FILESYSTEMS=$("$RCGATED" -n -v -f "$STATE/rcgated.conf" 2>/dev/null | sed -n 's/^filesystems = //p')
+
+release() {	# release version: submit on every target, wait; prints submit time
+	local t0
+	t0=$(date +%s.%N)
+	req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$1\",\"artifacts\":$(artifacts_json)}"
+	[ "$CODE" = 201 ] || { echo "bench: POST $1: $CODE $BODY" >&2; return 1; }
+	wait_release "$1" 1800 || { echo "bench: release $1 did not finish" >&2; return 1; }
+	[ "$(jqb '[.jobs[] | select(.state != "done")] | length')" = 0 ] ||
+		{ echo "bench: $1: $(jqb '[.jobs[] | "\(.target) \(.state) \(.error)"] | join("; ")')" >&2; return 1; }
+	echo "$t0"
+}
+
+cat > "$WORK/matrix.py" <<'EOF'
+# The boots of a release on one time line: argv = submit time, cores,
+# label, detail (0/1), then the job logs.
+import re, sys
+from datetime import datetime, timezone
+t0, cores, label, detail = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+stamp = re.compile(r"^(\S+Z) ")
+guest = re.compile(r" guest (\S+): \w+ after [0-9.]+ s \(.*define ([0-9.]+) s.*cpu (-?[0-9.]+) s; span ([0-9.]+) ([0-9.]+)\)")
+def unix(s):
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+boots, end = [], t0
+for path in sys.argv[5:]:
+    target = "?"
+    for line in open(path):
+        m = stamp.match(line)
+        if m and " time: " in line:
+            end = max(end, unix(m.group(1)))
+        m = re.search(r"job \d+ attempt \d+: \S+ on (\S+) ", line)
+        if m:
+            target = m.group(1)
+        m = guest.search(line)
+        if m:
+            phase = "suite"
+            for p in ("crash-write", "crash-verify"):
+                if m.group(1).endswith(p):
+                    phase = p
+            boots.append((float(m.group(4)), float(m.group(5)), float(m.group(3)), float(m.group(2)), target, phase))
+wall = end - t0
+cpu = sum(b[2] for b in boots)
+ideal = cpu / cores
+# Sweep: the number of guests running between consecutive events.
+events = sorted([(b[0], 1) for b in boots] + [(b[1], -1) for b in boots])
+gaps, idle, running, prev = [], 0.0, 0, t0
+for t, d in events + [(end, 0)]:
+    if t > prev and running < cores:
+        idle += (cores - running) * (t - prev)
+        if gaps and abs(gaps[-1][1] - prev) < 1e-6 and gaps[-1][2] == running:
+            gaps[-1][1] = t
+        else:
+            gaps.append([prev, t, running])
+    running += d
+    prev = max(prev, t)
+print("%s: wall %.2f s (submit to the last results stored), %d boots, guest CPU %.2f s,"
+      " ideal wall at %d cores %.2f s; ratio wall / (guest CPU / cores) = %.3f"
+      % (label, wall, len(boots), cpu, cores, ideal, wall / ideal if ideal > 0 else 0))
+print("  idle core-seconds %.2f (%.1f%% of wall x cores); guest CPU / guest span %.3f"
+      % (idle, 100 * idle / (wall * cores), cpu / sum(b[1] - b[0] for b in boots)))
+if not detail:
+    sys.exit(0)
+print("  boots (seconds from submit):")
+print("    %-7s %-13s %7s %7s %7s %7s %7s" % ("target", "phase", "start", "end", "span", "define", "cpu"))
+for b in sorted(boots):
+    print("    %-7s %-13s %7.2f %7.2f %7.2f %7.2f %7.2f" % (b[4], b[5], b[0] - t0, b[1] - t0, b[1] - b[0], b[3], b[2]))
+print("  idle gaps (fewer than %d guests running) of 0.05 s or more:" % cores)
+print("    %7s %7s %7s %7s" % ("from", "to", "length", "guests"))
+for g in gaps:
+    if g[1] - g[0] >= 0.05:
+        print("    %7.2f %7.2f %7.2f %7d" % (g[0] - t0, g[1] - t0, g[1] - g[0], g[2]))
+EOF
+
+analyse() {	# analyse version submit-time label detail
+	local files=()
+	req GET "/api/v1/releases/$1"
+	for j in $(jqb '.jobs[].id'); do files+=("$STATE/jobs/$j/1/job.log"); done
+	python3 "$WORK/matrix.py" "$2" "$CORES" "$3" "$4" "${files[@]}"
+}
+
+echo "matrix: one release on four targets, filesystems $FILESYSTEMS + crash test, workers $WORKERS, $CORES cores"
+t=$(release 6.1.192-rc1) || exit 1
+analyse 6.1.192-rc1 "$t" "first release (fresh daemon)" 0
+t=$(release 6.1.192-rc2) || exit 1
+analyse 6.1.192-rc2 "$t" "second release" 1

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * source.c - turns an announced rc into kernels to build: the
+ * announcement names its stable-review patch (patch-6.1.64-rc1.gz, which
+ * applies to 6.1.63); on kernel.org's layout the release tarball and the
+ * sha256sums.asc that lists it sit in the directory above stable-review/.
+ * One consumer thread (as the engine's and notify's) takes every announced
+ * rc that has a patch URL and no kernels, learns the patch's hash (nobody
+ * publishes one; the announcement from a configured sender is the anchor),
+ * reads the tarball's hash from sha256sums.asc, and creates one job of
+ * kind 'source' per target, exactly as POST /api/v1/releases with a source
+ * would. Off unless [build] from_announcements = 1. A release it cannot
+ * resolve keeps its error (source_error) and waits for a POST.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rcgate.h"
+
+static const struct config *scfg;
+static char *sdb, *scache;
+static pthread_t source_thread;
+static int source_running;
+static atomic_int source_stopping;
+static pthread_mutex_t source_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t source_cv = PTHREAD_COND_INITIALIZER;
+static int source_pending;
+
+int source_urls(const char *version, const char *patch_url, char *tarball,
+		size_t tlen, char *sums, size_t slen, char *name, size_t nlen,
+		char *err, size_t errlen)
+{
+	struct kversion kv;
+	const char *sr;
+	char want[96], base[48];
+	size_t dirlen;
+
+	if (kversion_parse(version, &kv, err, errlen) < 0)
+		return -1;
+	if (kv.rc == 0) {
+		errf(err, errlen, "%s is not an rc", version);
+		return -1;
+	}
+	snprintf(want, sizeof(want), "/stable-review/patch-%s.gz", version);
+	sr = strstr(patch_url, "/stable-review/");
+	if (sr == NULL || strcmp(sr, want) != 0) {
+		errf(err, errlen, "patch URL does not end in %s", want);
+		return -1;
+	}
+	/* The previous release: 6.1.64-rc1 applies to 6.1.63, 6.1.1-rc1
+	 * to 6.1. */
+	if (kv.patch > 1)
+		snprintf(base, sizeof(base), "%ld.%ld.%ld", kv.major, kv.minor,
+			 kv.patch - 1);
+	else
+		snprintf(base, sizeof(base), "%ld.%ld", kv.major, kv.minor);
+	dirlen = (size_t)(sr - patch_url);
+	if (pathf(name, nlen, "linux-%s.tar.xz", base) < 0 ||
+	    pathf(tarball, tlen, "%.*s/%s", (int)dirlen, patch_url, name) < 0 ||
+	    pathf(sums, slen, "%.*s/sha256sums.asc", (int)dirlen, patch_url) < 0) {
+		errf(err, errlen, "URL too long");
+		return -1;
+	}
+	return 0;
+}
+
+int source_sums_find(const char *text, size_t len, const char *name,
+		     char sha256[65])
+{
+	const char *p = text, *end = text + len;
+	size_t nl = strlen(name);
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t n = eol != NULL ? (size_t)(eol - p) : (size_t)(end - p);
+
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		/* "<64 hex>  linux-6.1.63.tar.xz" (sha256sum's format) */
+		if (n == 64 + 2 + nl && p[64] == ' ' && p[65] == ' ' &&
+		    memcmp(p + 66, name, nl) == 0) {
+			memcpy(sha256, p, 64);
+			sha256[64] = '\0';
+			if (is_sha256_hex(sha256))
+				return 0;
+		}
+		p = eol != NULL ? eol + 1 : end;
+	}
+	return -1;
+}
+
+/* One release: its source artifacts, or -1 with err. */
+static int resolve(struct store *st, int64_t id, const char *version,
+		   const char *patch_url, char *err, size_t errlen)
+{
+	char tarball[2048], sums[2048], name[128], path[PATH_MAX],
+		tsha[65], psha[65], adir[PATH_MAX];
+	struct artifact_in in[8];
+	struct kversion kv;
+	int64_t rid;
+	size_t len, n;
+	char *text;
+	int rc;
+
+	if (source_urls(version, patch_url, tarball, sizeof(tarball), sums,
+			sizeof(sums), name, sizeof(name), err, errlen) < 0 ||
+	    fetch_url_check(tarball, err, errlen) < 0 ||
+	    pathf(adir, sizeof(adir), "%s/artifacts", scache) < 0 ||
+	    mkdir_p(adir, 0755, err, errlen) < 0)
+		return -1;
+	if (fetch_learn(sums, adir, 16L << 20, path, sizeof(path), tsha, NULL,
+			NULL, err, errlen) < 0)
+		return -1;
+	text = file_read(path, 16u << 20, &len, err, errlen);
+	if (text == NULL)
+		return -1;
+	rc = source_sums_find(text, len, name, tsha);
+	free(text);
+	if (rc < 0) {
+		errf(err, errlen, "%s does not list %s", sums, name);
+		return -1;
+	}
+	if (fetch_learn(patch_url, adir, scfg->max_artifact_mb << 20, path,
+			sizeof(path), psha, NULL, NULL, err, errlen) < 0)
+		return -1;
+	if (kversion_parse(version, &kv, err, errlen) < 0)
+		return -1;
+	n = 0;
+	for (size_t i = 0; i < target_count(); i++) {
+		const char *tn = target_at(i)->name, *p = scfg->build_targets;
+		size_t tl = strlen(tn);
+
+		/* A whole word of [build] targets. */
+		while ((p = strstr(p, tn)) != NULL &&
+		       !((p == scfg->build_targets || p[-1] == ' ') &&
+			 (p[tl] == '\0' || p[tl] == ' ')))
+			p += tl;
+		if (p != NULL)
+			in[n++] = (struct artifact_in){ tn, tarball, tsha,
+				"source", NULL, NULL, 0, patch_url, psha };
+	}
+	if (n == 0) {
+		errf(err, errlen, "[build] targets names no target");
+		return -1;
+	}
+	rc = store_release_create(st, version, &kv, NULL, in, n, &rid, err,
+				  errlen);
+	if (rc == -2)
+		return 0;	/* kernels were posted meanwhile: theirs win */
+	if (rc < 0)
+		return -1;
+	log_info("source: release %s (%lld) builds from %s + %s (patch sha256"
+		 " %s)", version, (long long)id, name, patch_url, psha);
+	return 1;
+}
+
+/* One pass: 1 if it created jobs (the workers are kicked), 0 if nothing
+ * was waiting, -1 on a store error. */
+static int source_run_once(struct store *st)
+{
+	struct rowset todo;
+	const struct source_todo *t;
+	char err[512];
+	int made = 0;
+
+	if (store_sources_unresolved(st, &todo, err, sizeof(err)) < 0) {
+		log_err("source: %s", err);
+		return -1;
+	}
+	t = todo.v;
+	for (size_t i = 0; i < todo.n && !atomic_load(&source_stopping); i++) {
+		char e2[512] = "";
+		int rc = resolve(st, t[i].id, t[i].version, t[i].patch_url, e2,
+				 sizeof(e2));
+
+		if (rc < 0)
+			log_warn("source: release %s: %s (POST its source or"
+				 " kernels)", t[i].version, e2);
+		store_source_tried(st, t[i].id, rc < 0 ? e2 : NULL, NULL, 0);
+		made |= rc > 0;
+	}
+	rowset_free(&todo);
+	return made;
+}
+
+void source_kick(void)
+{
+	pthread_mutex_lock(&source_mu);
+	source_pending = 1;
+	pthread_cond_signal(&source_cv);
+	pthread_mutex_unlock(&source_mu);
+}
+
+static void *source_main(void *arg)
+{
+	struct store *st;
+	char err[512];
+
+	(void)arg;
+	st = store_open(sdb, err, sizeof(err));
+	if (st == NULL) {
+		log_err("source: %s", err);
+		return NULL;
+	}
+	while (!atomic_load(&source_stopping)) {
+		struct timespec ts;
+
+		if (source_run_once(st) > 0)
+			sched_kick();
+		pthread_mutex_lock(&source_mu);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 30;
+		while (!source_pending && !atomic_load(&source_stopping) &&
+		       pthread_cond_timedwait(&source_cv, &source_mu, &ts) == 0)
+			;
+		source_pending = 0;
+		pthread_mutex_unlock(&source_mu);
+	}
+	store_close(st);
+	return NULL;
+}
+
+int source_start(const struct config *cfg, const char *db_path,
+		 const char *cache_dir, char *err, size_t errlen)
+{
+	if (!cfg->build_from_announcements)
+		return 0;
+	scfg = cfg;
+	sdb = strdup(db_path);
+	scache = strdup(cache_dir);
+	if (sdb == NULL || scache == NULL) {
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	atomic_store(&source_stopping, 0);
+	if (pthread_create(&source_thread, NULL, source_main, NULL) != 0) {
+		errf(err, errlen, "cannot start the source thread");
+		return -1;
+	}
+	source_running = 1;
+	return 0;
+}
+
+void source_stop(void)
+{
+	if (source_running) {
+		atomic_store(&source_stopping, 1);
+		source_kick();
+		pthread_join(source_thread, NULL);
+		source_running = 0;
+	}
+	free(sdb);
+	free(scache);
+	sdb = scache = NULL;
+}
