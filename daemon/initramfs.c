@@ -150,11 +150,20 @@ fail:
 }
 
 /* 1 with the next regular file, 0 at the end, -1 on error. */
+/* The calling build's cancel flag (initramfs_request.cancel). */
+static __thread const volatile int *build_cancel;
+
 static int stream_next(struct stream *s, struct archive_entry **e, char *err,
 		       size_t errlen)
 {
 	for (;;) {
-		int r = archive_read_next_header(s->tar, e);
+		int r;
+
+		if (build_cancel != NULL && *build_cancel) {
+			errf(err, errlen, "%s: cancelled", s->path);
+			return -1;
+		}
+		r = archive_read_next_header(s->tar, e);
 
 		if (r == ARCHIVE_EOF)
 			return 0;
@@ -877,6 +886,7 @@ int initramfs_build(const struct initramfs_request *req,
 		      "initramfs: need a package or a kernel image (+ modules tarball), an agent and two outputs");
 		return -1;
 	}
+	build_cancel = req->cancel;
 	if (outfile_create(&kernel, req->kernel_out, err, errlen) < 0 ||
 	    outfile_create(&initrd, req->initrd_out, err, errlen) < 0)
 		goto out;
@@ -952,5 +962,6 @@ out:
 	kmod_closure_free(&cl);
 	kmod_table_free(&sc.table);
 	free(sc.buf);
+	build_cancel = NULL;
 	return rc;
 }

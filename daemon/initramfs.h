@@ -28,6 +28,10 @@ struct initramfs_request {
 	/* Image inside the .deb: a path ("boot/vmlinuz-6.1.0-1-arm64") or a
 	 * base name; NULL takes the first boot/vmlinuz-*. */
 	const char *image_name;
+	/* Polled between the archive's members (may be NULL): a set flag
+	 * stops the build with an error, so a cancelled job or a stopping
+	 * daemon does not wait for a whole package to be read. */
+	const volatile int *cancel;
 };
 
 struct initramfs_result {

@@ -582,6 +582,7 @@ static int prepare_boot(struct run *r, const char *artifact,
 		req.package = artifact;
 	}
 	req.agent = agent;
+	req.cancel = &r->w->cancel;
 	req.modules = r->target->modules;
 	req.kernel_out = tk;
 	req.initrd_out = ti;
@@ -1232,7 +1233,10 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		store_job_built(st, job->id, rc == 0 ? built_out.sha256 : NULL,
 				built_out.seconds, NULL, 0);
 		if (rc < 0) {
-			infra(&r, "build", err);
+			/* A cancel or a clean stop is not the build's failure:
+			 * the job keeps its attempt (sched_stop requeues it). */
+			if (!w->cancel)
+				infra(&r, "build", err);
 			goto out;
 		}
 		build_row = (struct result_row){ BUILD_TEST, rc == 0 ? "pass" : "fail",
@@ -1281,7 +1285,8 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	if (prepare_boot(&r, artifact, job->modules_url[0] ? modules : NULL,
 			 kernel, initrd, sizeof(kernel), kver,
 			 sizeof(kver), err, sizeof(err)) < 0) {
-		infra(&r, "artifact", err);
+		if (!w->cancel)		/* stopped while reading the package */
+			infra(&r, "artifact", err);
 		goto out;
 	}
 	r.steps.initramfs = lap(&mark);
