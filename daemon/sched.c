@@ -1192,7 +1192,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	char err[1024], artifact[PATH_MAX], modules[PATH_MAX], kernel[PATH_MAX],
 		initrd[PATH_MAX], kver[128], adir[PATH_MAX];
 	struct phase_results phases[3] = { 0 };	/* suite, crash, build */
-	struct buildjob_result built_out;
+	struct buildjob_result built_out = { .sha256 = "" };
 	struct result_row build_row;
 	struct job built;
 	struct crash_chain chain = { .rc = -1 };
@@ -1295,6 +1295,10 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		goto out;
 	}
 	r.steps.disks = lap(&mark);
+	/* A bare image names no version; one built here is what make
+	 * kernelrelease said. */
+	if (kver[0] == '\0' && built_out.kernelrelease[0] != '\0')
+		snprintf(kver, sizeof(kver), "%s", built_out.kernelrelease);
 	store_job_note(st, job->id, NULL, kver, NULL, 0);
 	if (!advance(&r, JS_BOOTING, JS_RUNNING))
 		goto out;
