@@ -532,11 +532,12 @@ int build_kernel(const struct build_source *src, const struct target *t,
 	if (mkdir_p(work, 0755, err, errlen) < 0 ||
 	    free_space_ok(o->root, err, errlen) < 0)
 		goto out;
-	/* One tree per target at a time: a build of the same target is
-	 * serialised by the caller's build budget. The build directory is a
+	/* One tree per target and process: a build of the same target is
+	 * serialised by the caller's build budget, and another rcgated
+	 * sharing the cache builds in a tree of its own. The build directory is a
 	 * child of the tree, so kbuild uses srctree=.. and the compiler's
 	 * command lines do not name the tree: ccache hits across rcs. */
-	pathf(tree, sizeof(tree), "%s/%s", work, t->name);
+	pathf(tree, sizeof(tree), "%s/%s.%ld", work, t->name, (long)getpid());
 	pathf(bdir, sizeof(bdir), "%s/build", tree);
 	rm_rf(tree);
 	fprintf(log, "build: tree %s from %s\n", tree, pristine);
@@ -547,7 +548,7 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		const char *pargv[] = { "patch", "-p1", "--no-backup-if-mismatch",
 					"--batch", "-i", plain, NULL };
 
-		pathf(plain, sizeof(plain), "%s/%s.patch", work, t->name);
+		pathf(plain, sizeof(plain), "%s/%s.%ld.patch", work, t->name, (long)getpid());
 		if (patch_plain(src->patch, plain, err, errlen) < 0 ||
 		    unshare_patched(plain, tree, err, errlen) < 0)
 			goto out;
