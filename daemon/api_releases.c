@@ -102,10 +102,8 @@ static const char *release_state(json_t *counts)
 }
 
 /* From Q_RELEASES' job_states, "done:3 infra_error:1" (NULL: no jobs). */
-static const char *release_state_text(const char *s)
+static void tally_text(struct state_tally *t, const char *s)
 {
-	struct state_tally t = { 0 };
-
 	while (s != NULL && *s != '\0') {
 		const char *colon = strchr(s, ':'), *sp;
 		char state[32];
@@ -116,11 +114,10 @@ static const char *release_state_text(const char *s)
 		memcpy(state, s, (size_t)(colon - s));
 		state[colon - s] = '\0';
 		n = strtol(colon + 1, NULL, 10);
-		tally_add(&t, state, n);
+		tally_add(t, state, n);
 		sp = strchr(colon, ' ');
 		s = sp != NULL ? sp + 1 : NULL;
 	}
-	return tally_state(&t);
 }
 
 static void split_also(json_t *list)
@@ -256,20 +253,25 @@ static json_t *release_or_error(struct http_request *req,
  * the history. */
 static void release_summary(json_t *row)
 {
-	struct gate_row g = {
+	struct state_tally t = { 0 };
+	struct gate_row g;
+
+	tally_text(&t, json_string_value(json_object_get(row, "job_states")));
+	/* The gate's counts, from the same tally as the state (jobstate.c:
+	 * queued and active are unfinished; infra_error and cancelled were
+	 * not tested), as Q_RELEASE_GATE counts them. */
+	g = (struct gate_row){
 		.jobs = (int)json_integer_value(json_object_get(row, "jobs")),
-		.unfinished = (int)json_integer_value(json_object_get(row, "unfinished")),
-		.infra = (int)json_integer_value(json_object_get(row, "infra")),
+		.unfinished = (int)(t.queued + t.active),
+		.infra = (int)(t.infra + t.cancelled),
 		.blocking = (int)json_integer_value(json_object_get(row, "blocking")),
 		.analysed = json_string_value(json_object_get(row, "analysed")),
 	};
-
 	json_object_set_new(row, "gate", json_string(regress_gate_name(
 		engine_gate_verdict(&g))));
-	json_object_set_new(row, "state", json_string(release_state_text(
-		json_string_value(json_object_get(row, "job_states")))));
+	json_object_set_new(row, "state", json_string(tally_state(&t)));
 	for (const char *const *k = (const char *const[]){ "job_states",
-	     "unfinished", "infra", "blocking", "analysed", NULL }; *k != NULL; k++)
+	     "blocking", "analysed", NULL }; *k != NULL; k++)
 		json_object_del(row, *k);
 }
 

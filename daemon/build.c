@@ -205,27 +205,19 @@ static int pristine_tree(const struct build_source *src, const char *root,
 			 char *dir, size_t dirlen, FILE *log, char *err,
 			 size_t errlen)
 {
-	char lock[PATH_MAX], stamp[PATH_MAX], tmp[PATH_MAX];
+	char srcdir[PATH_MAX], lock[PATH_MAX], stamp[PATH_MAX], tmp[PATH_MAX];
 	int fd, rc = -1;
 
-	if ((size_t)snprintf(dir, dirlen, "%s/src/%.16s", root,
-			     src->tarball_sha256) >= dirlen ||
-	    (size_t)snprintf(lock, sizeof(lock), "%s.lock", dir) >= sizeof(lock) ||
-	    (size_t)snprintf(stamp, sizeof(stamp), "%s/.rcgate-unpacked", dir) >=
-		    sizeof(stamp) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", dir) >= sizeof(tmp)) {
+	if (pathf(srcdir, sizeof(srcdir), "%s/src", root) < 0 ||
+	    pathf(dir, dirlen, "%s/%.16s", srcdir, src->tarball_sha256) < 0 ||
+	    pathf(lock, sizeof(lock), "%s.lock", dir) < 0 ||
+	    pathf(stamp, sizeof(stamp), "%s/.rcgate-unpacked", dir) < 0 ||
+	    pathf(tmp, sizeof(tmp), "%s.tmp", dir) < 0) {
 		errf(err, errlen, "build root path too long");
 		return -1;
 	}
-	if (mkdir_p(root, 0755, err, errlen) < 0)
+	if (mkdir_p(srcdir, 0755, err, errlen) < 0)
 		return -1;
-	if (pathf(tmp, sizeof(tmp), "%s/src", root) < 0) {
-		errf(err, errlen, "build root path too long");
-		return -1;
-	}
-	if (mkdir_p(tmp, 0755, err, errlen) < 0)
-		return -1;
-	pathf(tmp, sizeof(tmp), "%s.tmp", dir);
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
 		errf(err, errlen, "lock %s: %s", lock, strerror(errno));
@@ -441,7 +433,7 @@ int build_config_missing(const char *fragment, const char *config, char *out,
 
 /* make's environment: fixed, so the same source gives the same image
  * (uname -v, "#1" and the banner do not depend on when or where). */
-static void build_env(char *env[], size_t n, char storage[][PATH_MAX + 32],
+static void build_env(char *env[], char storage[][PATH_MAX + 32],
 		      const struct build_options *o)
 {
 	const char *path = getenv("PATH");
@@ -472,7 +464,6 @@ static void build_env(char *env[], size_t n, char storage[][PATH_MAX + 32],
 	env[i++] = "KBUILD_BUILD_HOST=rcgate";
 	env[i++] = "KBUILD_BUILD_VERSION=1";
 	env[i] = NULL;
-	(void)n;
 }
 
 static int log_tail_diag(const char *logpath, const char *srcdir,
@@ -540,6 +531,7 @@ int build_kernel(const struct build_source *src, const struct target *t,
 	pathf(tree, sizeof(tree), "%s/%s.%ld", work, t->name, (long)getpid());
 	pathf(bdir, sizeof(bdir), "%s/build", tree);
 	rm_rf(tree);
+	build_env(env, envbuf, o);	/* patch and make run in the same one */
 	fprintf(log, "build: tree %s from %s\n", tree, pristine);
 	fflush(log);
 	if (copy_tree(pristine, tree, err, errlen) < 0)
@@ -554,7 +546,6 @@ int build_kernel(const struct build_source *src, const struct target *t,
 			goto out;
 		fprintf(log, "build: applying %s\n", src->patch);
 		fflush(log);
-		build_env(env, 16, envbuf, o);
 		st = run(pargv, tree, env, logfd, o, deadline, err, errlen);
 		if (st < 0)
 			goto out;
@@ -579,7 +570,6 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		 o->ccache_dir != NULL && o->ccache_dir[0] != '\0' ? "ccache " : "",
 		 t->cross_compile != NULL ? t->cross_compile : "");
 	snprintf(a_jobs, sizeof(a_jobs), "-j%ld", o->jobs > 0 ? o->jobs : 1);
-	build_env(env, 16, envbuf, o);
 	{
 		const char *mk_tiny[] = { "make", "O=build", a_arch, a_cross, a_cc,
 					  "LOCALVERSION=", "tinyconfig", NULL };

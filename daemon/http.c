@@ -225,6 +225,33 @@ static void make_etag(const char *body, size_t len, char out[40])
 	snprintf(out, 40, "\"%.32s\"", hex);
 }
 
+/* If-None-Match names this ETag (or any): the answer is 304. */
+static int etag_matches(struct MHD_Connection *conn, const char *etag)
+{
+	const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						      "If-None-Match");
+
+	return inm != NULL && (strcmp(inm, etag) == 0 || strcmp(inm, "*") == 0);
+}
+
+/* The headers every answer carries (type NULL: none, as for a 304), and
+ * what a read adds: reads are public and cheap to revalidate; bots and
+ * other origins may read them (writes need a token anyway). */
+static void add_headers(struct MHD_Response *r, const char *type,
+			const char *request_id, int is_get, const char *etag)
+{
+	if (type != NULL)
+		MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "X-Request-Id", request_id);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (is_get) {
+		MHD_add_response_header(r, "Cache-Control", "no-cache");
+		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+		if (etag != NULL && etag[0] != '\0')
+			MHD_add_response_header(r, "ETag", etag);
+	}
+}
+
 /* "bytes=a-b" or "bytes=a-" or "bytes=-n" against len; 0 ok, -1 bad.
  * Not static only so tests/fuzz/range_fuzz.c can reach it (rcgate.h). */
 int http_range_parse(const char *h, size_t len, size_t *from, size_t *to)
@@ -368,14 +395,12 @@ static enum MHD_Result send_response(struct MHD_Connection *conn,
 	enum MHD_Result ret;
 	char etag[40] = "", crange[96] = "";
 	int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	const char *inm, *range;
+	const char *range;
 	size_t from = 0, to = 0;
 
 	if (is_get && resp->status == 200 && !resp->no_etag) {
 		make_etag(resp->body, resp->len, etag);
-		inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						  "If-None-Match");
-		if (inm != NULL && (strcmp(inm, etag) == 0 || strcmp(inm, "*") == 0)) {
+		if (etag_matches(conn, etag)) {
 			free(resp->body);
 			resp->body = NULL;
 			resp->len = 0;
@@ -403,19 +428,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn,
 		return MHD_NO;
 	}
 	resp->body = NULL;
-	if (resp->status != 304)
-		MHD_add_response_header(r, "Content-Type", resp->content_type != NULL
-					? resp->content_type : "application/json");
-	MHD_add_response_header(r, "X-Request-Id", request_id);
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	if (is_get) {
-		/* Reads are public and cheap to revalidate; bots and other
-		 * origins may read them (writes need a token anyway). */
-		MHD_add_response_header(r, "Cache-Control", "no-cache");
-		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
-		if (etag[0] != '\0')
-			MHD_add_response_header(r, "ETag", etag);
-	}
+	add_headers(r, resp->status == 304 ? NULL : resp->content_type != NULL
+		    ? resp->content_type : "application/json", request_id, is_get,
+		    etag);
 	if (resp->ranges)
 		MHD_add_response_header(r, "Accept-Ranges", "bytes");
 	if (crange[0] != '\0')
@@ -446,48 +461,35 @@ static enum MHD_Result send_cached(struct MHD_Connection *conn,
 				   struct cached_body *b, int *status,
 				   const char *request_id)
 {
-	const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						      "If-None-Match");
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
-	*status = inm != NULL && (strcmp(inm, b->etag) == 0 ||
-				  strcmp(inm, "*") == 0) ? 304 : 200;
+	*status = etag_matches(conn, b->etag) ? 304 : 200;
 	r = MHD_create_response_from_buffer_with_free_callback_cls(
 		*status == 304 ? 0 : b->len, b->data, release_body, b);
 	if (r == NULL) {
 		cached_body_release(b);
 		return MHD_NO;
 	}
-	if (*status != 304)
-		MHD_add_response_header(r, "Content-Type", b->type != NULL
-					? b->type : "application/json");
-	MHD_add_response_header(r, "X-Request-Id", request_id);
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, "Cache-Control", "no-cache");
-	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
-	MHD_add_response_header(r, "ETag", b->etag);
+	add_headers(r, *status == 304 ? NULL : b->type != NULL ? b->type
+		    : "application/json", request_id, 1, b->etag);
 	ret = MHD_queue_response(conn, (unsigned)*status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
-struct keybuf {
-	struct strbuf sb;
-};
-
 static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind,
 			       const char *key, const char *value)
 {
-	struct keybuf *kb = cls;
+	struct strbuf *sb = cls;
 
 	(void)kind;
 	/* Length-prefixed, so no decoded value can make two queries one key. */
 	if (value != NULL)
-		strbuf_printf(&kb->sb, "&%zu:%s%zu:%s", strlen(key), key,
+		strbuf_printf(sb, "&%zu:%s%zu:%s", strlen(key), key,
 			      strlen(value), value);
 	else
-		strbuf_printf(&kb->sb, "&%zu:%s-", strlen(key), key);
+		strbuf_printf(sb, "&%zu:%s-", strlen(key), key);
 	return MHD_YES;
 }
 
@@ -496,11 +498,11 @@ static enum MHD_Result key_arg(void *cls, enum MHD_ValueKind kind,
 static int cache_key(struct MHD_Connection *conn, const char *url, char *out,
 		     size_t len)
 {
-	struct keybuf kb;
+	struct strbuf sb;
 
-	strbuf_init(&kb.sb, out, len);
-	strbuf_printf(&kb.sb, "%s", url);
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, key_arg, &kb);
+	strbuf_init(&sb, out, len);
+	strbuf_printf(&sb, "%s", url);
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, key_arg, &sb);
 	return strlen(out) + 1 < len ? 0 : -1;
 }
 
@@ -635,11 +637,15 @@ static enum MHD_Result answer_cacheable(struct http_server *srv,
 	p->route->handler(req, &resp);
 	if (fill) {
 		if (resp.status == 200 && !resp.no_etag && !resp.ranges &&
-		    resp.body != NULL)
+		    resp.body != NULL) {
+			char etag[40];
+
+			make_etag(resp.body, resp.len, etag);
 			respcache_put(srv->cache, key, gen, resp.content_type,
-				      resp.body, resp.len);
-		else
+				      etag, resp.body, resp.len);
+		} else {
 			respcache_abandon(srv->cache, key);
+		}
 	}
 	return answer(srv, conn, method, url, &resp, p);
 }

@@ -247,8 +247,8 @@ int store_release_create(struct store *, const char *version,
  * keys) so the HTTP layer needs no per-table structs. */
 enum store_query {
 	Q_RELEASES,		/* branch|NULL, since|NULL, limit, offset; with
-				 * job_states ("state:n ...") and the gate
-				 * columns, so a page is one query */
+				 * job_states ("state:n ...") and blocking,
+				 * so a page is one query */
 	Q_RELEASE,		/* version */
 	Q_RELEASE_JOBS,		/* release id */
 	Q_JOB,			/* job id */
@@ -604,10 +604,12 @@ void respcache_free(struct respcache *);
  * answers uncached. */
 struct cached_body *respcache_get(struct respcache *, const char *key,
 				  uint64_t generation, int *fill);
-/* Keeps a copy of data (the type string must outlive the cache) for key,
- * made from what the store held at generation. */
+/* Keeps a copy of data with its ETag (http.c makes both; the type string
+ * must outlive the cache) for key, made from what the store held at
+ * generation. */
 void respcache_put(struct respcache *, const char *key, uint64_t generation,
-		   const char *type, const char *data, size_t len);
+		   const char *type, const char *etag, const char *data,
+		   size_t len);
 /* The answer will not be cached (an error, a volatile answer). */
 void respcache_abandon(struct respcache *, const char *key);
 void cached_body_release(struct cached_body *);

@@ -173,15 +173,15 @@ struct cached_body *respcache_get(struct respcache *c, const char *key,
 	return out;
 }
 
-/* Room for one more body of len bytes: drops the entries made at an older
- * generation first, then the oldest. Called with the lock held. */
-static void make_room(struct respcache *c, size_t len, uint64_t generation)
+/* Back within the caps: drops the entries made at an older generation
+ * first, then any that is not being made. Called with the lock held. */
+static void make_room(struct respcache *c, uint64_t generation)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < BUCKETS; i++) {
 			struct entry **p = &c->buckets[i];
 
-			while (*p != NULL && (c->bytes + len > c->max_bytes ||
+			while (*p != NULL && (c->bytes > c->max_bytes ||
 					      c->entries > c->max_entries)) {
 				struct entry *e = *p;
 
@@ -198,19 +198,18 @@ static void make_room(struct respcache *c, size_t len, uint64_t generation)
 }
 
 void respcache_put(struct respcache *c, const char *key, uint64_t generation,
-		   const char *type, const char *data, size_t len)
+		   const char *type, const char *etag, const char *data,
+		   size_t len)
 {
 	uint64_t h = fnv1a(key);
 	struct cached_body *b = NULL;
 	struct entry *e;
-	char hex[65];
 
 	if (len <= c->max_bytes / 4 && (b = malloc(sizeof(*b) + len + 1)) != NULL) {
 		atomic_init(&b->refs, 1);
 		b->len = len;
 		b->type = type;
-		sha256_hex(data, len, hex);
-		snprintf(b->etag, sizeof(b->etag), "\"%.32s\"", hex);
+		snprintf(b->etag, sizeof(b->etag), "%s", etag);
 		memcpy(b->data, data, len);
 		b->data[len] = '\0';
 	}
@@ -227,7 +226,7 @@ void respcache_put(struct respcache *c, const char *key, uint64_t generation,
 			e->made = now_monotonic();
 			c->bytes += len;
 			b = NULL;
-			make_room(c, 0, generation);
+			make_room(c, generation);
 		}
 	}
 	pthread_cond_broadcast(&c->filled);

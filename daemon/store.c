@@ -50,9 +50,10 @@ static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
 }
 
 static const char *const query_sql[] = {
-	/* One query for a whole page: what the release's state is derived
-	 * from (job_states, "state:n ...") and the gate's columns, each an
-	 * index lookup of its own release (007-read-indexes.sql). */
+	/* One query for a whole page: what the release's state and its
+	 * gate's unfinished and infra counts are derived from (job_states,
+	 * "state:n ...") and its blocking regressions, each an index lookup
+	 * of its own release (007-read-indexes.sql). */
 	[Q_RELEASES] =
 		"SELECT r.id, r.version, r.branch, r.rc, r.created, r.baseline,"
 		" r.announced, r.deadline, r.subject,"
@@ -62,10 +63,6 @@ static const char *const query_sql[] = {
 		" (SELECT group_concat(state || ':' || n, ' ') FROM"
 		"  (SELECT state, count(*) AS n FROM job j"
 		"   WHERE j.release_id = r.id GROUP BY state)) AS job_states,"
-		" (SELECT count(*) FROM job j WHERE j.release_id = r.id AND"
-		"  j.state IN " JOB_UNFINISHED_SQL ") AS unfinished,"
-		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
-		"  AND j.state IN ('infra_error','cancelled')) AS infra,"
 		" (SELECT count(*) FROM occurrence o JOIN regression g"
 		"  ON g.id = o.regression_id WHERE o.release_id = r.id"
 		"  AND o.flaky = 0 AND g.state != 'invalid') AS blocking,"
