@@ -65,6 +65,7 @@ struct agent_config {
 	char phase_value[64]; /* for the infra line of an unknown phase */
 	long long expect;     /* rcgate.expect, -1 when not given */
 	unsigned int timeout_s;
+	char only[512];       /* rcgate.only: test names, "" for all */
 };
 
 /* Module files whose finit_module failed, to tell "not supported by this
@@ -285,6 +286,37 @@ static int parse_timeout(const char *v, struct agent_config *cfg, char *err,
 	return 0;
 }
 
+/* rcgate.only=write_seq,append_4096: names as the suite's table has them. */
+static int parse_only(const char *v, struct agent_config *cfg, char *err,
+		      size_t errlen)
+{
+	char name[64];
+
+	if (strlen(v) >= sizeof(cfg->only)) {
+		snprintf(err, errlen, "only: list too long");
+		return -1;
+	}
+	for (const char *p = v; *p != '\0';) {
+		size_t n = strcspn(p, ",");
+
+		if (n == 0 || n >= sizeof(name)) {
+			snprintf(err, errlen, "only: empty or long name");
+			return -1;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (!suite_valid_name(name, sizeof(name))) {
+			snprintf(err, errlen, "only: bad test name");
+			return -1;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	snprintf(cfg->only, sizeof(cfg->only), "%s", v);
+	return 0;
+}
+
 static const struct cmdline_key {
 	const char *key;
 	int (*parse)(const char *v, struct agent_config *cfg, char *err,
@@ -297,6 +329,7 @@ static const struct cmdline_key {
 	{ RCGATE_KEY_PHASE, parse_phase },
 	{ RCGATE_KEY_EXPECT, parse_expect },
 	{ RCGATE_KEY_TIMEOUT, parse_timeout },
+	{ RCGATE_KEY_ONLY, parse_only },
 };
 
 static void config_defaults(struct agent_config *cfg)
@@ -856,7 +889,8 @@ static int run_suites(FILE *out, const struct agent_config *cfg,
 		      const char *const *dirs, const enum disk_state *state,
 		      struct suite_counts *total)
 {
-	struct suite_options opt = { .timeout_s = cfg->timeout_s };
+	struct suite_options opt = { .timeout_s = cfg->timeout_s,
+				     .only = cfg->only[0] ? cfg->only : NULL };
 	unsigned int i;
 
 	memset(total, 0, sizeof(*total));

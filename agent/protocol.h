@@ -31,6 +31,9 @@
 #define RCGATE_KEY_PHASE "rcgate.phase"
 #define RCGATE_KEY_EXPECT "rcgate.expect"	/* bytes crash-write made durable */
 #define RCGATE_KEY_TIMEOUT "rcgate.timeout"
+/* Only these tests of the suite, by name (write_seq,append_4096): a
+ * bisection step runs the failing tests alone. */
+#define RCGATE_KEY_ONLY "rcgate.only"
 
 /* The virtio-serial port the results go to; rcgate.port's default. */
 #define RCGATE_CHANNEL_NAME "org.rcgate.results"

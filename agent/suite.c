@@ -1016,30 +1016,53 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 	return st;
 }
 
+int suite_selected(const char *only, const char *name)
+{
+	size_t nl = strlen(name);
+
+	if (only == NULL)
+		return 1;
+	for (const char *p = only; *p != '\0';) {
+		size_t n = strcspn(p, ",");
+
+		if (n == nl && strncmp(p, name, n) == 0)
+			return 1;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
 int suite_run(const char *dir, const char *suite_name, FILE *out,
 	      const struct suite_options *opt, struct suite_counts *counts,
 	      char *err, size_t errlen)
 {
 	unsigned int timeout_s = opt != NULL && opt->timeout_s > 0 ?
 					 opt->timeout_s : DEFAULT_TIMEOUT_S;
+	const char *only = opt != NULL ? opt->only : NULL;
 	struct suite_env env;
 	struct diag d;
-	size_t n, i;
+	size_t n, i, planned = 0, number = 0;
 	const struct suite_test *t = suite_tests(&n);
 
 	memset(counts, 0, sizeof(*counts));
 	if (suite_probe(dir, &env, err, errlen) != 0)
 		return -1;
-	print_subtest_head(out, suite_name, n);
+	for (i = 0; i < n; i++)
+		planned += suite_selected(only, t[i].name);
+	print_subtest_head(out, suite_name, planned);
 	for (i = 0; i < n; i++) {
 		enum test_status st;
 		long long started;
 
+		if (!suite_selected(only, t[i].name))
+			continue;
 		/* Buffered output must not be duplicated into the child. */
 		fflush(out);
 		started = now_ms();
 		st = suite_test_isolated(&t[i], dir, &env, timeout_s, &d);
-		suite_print_result(out, 4, (unsigned int)(i + 1),
+		suite_print_result(out, 4, (unsigned int)++number,
 				   now_ms() - started, t[i].name, st, &d);
 		counts_add_status(counts, st);
 	}

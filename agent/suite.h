@@ -142,7 +142,13 @@ struct suite_counts {
 
 struct suite_options {
 	unsigned int timeout_s; /* per test; 0 means the default of 60 */
+	/* NULL, or a comma-separated list of test names: only those run, in
+	 * the table's order, numbered and planned as the whole suite is. */
+	const char *only;
 };
+
+/* 1 if name is one of only's comma-separated names (only NULL: all). */
+int suite_selected(const char *only, const char *name);
 
 /* The built-in table; *n receives its length. */
 const struct suite_test *suite_tests(size_t *n);

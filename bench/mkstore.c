@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 	}
 	log_init(NULL, LOG_ERR, err, sizeof(err));
 	config_defaults(&cfg);
-	ectx = (struct engine_context){ &cfg, argv[1], "http://rcgate.bench", NULL };
+	ectx = (struct engine_context){ &cfg, argv[1], "http://rcgate.bench", NULL, NULL };
 	st = store_open(argv[1], err, sizeof(err));
 	if (st == NULL) {
 		fprintf(stderr, "mkstore: %s\n", err);

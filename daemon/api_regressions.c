@@ -6,6 +6,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -65,6 +66,29 @@ static json_t *regression_json(int64_t id)
 	json_object_set_new(r, "occurrences", occ);
 	json_object_set_new(r, "branches", rows(Q_REGRESSION_BRANCHES, "i", (int64_t)id));
 	json_object_set_new(r, "events", rows(Q_REGRESSION_EVENTS, "i", (int64_t)id));
+	{
+		/* Bisections, each with the regressions whose bisection named
+		 * the same upstream commit: one cause across branches. */
+		json_t *bis = rows(Q_REGRESSION_BISECTIONS, "i", (int64_t)id), *b;
+		size_t k;
+
+		json_array_foreach(bis, k, b) {
+			static const char *const lists[] = { "same_cause", "jobs" };
+
+			for (size_t l = 0; l < 2; l++) {
+				const char *p = json_string_value(json_object_get(b, lists[l]));
+				json_t *ids = json_array();
+
+				while (p != NULL && *p != '\0') {
+					json_array_append_new(ids, json_integer(strtoll(p, NULL, 10)));
+					p = strchr(p, ',');
+					p = p != NULL ? p + 1 : NULL;
+				}
+				json_object_set_new(b, lists[l], ids);
+			}
+		}
+		json_object_set_new(r, "bisections", bis);
+	}
 	return r;
 }
 

@@ -101,6 +101,9 @@ int gitsrc_branch_check(const char *branch, char *err, size_t errlen);
 int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		 const struct build_options *o, char *gitdir, size_t gdlen,
 		 char commit[41], char *err, size_t errlen);
+/* The cached clone of url under root (<root>/git/<hash>.git), existing
+ * or not: 0, or -1 if the path is too long. */
+int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len);
 /* Checks commit out into a worktree of gitdir kept for name (a target):
  * only files that differ are rewritten, untracked files but build/ go.
  * The worktree is locked (*lockfd, close it when done). 0 or -1. */

@@ -87,10 +87,13 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 	}
 	if (joblog != NULL) {
 		fprintf(joblog, "git: fetching %s for %s (git's output in "
-			BUILD_LOG ")\n", job->url, job->git_ref);
+			BUILD_LOG ")\n", job->url, job->git_commit[0] != '\0'
+			? job->git_commit : job->git_ref);
 		fflush(joblog);
 	}
-	rc = gitsrc_fetch(job->url, job->git_ref, fileno(blog), &o, s->gitdir,
+	/* A bisection step builds its own commit of the rc's tree. */
+	rc = gitsrc_fetch(job->url, job->git_commit[0] != '\0' ? job->git_commit
+			  : job->git_ref, fileno(blog), &o, s->gitdir,
 			  sizeof(s->gitdir), s->commit, err, errlen);
 	fclose(blog);
 	if (rc == 0 && joblog != NULL) {

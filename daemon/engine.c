@@ -517,6 +517,15 @@ int engine_run_once(struct store *st, const struct engine_context *c,
 		n++;
 	}
 	rowset_free(&todo);
+	if (c->cache_dir != NULL) {
+		char e2[512];
+		int b = bisect_run_once(st, c, e2, sizeof(e2));
+
+		if (b < 0)
+			log_err("bisection: %s", e2);
+		else if (b > 0 && c->jobs_queued != NULL)
+			c->jobs_queued();
+	}
 	return failed ? -1 : n;
 }
 

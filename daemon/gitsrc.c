@@ -241,12 +241,19 @@ static long long pack_bytes(const char *gitdir)
 	return sum;
 }
 
+int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len)
+{
+	char key[65];
+
+	sha256_hex(url, strlen(url), key);
+	return pathf(out, len, "%s/git/%.16s.git", root, key);
+}
+
 int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		 const struct build_options *o, char *gitdir, size_t gdlen,
 		 char commit[41], char *err, size_t errlen)
 {
-	char key[65], dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16],
-		remote[300];
+	char dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], remote[300];
 	double deadline = now_monotonic() +
 			  (double)(o->timeout > 0 ? o->timeout : 3600);
 	long long before, after;
@@ -261,10 +268,9 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 	if (gitsrc_url_check(url, err, errlen) < 0 ||
 	    (!gitsrc_is_commit(ref) && gitsrc_branch_check(ref, err, errlen) < 0))
 		goto out_log;
-	sha256_hex(url, strlen(url), key);
 	if (pathf(dir, sizeof(dir), "%s/git", o->root) < 0 ||
 	    mkdir_p(dir, 0755, err, errlen) < 0 ||
-	    pathf(gitdir, gdlen, "%s/git/%.16s.git", o->root, key) < 0 ||
+	    gitsrc_clone_dir(o->root, url, gitdir, gdlen) < 0 ||
 	    pathf(lock, sizeof(lock), "%s.lock", gitdir) < 0) {
 		if (err[0] == '\0')
 			errf(err, errlen, "build root path too long");

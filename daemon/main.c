@@ -279,7 +279,8 @@ int main(int argc, char **argv)
 	{
 		struct api_context ac = { &cfg, db, (unsigned)cfg.workers, base_url };
 		struct sched_context sctx = { &cfg, db, cache, host, engine_kick };
-		struct engine_context ectx = { &cfg, db, base_url, sched_kick };
+		struct engine_context ectx = { &cfg, db, base_url, sched_kick,
+					       cache };
 		struct http_options ho = {
 			.listen = cfg.listen,
 			.port = cfg.port,

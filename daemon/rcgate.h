@@ -159,6 +159,31 @@ int kversion_cmp(const struct kversion *a, const struct kversion *b);
  * kernel says 6.1.64(-rc1) for 6.1.64-rc1. */
 int kversion_matches(const struct kversion *want, const char *running);
 
+/* ---- bisect.c: the rules of a bisection (issue 15) ---- */
+enum bisect_verdict { BISECT_UNTESTED, BISECT_GOOD, BISECT_BAD, BISECT_SKIP };
+enum { BISECT_STEP, BISECT_FOUND, BISECT_AMBIGUOUS, BISECT_EMPTY };
+/* v[0..n): the verdicts of the commits after the good end, oldest first,
+ * v[n-1] the bad end (its verdict need not be set: it is bad). Returns
+ * BISECT_STEP with *next the commit to test (the untested one nearest the
+ * middle of what is left), BISECT_FOUND when [*lo, *hi] is one commit, the
+ * first bad one (*hi), BISECT_AMBIGUOUS when only skipped commits are left
+ * between the last good and the first bad (the first bad one is in [*lo,
+ * *hi]), BISECT_EMPTY for n = 0. */
+int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
+		size_t *lo, size_t *hi);
+/* The upstream commit a backport's message names ("commit X upstream.",
+ * "[ Upstream commit X ]", "(cherry picked from commit X)"): 0 with id,
+ * -1 if none. */
+int bisect_upstream_id(const char *message, char id[41]);
+/* The engine's bisection pass: starts a bisection for each confirmed
+ * regression of an rc built from git, turns each finished step into the
+ * next one or the answer, and sends the answer to every affected rc's
+ * thread. Returns 1 if steps were queued, 0, or -1 on a store error. */
+struct engine_context;
+struct store;
+int bisect_run_once(struct store *, const struct engine_context *,
+		    char *err, size_t errlen);
+
 /* ---- jobstate.c: the job state table ---- */
 #define JS_QUEUED "queued"
 #define JS_FETCHING "fetching"
@@ -280,6 +305,14 @@ enum store_query {
 	Q_METRICS_OUTBOX,	/* none: state, n */
 	Q_FEED,			/* limit: newest regression events and reports */
 	Q_SOURCES_UNRESOLVED,	/* none: announced rcs to build (source.c) */
+	Q_BISECT_CANDIDATES,	/* none: confirmed regressions of git rcs */
+	Q_BISECT_GOOD,		/* release id, target, test: a passing commit */
+	Q_BISECTIONS_RUNNING,	/* none */
+	Q_BISECT_STEPS,		/* bisection id */
+	Q_BISECTION,		/* bisection id */
+	Q_REGRESSION_BISECTIONS,	/* regression id: its bisections, and
+				 * the regressions that share a culprit */
+	Q_BISECT_THREADS,	/* regression id: the rcs to tell (threads) */
 	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
@@ -361,6 +394,53 @@ int store_sources_unresolved(struct store *, struct rowset *out, char *err,
 			     size_t errlen);
 int store_source_tried(struct store *, int64_t id, const char *error,
 		       char *err, size_t errlen);
+
+/* ---- store.c: bisections (issue 15) ---- */
+struct bisect_candidate {
+	int64_t regression_id, release_id, job_id, artifact_id;
+	const char *version, *branch, *target, *test, *tree, *bad;
+	const char *tests;	/* ",name,name," of the tests it bisects */
+};
+int store_bisect_candidates(struct store *, struct rowset *out, char *err,
+			    size_t errlen);
+struct bisection_row {
+	int64_t id, regression_id, release_id, job_id;
+	long good_tested;
+	const char *version, *target, *test, *tests, *tree, *good, *bad,
+		*commits;
+};
+int store_bisections_running(struct store *, struct rowset *out, char *err,
+			     size_t errlen);
+struct bisect_step_row {
+	int64_t id;
+	const char *git_commit, *state, *build, *status;
+};
+int store_bisect_steps(struct store *, int64_t bisection_id,
+		       struct rowset *out, char *err, size_t errlen);
+/* A commit of the release's own, on the same branch, at which test passed
+ * on target (the newest release first): 1 with good, 0 none, -1. */
+int store_bisect_good(struct store *, int64_t release_id, const char *target,
+		      const char *test, char good[41], char *err, size_t errlen);
+int store_bisection_create(struct store *, const struct bisect_candidate *,
+			   const char *good, int good_tested,
+			   const char *commits, const char *state,
+			   const char *message, int64_t *id, char *err,
+			   size_t errlen);
+/* Queues a step: a job of the release on the rc job's artifact, building
+ * commit and running only_tests (NULL: the build alone). */
+int store_bisect_step_add(struct store *, int64_t bisection_id,
+			  int64_t rc_job_id, const char *commit,
+			  const char *only_tests, char *err, size_t errlen);
+int store_bisection_finish(struct store *, int64_t id, const char *state,
+			   const char *culprit, const char *subject,
+			   const char *upstream, const char *range_first,
+			   const char *range_last, const char *message,
+			   char *err, size_t errlen);
+/* One delivery (a follow-up mail or a webhook) outside a report. */
+struct outbox_in;
+int store_outbox_add(struct store *, const struct outbox_in *, char *err,
+		     size_t errlen);
+
 /* Reruns already queued for a target of a release. */
 int store_rerun_count(struct store *, int64_t id, const char *target,
 		      char *err, size_t errlen);
@@ -380,6 +460,9 @@ struct job {
 	char patch_url[2048];		/* kind source: the rc's patch, or "" */
 	char patch_sha256[65];
 	char git_ref[256];		/* kind git: commit or branch (url: the tree) */
+	int64_t bisection_id;		/* 0, or the bisection this step is of */
+	char git_commit[41];		/* a step: this commit, not git_ref */
+	char only_tests[512];		/* a step: only these ("" all; "-" none) */
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */
@@ -759,6 +842,7 @@ struct engine_context {
 	const char *db_path;
 	const char *base_url;		/* for links in reports */
 	void (*jobs_queued)(void);	/* reruns were queued */
+	const char *cache_dir;		/* NULL: no bisections (build/git) */
 };
 int engine_start(const struct engine_context *, char *err, size_t errlen);
 void engine_stop(void);

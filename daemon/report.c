@@ -611,12 +611,57 @@ fail:
 	return NULL;
 }
 
+/* Checks what every reply needs and serialises build()'s message. */
+static char *reply_email(const struct report_input *in, const char *from,
+			 const char *date_rfc2822, const char *body, char *err,
+			 size_t errlen)
+{
+	GMimeMessage *msg;
+	gchar *text;
+	char *ret;
+
+	if (!announce_valid_message_id(in->ann->message_id)) {
+		errf(err, errlen,
+			"announcement Message-ID is empty or has spaces, <> or control characters");
+		return NULL;
+	}
+	announce_init();
+	msg = build(in, from, date_rfc2822, body, err, errlen);
+	if (!msg)
+		return NULL;
+	text = g_mime_object_to_string(GMIME_OBJECT(msg), NULL);
+	g_object_unref(msg);
+	if (!text) {
+		errf(err, errlen, "GMime could not write the message");
+		return NULL;
+	}
+	ret = strdup(text);
+	g_free(text);
+	if (!ret)
+		errf(err, errlen, "out of memory");
+	return ret;
+}
+
+char *report_followup_email(const struct announcement *ann, const char *farm,
+			    const char *version, const char *from,
+			    const char *date_rfc2822, const char *body,
+			    char *err, size_t errlen)
+{
+	struct report_input in = { .farm = farm, .version = version, .ann = ann };
+
+	errf(err, errlen, "%s", "");
+	if (!ann || !farm || !version || !from || !date_rfc2822 || !body) {
+		errf(err, errlen, "a follow-up needs its announcement, farm,"
+		     " version, from, date and body");
+		return NULL;
+	}
+	return reply_email(&in, from, date_rfc2822, body, err, errlen);
+}
+
 char *report_email(const struct report_input *in, const char *from,
 		   const char *date_rfc2822, char *err, size_t errlen)
 {
-	GMimeMessage *msg;
 	char *body, *ret;
-	gchar *text;
 
 	errf(err, errlen, "%s", "");
 	if (!in || !in->farm || !in->version) {
@@ -633,32 +678,14 @@ char *report_email(const struct report_input *in, const char *from,
 		errf(err, errlen, "report mail needs from and date");
 		return NULL;
 	}
-	/* It goes into In-Reply-To verbatim: it must not carry a header. */
-	if (!announce_valid_message_id(in->ann->message_id)) {
-		errf(err, errlen,
-			"announcement Message-ID is empty or has spaces, <> or control characters");
-		return NULL;
-	}
-	announce_init();
-
 	body = render(in, in->tested_by ? in->tested_by : from);
 	if (!body) {
 		errf(err, errlen, "out of memory rendering the report");
 		return NULL;
 	}
-	msg = build(in, from, date_rfc2822, body, err, errlen);
+	/* The Message-ID goes into In-Reply-To verbatim: reply_email
+	 * refuses one that could carry a header. */
+	ret = reply_email(in, from, date_rfc2822, body, err, errlen);
 	free(body);
-	if (!msg)
-		return NULL;
-	text = g_mime_object_to_string(GMIME_OBJECT(msg), NULL);
-	g_object_unref(msg);
-	if (!text) {
-		errf(err, errlen, "GMime could not write the message");
-		return NULL;
-	}
-	ret = strdup(text);
-	g_free(text);
-	if (!ret)
-		errf(err, errlen, "out of memory");
 	return ret;
 }

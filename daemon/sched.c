@@ -1219,6 +1219,10 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	enum guest_outcome outcome;
 	int accel, timeout_s, booted = 0, rc, chain_running = 0, suite_ok = 0;
 	const char *at = JS_FETCHING;	/* the state the job is in */
+	/* A bisection step: no crash test, no version check, maybe no boot. */
+	int step = job->bisection_id != 0;
+	int crash = sc.cfg->crash_test && !step;
+	char only[600] = "";
 
 	memset(&disks, 0, sizeof(disks));
 	pthread_mutex_init(&r.lock, NULL);
@@ -1262,7 +1266,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 			goto out;
 		at = JS_BUILDING;
 		rc = buildjob_build(job, r.target, sc.cfg, sc.cache_dir, r.dir,
-				    r.log, &w->cancel, &bsrc, 1, build_progress,
+				    r.log, &w->cancel, &bsrc, !step, build_progress,
 				    &r, &built_out, err, sizeof(err));
 		r.steps.build = lap(&mark);
 		store_job_built(st, job->id, rc == 0 ? built_out.sha256 : NULL,
@@ -1279,8 +1283,11 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 			(long)(built_out.seconds * 1000), 1 };
 		phases[2].rows = &build_row;
 		phases[2].n = 1;
-		if (rc == 1) {
-			jlog(&r, "build failed: %s", built_out.diag.line);
+		/* A step of a build regression's bisection ends with its
+		 * build: that is all it judges. */
+		if (rc == 1 || (step && strcmp(job->only_tests, "-") == 0)) {
+			if (rc == 1)
+				jlog(&r, "build failed: %s", built_out.diag.line);
 			/* Results are stored from 'running' (compare-and-set):
 			 * the job passes through the states it did not need. */
 			if (!advance(&r, JS_BUILDING, JS_BOOTING) ||
@@ -1339,7 +1346,10 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	if (!advance(&r, JS_BOOTING, JS_RUNNING))
 		goto out;
 	timeout_s = (int)((double)sc.cfg->job_timeout * r.target->timeout_factor);
-	plan = (struct boot_plan){ NULL, &disks, "", RCGATE_MARKER, 1, timeout_s };
+	/* A bisection step runs only the tests it judges by. */
+	if (step && job->only_tests[0] != '\0')
+		snprintf(only, sizeof(only), RCGATE_KEY_ONLY "=%s", job->only_tests);
+	plan = (struct boot_plan){ NULL, &disks, only, RCGATE_MARKER, 1, timeout_s };
 	accel = accel_decision(r.target);
 	if (accel < 0) {
 		/* The probe is this job's own boot under KVM with a short
@@ -1371,7 +1381,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	plan.use_kvm = accel;
 	/* From here the crash chain may run beside the suite: the store
 	 * connection and the steps are shared under r.lock. */
-	if (sc.cfg->crash_test) {
+	if (crash) {
 		chain = (struct crash_chain){ &r, kernel, initrd, accel,
 					      timeout_s, &phases[1], -1, 0 };
 		chain_running = pthread_create(&chain.thread, NULL,
@@ -1389,13 +1399,15 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 
 		phase_paths(&r, NULL, console, ktap, sizeof(console));
 		suite_ok = collect(&r, ktap, &phases[0]) == 0 &&
-			kernel_identity(&r, &phases[0].report) == 0;
+			/* A step's kernel is whatever version its commit
+			 * says: the rc's version is not expected. */
+			(step || kernel_identity(&r, &phases[0].report) == 0);
 	}
 	if (chain_running)
 		pthread_join(chain.thread, NULL);
-	else if (suite_ok && sc.cfg->crash_test)
+	else if (suite_ok && crash)
 		crash_chain_main(&chain);	/* no thread: after the suite */
-	if (!suite_ok || (sc.cfg->crash_test && chain.rc < 0) || r.failed)
+	if (!suite_ok || (crash && chain.rc < 0) || r.failed)
 		goto out;
 	lap(&mark);
 	store_results(&r, phases, 3, times.decided_s);

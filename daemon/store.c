@@ -57,11 +57,11 @@ static const char *const query_sql[] = {
 	[Q_RELEASES] =
 		"SELECT r.id, r.version, r.branch, r.rc, r.created, r.baseline,"
 		" r.announced, r.deadline, r.subject,"
-		" (SELECT count(*) FROM job j WHERE j.release_id = r.id) AS jobs,"
-		" (SELECT count(*) FROM job j WHERE j.release_id = r.id"
+		" (SELECT count(*) FROM release_job j WHERE j.release_id = r.id) AS jobs,"
+		" (SELECT count(*) FROM release_job j WHERE j.release_id = r.id"
 		"  AND j.state IN " JOB_FINAL_SQL ") AS jobs_finished,"
 		" (SELECT group_concat(state || ':' || n, ' ') FROM"
-		"  (SELECT state, count(*) AS n FROM job j"
+		"  (SELECT state, count(*) AS n FROM release_job j"
 		"   WHERE j.release_id = r.id GROUP BY state)) AS job_states,"
 		" (SELECT count(*) FROM occurrence o JOIN regression g"
 		"  ON g.id = o.regression_id WHERE o.release_id = r.id"
@@ -83,7 +83,7 @@ static const char *const query_sql[] = {
 		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256, a.git_ref,"
 		" j.built_sha256, j.build_seconds, j.built_commit, j.build_step,"
 		" j.build_done, j.build_total"
-		" FROM job j JOIN artifact a ON a.id = j.artifact_id"
+		" FROM release_job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
 		"SELECT j.id, r.version, j.target, j.suite, j.state, j.attempt,"
@@ -92,7 +92,8 @@ static const char *const query_sql[] = {
 		" j.rerun_of, a.kind, a.url, a.sha256, a.modules_url,"
 		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
 		" a.patch_sha256, a.git_ref, j.built_sha256, j.build_seconds,"
-		" j.built_commit, j.build_step, j.build_done, j.build_total"
+		" j.built_commit, j.build_step, j.build_done, j.build_total,"
+		" j.bisection_id, j.git_commit, j.only_tests"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -102,7 +103,7 @@ static const char *const query_sql[] = {
 		"SELECT at, state, attempt, message FROM job_event"
 		" WHERE job_id = ? ORDER BY id",
 	[Q_RELEASE_JOB_COUNTS] =
-		"SELECT state, count(*) AS n FROM job WHERE release_id = ?"
+		"SELECT state, count(*) AS n FROM release_job WHERE release_id = ?"
 		" GROUP BY state",
 	[Q_RELEASE_BY_ID] =
 		"SELECT id, version, branch, rc, patch, created, announced,"
@@ -113,20 +114,20 @@ static const char *const query_sql[] = {
 		" sum(x.status = 'fail') AS fails,"
 		" max(CASE WHEN x.status = 'fail' THEN x.diagnostic END) AS diagnostic,"
 		" max(CASE WHEN x.status = 'fail' THEN j.id END) AS job_id"
-		" FROM result x JOIN job j ON j.id = x.job_id"
+		" FROM result x JOIN release_job j ON j.id = x.job_id"
 		" WHERE j.release_id = ? AND j.state = 'done'"
 		" AND x.status IN ('pass','fail') GROUP BY j.target, x.test"
 		" ORDER BY j.target, x.test",
 	[Q_BASELINE_AUTO] =
 		"SELECT r.id, r.version FROM release r WHERE r.branch = ?"
 		" AND r.rc = 0 AND r.patch < ? AND r.id != ? AND EXISTS"
-		" (SELECT 1 FROM job j WHERE j.release_id = r.id"
+		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id"
 		"  AND j.state = 'done') ORDER BY r.patch DESC LIMIT 1",
 	[Q_RELEASE_GATE] =
-		"SELECT (SELECT count(*) FROM job WHERE release_id = r.id) AS jobs,"
-		" (SELECT count(*) FROM job WHERE release_id = r.id AND state IN"
+		"SELECT (SELECT count(*) FROM release_job WHERE release_id = r.id) AS jobs,"
+		" (SELECT count(*) FROM release_job WHERE release_id = r.id AND state IN"
 		"  " JOB_UNFINISHED_SQL ") AS unfinished,"
-		" (SELECT count(*) FROM job WHERE release_id = r.id"
+		" (SELECT count(*) FROM release_job WHERE release_id = r.id"
 		"  AND state IN ('infra_error','cancelled')) AS infra,"
 		" (SELECT count(*) FROM occurrence o JOIN regression g"
 		"  ON g.id = o.regression_id WHERE o.release_id = r.id"
@@ -176,12 +177,12 @@ static const char *const query_sql[] = {
 		"SELECT at, state, message FROM regression_event"
 		" WHERE regression_id = ? ORDER BY id",
 	[Q_RERUN_COUNT] =
-		"SELECT count(*) AS n FROM job WHERE release_id = ? AND target = ?"
+		"SELECT count(*) AS n FROM release_job WHERE release_id = ? AND target = ?"
 		" AND rerun_of IS NOT NULL",
 	[Q_RELEASES_UNANALYSED] =
 		"SELECT r.id FROM release r WHERE r.analysed IS NULL AND EXISTS"
-		" (SELECT 1 FROM job j WHERE j.release_id = r.id) AND NOT EXISTS"
-		" (SELECT 1 FROM job j WHERE j.release_id = r.id AND j.state IN"
+		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id) AND NOT EXISTS"
+		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
 		"  " JOB_UNFINISHED_SQL ")",
 	/* Kept by 008-state-counts.sql's triggers: a few rows, not a scan. */
 	[Q_METRICS_JOBS] =
@@ -216,11 +217,11 @@ static const char *const query_sql[] = {
 		"  AND e.id != r.id"
 		" WHERE b.branch = r.branch AND b.state = 'open'"
 		" AND g.state IN ('open','confirmed')"
-		" AND EXISTS (SELECT 1 FROM result x JOIN job j ON j.id = x.job_id"
+		" AND EXISTS (SELECT 1 FROM result x JOIN release_job j ON j.id = x.job_id"
 		"  WHERE j.release_id = r.id AND j.state = 'done'"
 		"  AND j.target = g.target AND x.test = g.test"
 		"  AND x.status = 'pass')"
-		" AND NOT EXISTS (SELECT 1 FROM result x JOIN job j"
+		" AND NOT EXISTS (SELECT 1 FROM result x JOIN release_job j"
 		"  ON j.id = x.job_id WHERE j.release_id = r.id"
 		"  AND j.target = g.target AND x.test = g.test"
 		"  AND x.status = 'fail')"
@@ -238,6 +239,93 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_REPORT] =
 		"SELECT id, created, gate, text, email FROM report"
 		" WHERE release_id = ? ORDER BY id DESC LIMIT 1",
+	/* Confirmed (never flaky) regressions in an rc whose failing job was
+	 * built from git, not bisected there yet (bisect.c). */
+	[Q_BISECT_CANDIDATES] =
+		"SELECT min(g.id) AS regression_id, r.id AS release_id, r.version,"
+		" r.branch, g.target, g.test, j.id AS job_id, j.artifact_id,"
+		" a.url AS tree, j.built_commit AS bad,"
+		" ',' || group_concat(substr(g.test, instr(g.test, '.') + 1), ',')"
+		"  || ',' AS tests"
+		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
+		" JOIN release r ON r.id = o.release_id"
+		" JOIN release_job j ON j.id = (SELECT max(k.id) FROM release_job k"
+		"  JOIN artifact b ON b.id = k.artifact_id AND b.kind = 'git'"
+		"  WHERE k.release_id = r.id AND k.target = g.target"
+		"  AND k.built_commit IS NOT NULL)"
+		" JOIN artifact a ON a.id = j.artifact_id"
+		" WHERE g.state = 'confirmed' AND o.flaky = 0 AND NOT EXISTS"
+		" (SELECT 1 FROM bisection b WHERE b.release_id = r.id"
+		"  AND b.target = g.target"
+		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
+		" GROUP BY r.id, g.target, g.test = 'build.kernel'"
+		" ORDER BY r.id, g.target",
+	[Q_BISECT_GOOD] =
+		"SELECT j.built_commit AS good FROM release r"
+		" JOIN release b ON b.branch = r.branch AND b.id != r.id"
+		"  AND (b.rc = 0 OR b.patch < r.patch)"
+		" JOIN release_job j ON j.release_id = b.id AND j.target = ?2"
+		"  AND j.state = 'done' AND j.built_commit IS NOT NULL"
+		" JOIN result x ON x.job_id = j.id AND x.test = ?3"
+		"  AND x.status = 'pass'"
+		" WHERE r.id = ?1 ORDER BY b.patch DESC, b.rc = 0 DESC, b.id DESC"
+		" LIMIT 1",
+	[Q_BISECTIONS_RUNNING] =
+		"SELECT b.id, b.regression_id, b.release_id, b.job_id, r.version,"
+		" b.target, b.test, b.tests, b.tree, b.good, b.bad, b.good_tested,"
+		" b.commits"
+		" FROM bisection b JOIN release r ON r.id = b.release_id"
+		" WHERE b.state = 'running' ORDER BY b.id",
+	[Q_BISECT_STEPS] =
+		"SELECT j.id, j.git_commit, j.state,"
+		" (SELECT x.status FROM result x WHERE x.job_id = j.id"
+		"  AND x.test = 'build.kernel') AS build,"
+		/* bad when any of the bisected tests fails */
+		" (SELECT CASE WHEN sum(x.status = 'fail') > 0 THEN 'fail'"
+		"  WHEN sum(x.status = 'pass') > 0 THEN 'pass' END"
+		"  FROM result x WHERE x.job_id = j.id AND (x.test = b.test OR"
+		"  instr(b.tests, ',' || substr(x.test, instr(x.test, '.') + 1)"
+		"   || ',') > 0)) AS status"
+		" FROM job j JOIN bisection b ON b.id = j.bisection_id"
+		" WHERE j.bisection_id = ? ORDER BY j.id",
+	[Q_BISECTION] =
+		"SELECT b.id, b.regression_id, r.version, b.target, b.test, b.tree,"
+		" b.good, b.bad, b.good_tested, b.state, b.culprit,"
+		" b.culprit_subject, b.culprit_upstream, b.range_first,"
+		" b.range_last, b.message, b.created, b.finished,"
+		" length(b.commits) / 41 + (length(b.commits) % 41 > 0) AS commits,"
+		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps"
+		" FROM bisection b JOIN release r ON r.id = b.release_id"
+		" WHERE b.id = ?",
+	/* The bisections of the rcs it occurs in, on its target, of its
+	 * kind (build or tests), with the other regressions whose
+	 * bisection named the same upstream commit. */
+	[Q_REGRESSION_BISECTIONS] =
+		"SELECT b.id, r.version, b.state, b.culprit, b.culprit_subject,"
+		" b.culprit_upstream, b.range_first, b.range_last, b.message,"
+		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
+		" (SELECT group_concat(j.id) FROM job j"
+		"  WHERE j.bisection_id = b.id) AS jobs,"
+		" (SELECT group_concat(DISTINCT o2.regression_id) FROM bisection c"
+		"  JOIN occurrence o2 ON o2.release_id = c.release_id"
+		"  JOIN regression g2 ON g2.id = o2.regression_id"
+		"  AND g2.target = c.target"
+		"  AND (g2.test = 'build.kernel') = (c.test = 'build.kernel')"
+		"  WHERE c.culprit_upstream = b.culprit_upstream"
+		"  AND o2.regression_id != g.id) AS same_cause"
+		" FROM regression g JOIN occurrence o ON o.regression_id = g.id"
+		" JOIN bisection b ON b.release_id = o.release_id"
+		"  AND b.target = g.target"
+		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel')"
+		" JOIN release r ON r.id = b.release_id"
+		" WHERE g.id = ? ORDER BY b.id",
+	/* The affected rcs announced by mail: the threads a culprit goes to. */
+	[Q_BISECT_THREADS] =
+		"SELECT DISTINCT r.id, r.version, r.branch, r.subject, r.message_id,"
+		" r.mail_from, r.mail_to, r.mail_cc FROM occurrence o"
+		" JOIN release r ON r.id = o.release_id"
+		" WHERE o.regression_id = ? AND o.flaky = 0"
+		" AND r.message_id IS NOT NULL ORDER BY r.id",
 };
 
 static int store_fail(struct store *st, const char *what, char *err,
@@ -430,6 +518,32 @@ static const struct column source_cols[] = {
 };
 #undef row
 static const struct column id_cols[] = { { "id", 0, 'i' }, { NULL, 0, 0 } };
+#define row bisect_candidate
+static const struct column bisect_candidate_cols[] = {
+	COL(row, regression_id, 'i'), COL(row, release_id, 'i'),
+	COL(row, job_id, 'i'), COL(row, artifact_id, 'i'),
+	COL(row, version, 's'), COL(row, branch, 's'), COL(row, target, 's'),
+	COL(row, test, 's'), COL(row, tree, 's'), COL(row, bad, 's'),
+	COL(row, tests, 's'), { NULL, 0, 0 },
+};
+#undef row
+#define row bisection_row
+static const struct column bisection_cols[] = {
+	COL(row, id, 'i'), COL(row, regression_id, 'i'),
+	COL(row, release_id, 'i'), COL(row, job_id, 'i'),
+	COL(row, good_tested, 'l'), COL(row, version, 's'),
+	COL(row, target, 's'), COL(row, test, 's'), COL(row, tests, 's'),
+	COL(row, tree, 's'), COL(row, good, 's'), COL(row, bad, 's'),
+	COL(row, commits, 's'), { NULL, 0, 0 },
+};
+#undef row
+#define row bisect_step_row
+static const struct column step_cols[] = {
+	COL(row, id, 'i'), COL(row, git_commit, 's'), COL(row, state, 's'),
+	COL(row, build, 's'), COL(row, status, 's'), { NULL, 0, 0 },
+};
+#undef row
+
 #undef COL
 
 int store_release_get(struct store *st, int64_t id, struct rowset *out,
@@ -511,6 +625,129 @@ int store_sources_unresolved(struct store *st, struct rowset *out, char *err,
 {
 	return typed(st, out, sizeof(struct source_todo), source_cols, NULL,
 		     Q_SOURCES_UNRESOLVED, err, errlen, "");
+}
+
+int store_bisect_candidates(struct store *st, struct rowset *out, char *err,
+			    size_t errlen)
+{
+	return typed(st, out, sizeof(struct bisect_candidate), bisect_candidate_cols,
+		     NULL, Q_BISECT_CANDIDATES, err, errlen, "");
+}
+
+int store_bisections_running(struct store *st, struct rowset *out, char *err,
+			     size_t errlen)
+{
+	return typed(st, out, sizeof(struct bisection_row), bisection_cols,
+		     NULL, Q_BISECTIONS_RUNNING, err, errlen, "");
+}
+
+int store_bisect_steps(struct store *st, int64_t bisection_id,
+		       struct rowset *out, char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct bisect_step_row), step_cols, NULL,
+		     Q_BISECT_STEPS, err, errlen, "i", bisection_id);
+}
+
+int store_bisect_good(struct store *st, int64_t release_id, const char *target,
+		      const char *test, char good[41], char *err, size_t errlen)
+{
+	json_t *r = store_rows(st, Q_BISECT_GOOD, err, errlen, "iss", release_id,
+			       target, test);
+	const char *g;
+
+	if (r == NULL)
+		return -1;
+	g = json_string_value(json_object_get(json_array_get(r, 0), "good"));
+	if (g != NULL)
+		snprintf(good, 41, "%s", g);
+	json_decref(r);
+	return g != NULL;
+}
+
+int store_bisection_create(struct store *st, const struct bisect_candidate *c,
+			   const char *good, int good_tested,
+			   const char *commits, const char *state,
+			   const char *message, int64_t *id, char *err,
+			   size_t errlen)
+{
+	char now[32];
+
+	now_iso8601(now);
+	int build = strcmp(c->test, "build.kernel") == 0;
+
+	if (run(st, "INSERT INTO bisection (regression_id, release_id, job_id,"
+		    " target, test, tests, tree, good, bad, good_tested, commits,"
+		    " state, message, created, finished) VALUES (?, ?, ?, ?, ?, ?,"
+		    " ?, ?, ?, ?, ?, ?, ?, ?,"
+		    " CASE WHEN ? = 'running' THEN NULL ELSE ? END)"
+		    " ON CONFLICT (release_id, target, test) DO NOTHING",
+		err, errlen, "iiissssssl" "ssssss", c->regression_id,
+		c->release_id, c->job_id, c->target, c->test,
+		build ? "-" : c->tests, c->tree,
+		good != NULL ? good : "", c->bad, (long)good_tested,
+		commits != NULL ? commits : "", state, message, now, state,
+		now) < 0)
+		return -1;
+	*id = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+int store_bisect_step_add(struct store *st, int64_t bisection_id,
+			  int64_t rc_job_id, const char *git_commit,
+			  const char *only_tests, char *err, size_t errlen)
+{
+	char now[32];
+	int64_t job_id;
+
+	now_iso8601(now);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	if (run(st, "INSERT INTO job (release_id, artifact_id, target, suite,"
+		    " created, bisection_id, git_commit, only_tests)"
+		    " SELECT release_id, artifact_id, target, suite, ?, ?, ?, ?"
+		    " FROM job WHERE id = ?", err, errlen, "siss" "i", now,
+		bisection_id, git_commit, only_tests != NULL ? only_tests : "-",
+		rc_job_id) <= 0)
+		goto fail;
+	job_id = sqlite3_last_insert_rowid(st->db);
+	if (run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
+		    " VALUES (?, ?, 'queued', 1, ?)", err, errlen, "iss", job_id,
+		now, "bisection step") < 0 ||
+	    commit(st, err, errlen) < 0)
+		goto fail;
+	return 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+int store_bisection_finish(struct store *st, int64_t id, const char *state,
+			   const char *culprit, const char *subject,
+			   const char *upstream, const char *range_first,
+			   const char *range_last, const char *message,
+			   char *err, size_t errlen)
+{
+	char now[32];
+
+	now_iso8601(now);
+	return run(st, "UPDATE bisection SET state = ?, culprit = ?,"
+		       " culprit_subject = ?, culprit_upstream = ?, range_first = ?,"
+		       " range_last = ?, message = ?, finished = ?"
+		       " WHERE id = ? AND state = 'running'", err, errlen,
+		   "ssssssssi", state, culprit, subject, upstream, range_first,
+		   range_last, message, now, id) < 0 ? -1 : 0;
+}
+
+int store_outbox_add(struct store *st, const struct outbox_in *o, char *err,
+		     size_t errlen)
+{
+	char now[32];
+
+	now_iso8601(now);
+	return run(st, "INSERT INTO outbox (kind, destination, payload,"
+		       " next_attempt, created) VALUES (?, ?, ?, ?, ?)", err,
+		   errlen, "sssss", o->kind, o->destination, o->payload, now,
+		   now) < 0 ? -1 : 0;
 }
 
 int store_source_tried(struct store *st, int64_t id, const char *error,
@@ -1001,13 +1238,15 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
 		" r.version, a.url, a.sha256, a.kind, a.modules_url,"
 		" a.modules_sha256, a.custom, a.patch_url, a.patch_sha256,"
-		" a.git_ref"
+		" a.git_ref, j.bisection_id, j.git_commit, j.only_tests"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.state = 'queued'"
 		/* The rc whose review deadline is nearest goes first; releases
-		 * without a deadline (baselines, CI) after, oldest first. */
-		" ORDER BY r.deadline IS NULL, r.deadline, j.id LIMIT 1",
+		 * without a deadline (baselines, CI) after, oldest first;
+		 * bisection steps only when no review is waiting. */
+		" ORDER BY j.bisection_id IS NOT NULL, r.deadline IS NULL,"
+		" r.deadline, j.id LIMIT 1",
 		err, errlen);
 	if (stmt == NULL) {
 		rollback(st);
@@ -1037,6 +1276,9 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	copy_col(out->patch_url, sizeof(out->patch_url), stmt, 12);
 	copy_col(out->patch_sha256, sizeof(out->patch_sha256), stmt, 13);
 	copy_col(out->git_ref, sizeof(out->git_ref), stmt, 14);
+	out->bisection_id = sqlite3_column_int64(stmt, 15);
+	copy_col(out->git_commit, sizeof(out->git_commit), stmt, 16);
+	copy_col(out->only_tests, sizeof(out->only_tests), stmt, 17);
 	sqlite3_finalize(stmt);
 	now_iso8601(now);
 	if (run(st, "UPDATE job SET state = 'fetching', worker = ?,"
@@ -1513,8 +1755,9 @@ int store_job_rerun(struct store *st, int64_t release_id, const char *target,
 		return -1;
 	if (run(st, "INSERT INTO job (release_id, artifact_id, target, suite,"
 		    " created, rerun_of) SELECT release_id, artifact_id, target,"
-		    " suite, ?, id FROM job WHERE release_id = ? AND target = ?"
-		    " AND rerun_of IS NULL ORDER BY id LIMIT 1", err, errlen,
+		    " suite, ?, id FROM release_job WHERE release_id = ?"
+		    " AND target = ? AND rerun_of IS NULL ORDER BY id LIMIT 1",
+		err, errlen,
 		"sis", now, release_id, target) <= 0)
 		goto fail;
 	job_id = sqlite3_last_insert_rowid(st->db);

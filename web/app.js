@@ -701,6 +701,23 @@
     const branches = g.branches || [];
     out.push(section('Per branch', 'branches',
       branches.length ? table(null, brCols, branches, { rowHeader: true }) : note('No branch state recorded.')));
+    // The culprit, per rc bisected: the first bad commit, its upstream id,
+    // and the other regressions the same upstream commit caused.
+    const bisCols = [
+      { label: 'In', cell: (b) => releaseLink(b.version), cls: 'version' },
+      { label: 'State', cell: (b) => badge(b.state) },
+      { label: 'First bad commit', cell: (b) => b.culprit
+        ? h('span', null, h('code', null, b.culprit.slice(0, 12)), ' ', dash(b.culprit_subject))
+        : b.range_first ? h('span', null, 'one of ', h('code', null, b.range_first.slice(0, 12)), ' … ', h('code', null, b.range_last.slice(0, 12)))
+          : dash(b.message) },
+      { label: 'Upstream', cell: (b) => b.culprit_upstream ? h('code', null, b.culprit_upstream.slice(0, 12)) : '—' },
+      { label: 'Steps', cell: (b) => dash(b.steps), cls: 'num' },
+      { label: 'Same cause', cell: (b) => (b.same_cause || []).length
+        ? h('span', null, ...b.same_cause.map((r, i) => [i ? ', ' : '', regressionLink(r)]).flat()) : '—' },
+    ];
+    const bis = g.bisections || [];
+    out.push(section('Bisection', 'bisect',
+      bis.length ? table(null, bisCols, bis, { rowHeader: true }) : note('Not bisected (only confirmed regressions of rcs built from git are).')));
     const evCols = [
       { label: 'When', cell: (e) => timeEl(e.at) },
       { label: 'State', cell: (e) => badge(e.state) },

@@ -82,15 +82,6 @@ start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" 
 source_body() {	# VERSION PATCH TARGETS-JSON
 	echo "{\"version\":\"$1\",\"targets\":$3,\"source\":{\"tarball\":\"$HTTPD_URL/files/linux-6.1.192.tar.xz\",\"tarball_sha256\":\"$TSHA\",\"patch\":\"$HTTPD_URL/files/$2.gz\",\"patch_sha256\":\"$(sha "$FILES/$2.gz")\"}}"
 }
-settled() {	# VERSION SECONDS: until the gate has a final verdict
-	local deadline=$((SECONDS + $2))
-	while [ $SECONDS -lt $deadline ]; do
-		req GET "/api/v1/releases/$1/gate"
-		case "$(jqb .verdict)" in pass|block|incomplete) return 0 ;; esac
-		sleep 3
-	done
-	return 1
-}
 
 # Malformed sources are refused before anything is stored.
 req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.193-rc9","source":{"tarball":"'"$HTTPD_URL"'/files/x.tar.xz"}}'

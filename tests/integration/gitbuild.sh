@@ -46,15 +46,6 @@ start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" 
 	"timeout = 600" "[regressions]" "reruns = 0" "[notify]" "smtp_url = $SMTPD_URL" \
 	"[build]" "from_announcements = 1" "announced_source = git" "targets = x86_64"
 
-settled() {	# VERSION SECONDS: until the gate has a final verdict
-	local deadline=$((SECONDS + $2))
-	while [ $SECONDS -lt $deadline ]; do
-		req GET "/api/v1/releases/$1/gate"
-		case "$(jqb .verdict)" in pass|block|incomplete) return 0 ;; esac
-		sleep 3
-	done
-	return 1
-}
 git_body() {	# VERSION KEY VALUE
 	echo "{\"version\":\"$1\",\"targets\":[\"x86_64\"],\"source\":{\"git\":\"$URL\",\"$2\":\"$3\"}}"
 }
@@ -81,7 +72,7 @@ while [ $SECONDS -lt $deadline ]; do
 	case "$st" in done|infra_error|cancelled) break ;; esac
 	sleep 2
 done
-diag "build steps seen: $seen"
+diag "build steps seen: $(echo $seen | tr ' ' '\n' | uniq | tr '\n' ' ')"
 check "the job was 'building' with its step in the API (checkout, configuring, compiling)" \
 	sh -c "echo '$seen' | grep -q compiling"
 settled 6.1.193-rc1 600 || diag "6.1.193-rc1 did not settle"

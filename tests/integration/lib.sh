@@ -136,6 +136,17 @@ wait_release() {
 	return 1
 }
 
+# settled VERSION SECONDS: waits until the release's gate has a final
+# verdict (pass, block, incomplete); 1 if it has none by then.
+settled() {
+	local deadline=$((SECONDS + $2))
+	while [ $SECONDS -lt $deadline ]; do
+		req GET "/api/v1/releases/$1/gate"
+		case "$(jqb .verdict)" in pass|block|incomplete) return 0 ;; esac
+		sleep 3
+	done
+	return 1
+}
 jqb() { printf '%s' "$BODY" | jq -r "$@"; }
 
 # start_httpd DIR: a fault-injecting file server (httpd.py); sets HTTPD_URL.

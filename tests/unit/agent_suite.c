@@ -323,6 +323,32 @@ static void test_whole_suite_on_host(void **state)
 	free(text);
 }
 
+/* rcgate.only: the named tests alone, planned and numbered as a suite. */
+static void test_only_subset(void **state)
+{
+	struct host_dir *h = *state;
+	struct suite_options opt = { .timeout_s = 60, .only = "write_seq_4096,unaligned_length,nosuch" };
+	struct suite_counts c;
+	char err[256];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_true(suite_selected(NULL, "write_seq"));
+	assert_true(suite_selected("a,write_seq", "write_seq"));
+	assert_false(suite_selected("write_seq2,x", "write_seq"));
+	assert_false(suite_selected("write", "write_seq"));
+	assert_non_null(f);
+	assert_int_equal(suite_run(h->path, "ext4", f, &opt, &c, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(c.pass + c.fail + c.skip, 2);
+	assert_non_null(strstr(text, "    1..2\n"));
+	assert_int_equal(line_count(text, "    ok ") + line_count(text, "    not ok "), 2);
+	assert_non_null(strstr(text, " 1 write_seq_4096"));
+	assert_non_null(strstr(text, " 2 unaligned_length"));
+	free(text);
+}
+
 static void test_unusable_dir_prints_nothing(void **state)
 {
 	struct suite_counts c;
@@ -794,6 +820,8 @@ int main(void)
 		cmocka_unit_test(test_print_result_lines),
 		cmocka_unit_test(test_table_is_sane),
 		cmocka_unit_test(test_unusable_dir_prints_nothing),
+		cmocka_unit_test_setup_teardown(test_only_subset,
+						host_dir_setup, host_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_whole_suite_on_host,
 						host_dir_setup, host_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_simulated_6164_is_caught,
