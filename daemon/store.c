@@ -80,7 +80,7 @@ static const char *const query_sql[] = {
 		" j.boot_seconds, j.kernel_version, j.kernel_mismatch, j.rerun_of,"
 		" a.kind, a.url, a.sha256, a.modules_url, a.modules_sha256,"
 		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256,"
-		" j.built_sha256, j.build_seconds"
+		" j.built_sha256, j.build_seconds, j.host"
 		" FROM job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
@@ -89,7 +89,7 @@ static const char *const query_sql[] = {
 		" j.finished, j.boot_seconds, j.kernel_version, j.kernel_mismatch,"
 		" j.rerun_of, a.kind, a.url, a.sha256, a.modules_url,"
 		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
-		" a.patch_sha256, j.built_sha256, j.build_seconds"
+		" a.patch_sha256, j.built_sha256, j.build_seconds, j.host"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -1071,6 +1071,13 @@ int store_job_note(struct store *st, int64_t id, const char *accel,
 		       " kernel_version = coalesce(?, kernel_version)"
 		       " WHERE id = ?", err, errlen, "ssi", accel,
 		   kernel_version, id) < 0 ? -1 : 0;
+}
+
+int store_job_host(struct store *st, int64_t id, const char *host, char *err,
+		   size_t errlen)
+{
+	return run(st, "UPDATE job SET host = ? WHERE id = ?", err, errlen,
+		   "si", host, id) < 0 ? -1 : 0;
 }
 
 int store_job_mismatch(struct store *st, int64_t id, const char *message,
