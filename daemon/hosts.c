@@ -717,6 +717,7 @@ size_t hosts_status(struct host_status *out, size_t max)
 			snprintf(s->tcg, sizeof(s->tcg), "%s", h->conf.tcg);
 		}
 		s->local = h->local;
+		s->auto_accel = h->implicit;
 		s->capacity = h->conf.capacity;
 		s->jobs = h->jobs;
 		s->guests = h->guests;

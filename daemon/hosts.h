@@ -102,6 +102,7 @@ struct host_status {
 	char error[512];	/* why it is down (or was last) */
 	char kvm[128], tcg[128];
 	int local;
+	int auto_accel;		/* the implicit host: [jobs] accel decides */
 	long capacity, jobs, guests;
 	unsigned long placed, failures;
 };
