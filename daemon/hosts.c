@@ -31,6 +31,7 @@
 #define HOST_RETRY_S 3
 #define HOST_CHECK_MS 500
 #define POOL_CHECK_S 30
+#define HOST_STOP_WAIT_S 5
 
 /* ---- configuration ---- */
 
@@ -540,8 +541,24 @@ void hosts_stop(void)
 	for (size_t i = 0; i < hs.n; i++) {
 		struct host *h = &hs.host[i];
 
-		if (h->has_thread)
-			pthread_join(h->thread, NULL);
+		if (h->has_thread) {
+			struct timespec ts;
+
+			/* A thread stuck in virConnectOpen to a host that
+			 * accepts but never answers (no keepalive before the
+			 * connection exists) must not hold the daemon's
+			 * stop: it is left behind with its connection. */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += HOST_STOP_WAIT_S;
+			if (pthread_timedjoin_np(h->thread, NULL, &ts) != 0) {
+				log_warn("host=%s: its thread is stuck in a libvirt"
+					 " call; not waiting for it", h->conf.name);
+				pthread_detach(h->thread);
+				h->has_thread = 0;
+				h->gh = NULL;
+				continue;
+			}
+		}
 		h->has_thread = 0;
 		/* The local connection is main's to close. */
 		if (!h->local && h->gh != NULL)

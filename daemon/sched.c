@@ -1036,6 +1036,10 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 				continue;
 			if (stage_file(r, local[i], remote[i], sizeof(remote[i]),
 				       err, errlen) < 0) {
+				if (r->w->cancel) {	/* stopped, not failed */
+					*outcome = GUEST_CANCELLED;
+					return 0;
+				}
 				/* A refused upload (pool full, connection
 				 * lost) is the host's failure either way. */
 				hosts_failed(&r->place, err);

@@ -10,13 +10,13 @@
 # result); the host comes back when its daemon does, and nothing of ours
 # is left on it. The results equal those of a single-host run.
 . "$(dirname "$0")/lib.sh"
-echo "1..18"
+echo "1..25"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 mapfile -t k < <(kernel_deb i386)
 DEB32=${k[0]:-}; SHA32=${k[1]:-}
 skip_all() {
-	for i in $(seq 1 18); do skip_test "hosts test $i" "$1"; done
+	for i in $(seq 1 25); do skip_test "hosts test $i" "$1"; done
 	exit 0
 }
 [ -f "$DEB" ] && [ -f "$DEB32" ] || skip_all "no kernel packages: run scripts/setup"
@@ -80,11 +80,41 @@ all_cleanup() {
 trap all_cleanup EXIT
 if start_lvd; then ok "a second libvirtd answers on $LVURI"; else not_ok "a second libvirtd starts"; exit 1; fi
 
-release_body() {	# version [custom]: x86_64 and i386
+release_body() {	# version [custom [x86_64-only]]: x86_64 and i386
 	printf '{"version":"%s","artifacts":[' "$1"
-	printf '{"target":"x86_64","url":"file://%s","sha256":"%s"%s},' "$DEB" "$SHA" "${2:+,\"custom\":true}"
-	printf '{"target":"i386","url":"file://%s","sha256":"%s"%s}]}' "$DEB32" "$SHA32" "${2:+,\"custom\":true}"
+	printf '{"target":"x86_64","url":"file://%s","sha256":"%s"%s}' "$DEB" "$SHA" "${2:+,\"custom\":true}"
+	[ -n "${3:-}" ] || printf ',{"target":"i386","url":"file://%s","sha256":"%s"%s}' "$DEB32" "$SHA32" "${2:+,\"custom\":true}"
+	printf ']}'
 }
+# boot_on_b VERSION: waits until a job of VERSION boots its first guest on
+# host b and that guest has run for a few seconds; JB gets its id ("" if
+# that did not happen while the job was running).
+boot_on_b() {
+	JB=
+	local jb
+	for _ in $(seq 1 600); do
+		req GET "/api/v1/releases/$1"
+		jb=$(jqb '.jobs[] | select(.host == "b") | .id' 2>/dev/null | head -1)
+		if [ -n "$jb" ] && grep -q "boot ${PREFIX}$jb-1 on host b" "$STATE/jobs/$jb/1/job.log" 2>/dev/null; then
+			sleep 4
+			req GET "/api/v1/jobs/$jb"
+			[ "$(jqb .state)" = running ] && JB=$jb
+			return
+		fi
+		sleep 0.2
+	done
+}
+host_b() { req GET /api/v1/hosts; jqb ".hosts[] | select(.name == \"b\") | .$1"; }
+wait_b() {	# wait_b up|notup SECONDS
+	local deadline=$((SECONDS + $2)) s
+	while [ $SECONDS -lt $deadline ]; do
+		s=$(host_b state)
+		if [ "$1" = up ]; then [ "$s" = up ] && return 0; else [ "$s" != up ] && return 0; fi
+		sleep 0.2
+	done
+	return 1
+}
+b_leftovers() { lv list --all --name 2>/dev/null | grep "$PREFIX"; lv vol-list rcgate-test 2>/dev/null | grep "$PREFIX"; }
 # target test status, one a line, sorted: what "equal results" compares.
 results() { jqb '.jobs[] | .target as $t | .results[] | "\($t) \(.test) \(.status)"' | sort; }
 
@@ -131,27 +161,12 @@ check "no volume of ours is left on host b after its job" [ -z "$(lv vol-list rc
 # ---- host b's daemon is killed in the middle of a job ----
 # custom: Debian's 6.1.192 tested as another version on purpose.
 req POST /api/v1/releases -H "$(auth)" -d "$(release_body 6.1.194-rc1 custom)"
-killed=
-for _ in $(seq 1 600); do
-	req GET /api/v1/releases/6.1.194-rc1
-	jb=$(jqb '.jobs[] | select(.host == "b") | .id' 2>/dev/null | head -1)
-	if [ -n "$jb" ] && grep -q "boot ${PREFIX}$jb-1 on host b" "$STATE/jobs/$jb/1/job.log" 2>/dev/null; then
-		sleep 4	# the guest is booting there
-		req GET "/api/v1/jobs/$jb"
-		if [ "$(jqb .state)" = running ]; then
-			kill -KILL "$LVD_PID"; wait "$LVD_PID" 2>/dev/null; LVD_PID=
-			killed=$jb
-		fi
-		break
-	fi
-	sleep 0.2
-done
+boot_on_b 6.1.194-rc1
+killed=$JB
+[ -n "$killed" ] && { kill -KILL "$LVD_PID"; wait "$LVD_PID" 2>/dev/null; LVD_PID=; }
 check "host b's libvirtd was killed while job $killed ran there" [ -n "$killed" ]
-for _ in $(seq 1 100); do
-	req GET /api/v1/hosts
-	[ "$(jqb '.hosts[] | select(.name == "b") | .state')" != up ] && break
-	sleep 0.2
-done
+wait_b notup 20
+req GET /api/v1/hosts
 check "host b is shown down, with why" [ "$(jqb '.hosts[] | select(.name == "b") | .state')" != up -a -n "$(jqb '.hosts[] | select(.name == "b") | .error // empty')" ]
 diag "host b: $(jqb -c '.hosts[] | select(.name == "b") | {state, error, failures}')"
 wait_release 6.1.194-rc1 400
@@ -171,14 +186,48 @@ check "/metrics shows host b down and counts its failure" \
 
 # ---- b returns when its daemon does; the killed guest and volumes go ----
 start_lvd
-for _ in $(seq 1 150); do
-	req GET /api/v1/hosts
-	[ "$(jqb '.hosts[] | select(.name == "b") | .state')" = up ] && break
-	sleep 0.2
-done
-check "host b is up again once its daemon answers" [ "$(jqb '.hosts[] | select(.name == "b") | .state')" = up ]
-left=$(lv list --all --name 2>/dev/null | grep "$PREFIX"; lv vol-list rcgate-test 2>/dev/null | grep "$PREFIX")
+check "host b is up again once its daemon answers" wait_b up 30
+left=$(b_leftovers)
 check "the guest and volumes left by the kill were removed from host b" [ -z "$left" ]
+[ -n "$left" ] && diag "left: $left"
+
+# ---- host b hangs (SIGSTOP): keepalive gives up on it, the job moves ----
+req POST /api/v1/releases -H "$(auth)" -d "$(release_body 6.1.195-rc1 custom x86_64)"
+boot_on_b 6.1.195-rc1
+hung=$JB
+[ -n "$hung" ] && kill -STOP "$LVD_PID"
+t0=$SECONDS
+check "host b's libvirtd was stopped (hung) while job $hung ran there" [ -n "$hung" ]
+wait_release 6.1.195-rc1 300
+req GET "/api/v1/jobs/$hung"
+if [ "$(jqb .state)" = done ] && [ "$(jqb .host)" = a ] &&
+	jqb '.events[].message // empty' | grep -q 'keepalive'; then
+	ok "the hung host's job finished on host a ($((SECONDS - t0)) s); keepalive named as the cause"
+else
+	not_ok "the hung host's job finished on host a"; diag "$(printf '%s' "$BODY" | jq -c '{host, attempt, state, events}')"
+fi
+check "host b is down while it hangs" [ "$(host_b state)" != up ]
+[ -n "$hung" ] && kill -CONT "$LVD_PID"
+check "host b is up again once it answers" wait_b up 30
+left=$(b_leftovers)
+check "the hung guest and its volumes were removed from host b" [ -z "$left" ]
+
+# ---- rcgated itself is killed while its guest runs on b ----
+req POST /api/v1/releases -H "$(auth)" -d "$(release_body 6.1.196-rc1 custom x86_64)"
+boot_on_b 6.1.196-rc1
+crashed=$JB
+if [ -n "$crashed" ]; then
+	kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
+	rm -f "$STATE/rcgated.port"
+	"$RCGATED" -d -f "$STATE/rcgated.conf" & DAEMON_PID=$!
+	for _ in $(seq 1 100); do [ -s "$STATE/rcgated.port" ] && break; sleep 0.1; done
+	BASE="http://127.0.0.1:$(cat "$STATE/rcgated.port")"
+fi
+check "rcgated was killed while job $crashed ran on b, and restarted" [ -n "$crashed" ]
+wait_b up 30
+for _ in $(seq 1 50); do [ -z "$(b_leftovers)" ] && break; sleep 0.2; done
+left=$(b_leftovers)
+check "after the restart nothing of the killed daemon is left on b (guest: autodestroy; volumes: removed on connect)" [ -z "$left" ]
 [ -n "$left" ] && diag "left: $left"
 stop_daemon
 S2=$STATE
