@@ -350,7 +350,7 @@ static void infra(struct run *r, const char *kind, const char *message)
  * of [jobs] attempts before the job gives up. */
 static void infra_host(struct run *r, const char *message)
 {
-	char msg[768];
+	char msg[768], err[256];
 	int requeued = 0, first, rc = 0;
 
 	snprintf(msg, sizeof(msg), "host %s (%s): %s", r->place.name,
@@ -363,7 +363,7 @@ static void infra_host(struct run *r, const char *message)
 		r->w->cancel = 1;
 		rc = store_job_infra(r->st, r->job->id, "host_down", msg,
 				     sc.cfg->attempts + (long)hosts_count(),
-				     &requeued, msg, sizeof(msg));
+				     &requeued, err, sizeof(err));
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (!first)
@@ -372,7 +372,7 @@ static void infra_host(struct run *r, const char *message)
 		 " requeued=%d", (long long)r->job->id, r->job->attempt,
 		 r->job->target, r->place.name, requeued);
 	if (rc < 0)
-		log_err("job=%lld: %s", (long long)r->job->id, msg);
+		log_err("job=%lld: %s", (long long)r->job->id, err);
 	else if (requeued)
 		sched_kick();
 }
