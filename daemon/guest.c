@@ -4,8 +4,10 @@
  * QEMU driver and the event loop thread it needs), running one transient
  * test domain to completion (created paused, then started, then destroyed
  * on a thread of its own if the caller wants it off its path), and
- * cleaning up domains a crashed daemon left behind. The only file besides guest_xml.c that knows libvirt exists, and
- * the only one that calls it.
+ * cleaning up domains a crashed daemon left behind; for hosts without our
+ * files, the guest's console and results read as streams. With
+ * guest_pool.c (storage volumes) the only file that calls libvirt;
+ * guest_xml.c writes its XML.
  */
 #include <errno.h>
 #include <fcntl.h>

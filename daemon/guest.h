@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * guest.h - running one test guest through libvirt (guest.c) and the domain
- * XML that describes it (guest_xml.c). Nothing outside those two files
- * includes libvirt headers; callers see only these types.
+ * guest.h - running one test guest through libvirt (guest.c), the domain
+ * XML that describes it (guest_xml.c), and storage volumes on hosts that
+ * share no filesystem with the daemon (guest_pool.c). Nothing outside
+ * those files includes libvirt headers; callers see only these types.
  */
 #ifndef RCGATE_GUEST_H
 #define RCGATE_GUEST_H
