@@ -10,13 +10,13 @@
 # result); the host comes back when its daemon does, and nothing of ours
 # is left on it. The results equal those of a single-host run.
 . "$(dirname "$0")/lib.sh"
-echo "1..25"
+echo "1..26"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 mapfile -t k < <(kernel_deb i386)
 DEB32=${k[0]:-}; SHA32=${k[1]:-}
 skip_all() {
-	for i in $(seq 1 25); do skip_test "hosts test $i" "$1"; done
+	for i in $(seq 1 26); do skip_test "hosts test $i" "$1"; done
 	exit 0
 }
 [ -f "$DEB" ] && [ -f "$DEB32" ] || skip_all "no kernel packages: run scripts/setup"
@@ -231,6 +231,16 @@ check "after the restart nothing of the killed daemon is left on b (guest: autod
 [ -n "$left" ] && diag "left: $left"
 stop_daemon
 S2=$STATE
+
+# ---- a host whose pool has less room than min_free_mb takes no jobs ----
+start_daemon "${COMMON[@]}" \
+	"[host b]" "uri = $LVURI" "capacity = 1" "tcg = x86_64" \
+	"pool = rcgate-test" "pool_path = $LV/pool" "min_free_mb = 1000000000"
+for _ in $(seq 1 50); do [ -n "$(host_b 'error // empty')" ] && break; sleep 0.2; done
+check "a full pool keeps host b down, saying so" \
+	[ "$(host_b state)" != up -a -n "$(host_b 'error // empty' | grep 'storage pool rcgate-test is full')" ]
+stop_daemon
+[ "$FAILED" = 0 ] && rm -rf "$STATE"
 
 # ---- the same release on a single-host rcgated (no [host] sections) ----
 start_daemon "${COMMON[@]}"
