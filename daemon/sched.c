@@ -438,18 +438,31 @@ static void unstage_all(struct run *r)
 	r->nstaged = 0;
 }
 
-/* After a libvirt call failed: was it the host? Then it is marked down. */
-static void host_check(struct run *r, const char *err)
+/*
+ * After a libvirt call failed: was it the host? Then it is marked down,
+ * and err (the failed call's message) gets the connection's own reason
+ * ("no answer to keepalive probes"), which libvirt's close callback
+ * reports on the event loop thread, possibly just after the call has
+ * returned: it is given a moment.
+ */
+static void host_check(struct run *r, char *err, size_t errlen)
 {
 	char why[256];
+	size_t len = strlen(err);
 
 	if (r->place.local || hosts_usable(&r->place, why, sizeof(why)))
 		return;
+	for (int i = 0; i < 20 && strcmp(why, "connection not alive") == 0; i++) {
+		sleep_ms(50);
+		guest_host_alive(r->place.gh, why, sizeof(why));
+	}
 	hosts_failed(&r->place, why);
 	pthread_mutex_lock(&r->lock);
 	r->host_failed = 1;
 	pthread_mutex_unlock(&r->lock);
 	jlog(r, "host %s failed: %s (%s)", r->place.name, why, err);
+	if (strstr(err, why) == NULL && len < errlen)
+		snprintf(err + len, errlen - len, " (connection: %s)", why);
 }
 
 /* "kernel=6.1.0-57-cloud-amd64" out of the agent's header line. */
@@ -1087,7 +1100,7 @@ static int boot_guest(struct run *r, struct guest_spec *specp,
 	     cmdline);
 	if (guest_create(r->place.gh, &spec, &g, times, err, errlen) < 0) {
 		slot_release(domains);
-		host_check(r, err);
+		host_check(r, err, errlen);
 		return -1;
 	}
 	mark = now_monotonic();
@@ -1108,7 +1121,7 @@ static int boot_guest(struct run *r, struct guest_spec *specp,
 	slot_release(run);
 	slot_release(domains);
 	if (rc < 0)
-		host_check(r, err);
+		host_check(r, err, errlen);
 	if (rc == 0 && *outcome == GUEST_COMPLETED &&
 	    boot_kind_of(plan->phase) != BOOT_CRASH_WRITE)
 		chain_length_learn(r->target, plan->phase, times->run_s);
