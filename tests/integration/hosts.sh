@@ -63,7 +63,10 @@ stop_lvd() {
 		kill -TERM "$LVD_PID"; wait "$LVD_PID" 2>/dev/null
 	fi
 	LVD_PID=
-	pkill -KILL -u nobody -f "qemu-system.*$LV" 2>/dev/null
+	# A guest whose daemon was killed: its qemu's pid file is ours to read.
+	for f in "$LV"/run/libvirt/qemu/run/*.pid; do
+		[ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+	done
 }
 all_cleanup() {
 	local st=${STATE:-}
