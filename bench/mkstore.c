@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 				for (int t = 0; t < 4; t++)
 					art[t] = (struct artifact_in){ targets[t],
 						"https://kernels.example/k.deb", sha,
-						"deb", NULL, NULL, 0, NULL, NULL };
+						"deb", NULL, NULL, 0, NULL, NULL, NULL };
 				if (kversion_parse(version, &kv, err, sizeof(err)) < 0 ||
 				    store_release_create(st, version, &kv, NULL, art, 4,
 							 &id, err, sizeof(err)) < 0)

@@ -15,6 +15,7 @@
 
 #include "rcgate.h"
 #include "api_internal.h"
+#include "build.h"
 #include "kcidb.h"
 
 static int64_t jid(json_t *o)
@@ -475,38 +476,96 @@ static int source_url(json_t *src, const char *ukey, const char *skey,
 	return 0;
 }
 
-/* {"source": {"tarball", "tarball_sha256", "patch", "patch_sha256"},
- * "targets": [...]}: one artifact of kind source per target (all four when
- * targets is absent), pointing into body. */
+/* {"source": {"git", "commit" | "branch"}}: the tree, and the rc as a
+ * commit or as the branch whose head it is. */
+static int source_git(json_t *src, const char **url, const char **ref,
+		      char *err, size_t errlen)
+{
+	const char *key, *commit, *branch;
+	json_t *v;
+
+	json_object_foreach(src, key, v) {
+		if (strcmp(key, "git") != 0 && strcmp(key, "commit") != 0 &&
+		    strcmp(key, "branch") != 0) {
+			errf(err, errlen, "source: unknown key '%.40s' (a git"
+			     " source has git and commit or branch)", key);
+			return -1;
+		}
+	}
+	*url = json_string_value(json_object_get(src, "git"));
+	commit = json_string_value(json_object_get(src, "commit"));
+	branch = json_string_value(json_object_get(src, "branch"));
+	if (*url == NULL || gitsrc_url_check(*url, err, errlen) < 0) {
+		if (*url == NULL)
+			errf(err, errlen, "source.git must be a string");
+		return -1;
+	}
+	if ((json_object_get(src, "commit") != NULL) ==
+	    (json_object_get(src, "branch") != NULL)) {
+		errf(err, errlen, "source.git goes with commit or with branch"
+		     " (one of them)");
+		return -1;
+	}
+	if (json_object_get(src, "commit") != NULL) {
+		if (commit == NULL || !gitsrc_is_commit(commit)) {
+			errf(err, errlen, "source.commit must be 40 lowercase hex"
+			     " digits");
+			return -1;
+		}
+		*ref = commit;
+	} else {
+		if (branch == NULL || gitsrc_branch_check(branch, err, errlen) < 0) {
+			if (branch == NULL)
+				errf(err, errlen, "source.branch must be a string");
+			return -1;
+		}
+		*ref = branch;
+	}
+	return 0;
+}
+
+/* {"source": {"tarball", "tarball_sha256", "patch", "patch_sha256"} or
+ * {"git", "commit" | "branch"}, "targets": [...]}: one artifact of kind
+ * source or git per target (all four when targets is absent), pointing
+ * into body. */
 static int source_check(json_t *body, struct artifact_in *in, size_t *n,
 			char *err, size_t errlen)
 {
 	json_t *src = json_object_get(body, "source");
 	json_t *targets = json_object_get(body, "targets"), *v;
-	const char *tarball, *tsha, *patch, *psha, *key;
+	const char *tarball = NULL, *tsha = NULL, *patch = NULL, *psha = NULL,
+		*git = NULL, *ref = NULL, *key;
 	size_t i;
 
 	if (!json_is_object(src)) {
 		errf(err, errlen, "source must be an object with tarball,"
-		     " tarball_sha256 and, for an rc, patch and patch_sha256");
+		     " tarball_sha256 and, for an rc, patch and patch_sha256;"
+		     " or with git and commit or branch");
 		return -1;
 	}
-	json_object_foreach(src, key, v) {
-		if (strcmp(key, "tarball") != 0 && strcmp(key, "tarball_sha256") != 0 &&
-		    strcmp(key, "patch") != 0 && strcmp(key, "patch_sha256") != 0) {
-			errf(err, errlen, "source: unknown key '%.40s'", key);
+	if (json_object_get(src, "git") != NULL) {
+		if (source_git(src, &git, &ref, err, errlen) < 0)
+			return -1;
+	} else {
+		json_object_foreach(src, key, v) {
+			if (strcmp(key, "tarball") != 0 &&
+			    strcmp(key, "tarball_sha256") != 0 &&
+			    strcmp(key, "patch") != 0 &&
+			    strcmp(key, "patch_sha256") != 0) {
+				errf(err, errlen, "source: unknown key '%.40s'", key);
+				return -1;
+			}
+		}
+		if (source_url(src, "tarball", "tarball_sha256", &tarball, &tsha,
+			       err, errlen) < 0 ||
+		    source_url(src, "patch", "patch_sha256", &patch, &psha, err,
+			       errlen) < 0)
+			return -1;
+		if (tarball == NULL) {
+			errf(err, errlen, "source.tarball (the release the rc"
+			     " applies to) is missing");
 			return -1;
 		}
-	}
-	if (source_url(src, "tarball", "tarball_sha256", &tarball, &tsha, err,
-		       errlen) < 0 ||
-	    source_url(src, "patch", "patch_sha256", &patch, &psha, err,
-		       errlen) < 0)
-		return -1;
-	if (tarball == NULL) {
-		errf(err, errlen, "source.tarball (the release the rc applies to)"
-		     " is missing");
-		return -1;
 	}
 	if (targets != NULL && (!json_is_array(targets) ||
 				json_array_size(targets) == 0 ||
@@ -526,8 +585,11 @@ static int source_check(json_t *body, struct artifact_in *in, size_t *n,
 			     " arm64, armv7", i);
 			return -1;
 		}
-		in[i] = (struct artifact_in){ target_find(name)->name, tarball,
-			tsha, "source", NULL, NULL, 0, patch, psha };
+		in[i] = git != NULL
+			? (struct artifact_in){ target_find(name)->name, git, "",
+				"git", NULL, NULL, 0, NULL, NULL, ref }
+			: (struct artifact_in){ target_find(name)->name, tarball,
+				tsha, "source", NULL, NULL, 0, patch, psha, NULL };
 	}
 	return 0;
 }

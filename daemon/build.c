@@ -53,13 +53,11 @@ static int free_space_ok(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* Runs argv in cwd with env, output to logfd, in its own process group.
- * Returns the exit status (0..255), or -1 with err if it could not run,
- * was killed by a signal, passed the deadline or was cancelled. */
-static int run(const char *const argv[], const char *cwd, char *const env[],
-	       int logfd, const struct build_options *o, double deadline,
-	       char *err, size_t errlen)
+int build_run(const char *const argv[], const char *cwd, char *const env[],
+	      int logfd, const struct build_options *o, double deadline,
+	      char *err, size_t errlen)
 {
+	double next_poll = now_monotonic() + 1;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	pid_t pid;
@@ -104,6 +102,10 @@ static int run(const char *const argv[], const char *cwd, char *const env[],
 			errf(err, errlen, "build %s (%s)", why, argv[0]);
 			return -1;
 		}
+		if (o->poll != NULL && now_monotonic() >= next_poll) {
+			o->poll(o->pollcls);
+			next_poll = now_monotonic() + 1;
+		}
 		sleep_ms(200);
 	}
 	if (WIFSIGNALED(status)) {
@@ -111,6 +113,54 @@ static int run(const char *const argv[], const char *cwd, char *const env[],
 		return -1;
 	}
 	return WEXITSTATUS(status);
+}
+
+int build_verify_signed(const char *signed_path, const char *keyring,
+			const char *out, const char *home, char *err,
+			size_t errlen)
+{
+	const char *argv[] = { "gpgv", "--quiet", "--keyring", keyring,
+			       "--output", out, signed_path, NULL };
+	struct build_options o = { .root = home, .timeout = 60 };
+	char e_path[PATH_MAX + 8], e_home[PATH_MAX + 8];
+	char *env[] = { e_path, e_home, "LC_ALL=C", NULL };
+	const char *path = getenv("PATH");
+	char logp[PATH_MAX];
+	int fd, st;
+
+	snprintf(e_path, sizeof(e_path), "PATH=%s", path != NULL ? path : "/usr/bin:/bin");
+	snprintf(e_home, sizeof(e_home), "HOME=%s", home);
+	if (access(keyring, R_OK) != 0) {
+		errf(err, errlen, "keyring %s: %s", keyring, strerror(errno));
+		return -1;
+	}
+	if (pathf(logp, sizeof(logp), "%s.gpgv", out) < 0) {
+		errf(err, errlen, "path too long");
+		return -1;
+	}
+	unlink(out);
+	fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		errf(err, errlen, "%s: %s", logp, strerror(errno));
+		return -1;
+	}
+	st = build_run(argv, NULL, env, fd, &o, now_monotonic() + 60, err, errlen);
+	close(fd);
+	if (st > 0) {
+		size_t n;
+		char *msg = file_read(logp, 4096, &n, NULL, 0);
+
+		/* gpgv's own words: "BAD signature", "No public key". */
+		for (size_t i = 0; msg != NULL && i < n; i++)
+			if (msg[i] == '\n' || (unsigned char)msg[i] < ' ')
+				msg[i] = ' ';
+		errf(err, errlen, "%s: signature not verified with %s (gpgv: %.200s)",
+		     signed_path, keyring, msg != NULL ? msg : "exit status");
+		free(msg);
+		unlink(out);
+	}
+	unlink(logp);
+	return st == 0 ? 0 : -1;
 }
 
 /* ---- the shared, pristine tree of a tarball ---- */
@@ -447,7 +497,7 @@ static void build_env(char *env[], char storage[][PATH_MAX + 32],
 	snprintf(storage[i], sizeof(storage[0]), "CCACHE_DIR=%s",
 		 o->ccache_dir != NULL ? o->ccache_dir : "");
 	env[i] = storage[i]; i++;
-	snprintf(storage[i], sizeof(storage[0]), "CCACHE_BASEDIR=%s/work", o->root);
+	snprintf(storage[i], sizeof(storage[0]), "CCACHE_BASEDIR=%s", o->root);
 	env[i] = storage[i]; i++;
 	env[i++] = "CCACHE_NOHASHDIR=1";
 	/* A fresh build directory makes its generated headers (autoconf.h)
@@ -480,19 +530,100 @@ static int log_tail_diag(const char *logpath, const char *srcdir,
 	return found;
 }
 
+static void progress(const struct build_options *o, const char *step,
+		     long done, long total)
+{
+	if (o->progress != NULL)
+		o->progress(o->pcls, step, done, total);
+}
+
+/* kbuild's quiet output has one line per step ("  CC      fs/ext4/inode.o",
+ * "  LD      vmlinux"): counted as make writes them, against the count of
+ * the target's last whole build (<root>/steps/<target>). */
+struct steps {
+	const struct build_options *o;
+	int fd;			/* the build log, read from off */
+	off_t off;
+	int at_bol;		/* the next byte starts a line */
+	int spaces;		/* leading spaces seen on this line */
+	long done, total;
+	char keep[PATH_MAX];
+};
+
+static void steps_open(struct steps *s, const struct build_options *o,
+		       const char *logpath, const char *target)
+{
+	struct stat sb;
+	size_t n;
+	char *text;
+
+	s->o = o;
+	s->fd = open(logpath, O_RDONLY | O_CLOEXEC);
+	s->off = s->fd >= 0 && fstat(s->fd, &sb) == 0 ? sb.st_size : 0;
+	s->at_bol = 1;
+	if (pathf(s->keep, sizeof(s->keep), "%s/steps/%s", o->root, target) < 0)
+		s->keep[0] = '\0';
+	text = s->keep[0] ? file_read(s->keep, 64, &n, NULL, 0) : NULL;
+	if (text != NULL) {
+		s->total = strtol(text, NULL, 10);
+		free(text);
+	}
+}
+
+static void steps_poll(void *cls)
+{
+	struct steps *s = cls;
+	char buf[65536];
+	ssize_t n;
+
+	if (s->fd < 0)
+		return;
+	while ((n = pread(s->fd, buf, sizeof(buf), s->off)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (c == '\n') {
+				s->at_bol = 1;
+				s->spaces = 0;
+			} else if (s->at_bol && c == ' ' && s->spaces < 2) {
+				s->spaces++;
+			} else {
+				if (s->at_bol && s->spaces == 2 && c >= 'A' && c <= 'Z')
+					s->done++;
+				s->at_bol = 0;
+			}
+		}
+		s->off += n;
+	}
+	progress(s->o, "compiling", s->done, s->total);
+}
+
+static void steps_keep(const struct steps *s)
+{
+	char dir[PATH_MAX], text[32];
+	int n = snprintf(text, sizeof(text), "%ld\n", s->done);
+
+	if (s->keep[0] == '\0' || s->done <= 0 ||
+	    pathf(dir, sizeof(dir), "%s/steps", s->o->root) < 0 ||
+	    mkdir_p(dir, 0755, NULL, 0) < 0)
+		return;
+	file_write_atomic(s->keep, text, (size_t)n, NULL, 0);
+}
+
 int build_kernel(const struct build_source *src, const struct target *t,
 		 const struct build_options *o, const char *logpath,
 		 struct build_result *res, char *err, size_t errlen)
 {
-	char pristine[PATH_MAX], work[PATH_MAX], tree[PATH_MAX], bdir[PATH_MAX],
+	char pristine[PATH_MAX], work[PATH_MAX], tree[PATH_MAX] = "", bdir[PATH_MAX],
 		fragment[PATH_MAX], config[PATH_MAX], plain[PATH_MAX],
 		image[PATH_MAX], outdir[PATH_MAX], missing[1024];
 	char a_arch[64], a_cross[128], a_cc[192], a_jobs[32];
 	char envbuf[4][PATH_MAX + 32];
 	char *env[16];
 	double start = now_monotonic(), deadline;
+	struct steps steps = { .fd = -1, .total = -1 };
 	FILE *log;
-	int rc = -1, st, logfd;
+	int rc = -1, st, logfd, incremental = 0;
 
 	memset(res, 0, sizeof(*res));
 	deadline = start + (double)(o->timeout > 0 ? o->timeout : 3600);
@@ -516,6 +647,20 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		errf(err, errlen, "no kernel config fragment %s", fragment);
 		goto out;
 	}
+	build_env(env, envbuf, o);	/* patch and make run in the same one */
+	if (src->tree != NULL) {
+		/* A git worktree: built in place, build/ kept. */
+		snprintf(tree, sizeof(tree), "%s", src->tree);
+		pathf(bdir, sizeof(bdir), "%s/build", tree);
+		incremental = access(bdir, F_OK) == 0;
+		if (free_space_ok(o->root, err, errlen) < 0)
+			goto out;
+		fprintf(log, "build: tree %s (%s)\n", tree, incremental
+			? "incremental: kbuild's objects of the last build kept"
+			: "first build here");
+		goto configure;
+	}
+	progress(o, "unpacking", -1, -1);
 	if (pristine_tree(src, o->root, pristine, sizeof(pristine), log, err,
 			  errlen) < 0)
 		goto out;
@@ -531,7 +676,6 @@ int build_kernel(const struct build_source *src, const struct target *t,
 	pathf(tree, sizeof(tree), "%s/%s.%ld", work, t->name, (long)getpid());
 	pathf(bdir, sizeof(bdir), "%s/build", tree);
 	rm_rf(tree);
-	build_env(env, envbuf, o);	/* patch and make run in the same one */
 	fprintf(log, "build: tree %s from %s\n", tree, pristine);
 	fflush(log);
 	if (copy_tree(pristine, tree, err, errlen) < 0)
@@ -546,7 +690,8 @@ int build_kernel(const struct build_source *src, const struct target *t,
 			goto out;
 		fprintf(log, "build: applying %s\n", src->patch);
 		fflush(log);
-		st = run(pargv, tree, env, logfd, o, deadline, err, errlen);
+		progress(o, "patching", -1, -1);
+		st = build_run(pargv, tree, env, logfd, o, deadline, err, errlen);
 		if (st < 0)
 			goto out;
 		if (st != 0) {
@@ -563,6 +708,8 @@ int build_kernel(const struct build_source *src, const struct target *t,
 			goto out;
 		}
 	}
+configure:
+	progress(o, "configuring", -1, -1);
 	snprintf(a_arch, sizeof(a_arch), "ARCH=%s", t->kbuild_arch);
 	snprintf(a_cross, sizeof(a_cross), "CROSS_COMPILE=%s",
 		 t->cross_compile != NULL ? t->cross_compile : "");
@@ -584,7 +731,7 @@ int build_kernel(const struct build_source *src, const struct target *t,
 
 		fprintf(log, "build: %s tinyconfig + %s\n", t->name, fragment);
 		fflush(log);
-		st = run(mk_tiny, tree, env, logfd, o, deadline, err, errlen);
+		st = build_run(mk_tiny, tree, env, logfd, o, deadline, err, errlen);
 		if (st != 0)
 			goto made;
 		pathf(config, sizeof(config), "%s/.config", bdir);
@@ -599,7 +746,7 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		fwrite(frag, 1, flen, cf);
 		fclose(cf);
 		free(frag);
-		st = run(mk_old, tree, env, logfd, o, deadline, err, errlen);
+		st = build_run(mk_old, tree, env, logfd, o, deadline, err, errlen);
 		if (st != 0)
 			goto made;
 		if (build_config_missing(fragment, config, missing,
@@ -618,7 +765,17 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		}
 		fprintf(log, "build: %s %s\n", t->name, t->image_target);
 		fflush(log);
-		st = run(mk_img, tree, env, logfd, o, deadline, err, errlen);
+		steps_open(&steps, o, logpath, t->name);
+		progress(o, "compiling", 0, steps.total);
+		{
+			struct build_options po = *o;
+
+			po.poll = steps_poll;
+			po.pollcls = &steps;
+			st = build_run(mk_img, tree, env, logfd, &po, deadline,
+				       err, errlen);
+		}
+		steps_poll(&steps);
 	}
 made:
 	if (st < 0)
@@ -667,14 +824,24 @@ made:
 			free(kr);
 		}
 	}
+	/* A whole build's count is the next one's estimate; an incremental
+	 * build's says only what changed. */
+	if (!incremental)
+		steps_keep(&steps);
 	rc = 0;
 out:
+	if (steps.fd >= 0)
+		close(steps.fd);
+	progress(o, rc == 0 ? "done" : "failed", steps.done, steps.total);
 	res->seconds = now_monotonic() - start;
 	fprintf(log, "build: %s %s in %.0f s%s%s\n", t->name,
 		rc == 0 ? "built" : rc == 1 ? "failed (the source)" : "failed (infra)",
 		res->seconds, rc < 0 ? ": " : "", rc < 0 ? err : "");
 	fclose(log);
-	/* ccache keeps the objects; a 1.5 GB tree is not worth keeping. */
-	rm_rf(tree);
+	/* ccache keeps the objects; a 1.5 GB tree is not worth keeping. A
+	 * git worktree is, with its objects: the next commit builds only
+	 * what differs. */
+	if (src->tree == NULL && tree[0] != '\0')
+		rm_rf(tree);
 	return rc;
 }

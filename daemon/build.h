@@ -27,6 +27,9 @@ struct build_source {
 	const char *tarball_sha256;
 	const char *patch;		/* NULL: the release itself */
 	const char *patch_sha256;
+	/* Instead of the above: a checked-out tree (gitsrc_checkout), built
+	 * in place with its build/ directory kept for the next commit. */
+	const char *tree;
 };
 
 struct build_options {
@@ -38,7 +41,26 @@ struct build_options {
 	/* Polled while make runs: nonzero stops the build (infra, "cancelled"). */
 	int (*cancelled)(void *cls);
 	void *cls;
+	/* NULL, or told where the build is: step (the build_step values of
+	 * schemas/job.json), and while compiling kbuild's steps done and the
+	 * target's previous build's count (-1 unknown). */
+	void (*progress)(void *pcls, const char *step, long done, long total);
+	void *pcls;
+	/* Internal to build.c: called about once a second while a command
+	 * runs. */
+	void (*poll)(void *pollcls);
+	void *pollcls;
+	/* gitsrc.c: GIT_CONFIG_GLOBAL for fetches (NULL or "": none). */
+	const char *git_config;
 };
+
+/* Runs argv (PATH lookup) in cwd (NULL: ours) with env, its output to
+ * logfd, in its own process group: the exit status (0..255), or -1 with
+ * err if it could not run, was killed by a signal, passed deadline
+ * (now_monotonic()) or o->cancelled said so. No shell is involved. */
+int build_run(const char *const argv[], const char *cwd, char *const env[],
+	      int logfd, const struct build_options *o, double deadline,
+	      char *err, size_t errlen);
 
 struct build_result {
 	char image[PATH_MAX];		/* the kernel image, under root/out/ */
@@ -65,6 +87,39 @@ int build_kernel(const struct build_source *src, const struct target *t,
 int build_config_missing(const char *fragment, const char *config, char *out,
 			 size_t outlen);
 
+/* ---- gitsrc.c: rcs from a git tree ---- */
+int gitsrc_is_commit(const char *s);	/* 40 lowercase hex digits */
+/* git://, http:// or https:// with a host and a path, no user
+ * information, quotes, spaces or control characters; -1 with err. */
+int gitsrc_url_check(const char *url, char *err, size_t errlen);
+/* A plain branch name (linux-6.1.y): -1 with err otherwise. */
+int gitsrc_branch_check(const char *branch, char *err, size_t errlen);
+/* Fetches url into its cached bare clone under o->root/git (made on first
+ * use; one fetch at a time per tree), then resolves ref (a commit, or a
+ * branch of url) to commit. git's messages go to logfd. 0, or -1 with err
+ * (network, unknown branch or commit, cancel, timeout). */
+int gitsrc_fetch(const char *url, const char *ref, int logfd,
+		 const struct build_options *o, char *gitdir, size_t gdlen,
+		 char commit[41], char *err, size_t errlen);
+/* Checks commit out into a worktree of gitdir kept for name (a target):
+ * only files that differ are rewritten, untracked files but build/ go.
+ * The worktree is locked (*lockfd, close it when done). 0 or -1. */
+int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
+		    int logfd, const struct build_options *o, char *tree,
+		    size_t tlen, int *lockfd, char *err, size_t errlen);
+/* The version tree's Makefile says ("6.1.64-rc1"); -1 if unreadable. */
+int gitsrc_makefile_version(const char *tree, char *out, size_t outlen);
+/* Checks the clear-signed file signed (sha256sums.asc) with gpgv against
+ * keyring and writes only the signed text to out: 0, or -1 with err (bad
+ * or missing signature, unknown key, gpgv missing). */
+int build_verify_signed(const char *signed_path, const char *keyring,
+			const char *out, const char *home, char *err,
+			size_t errlen);
+/* What git --git-dir=gitdir args... printed (NUL-terminated, free it), or
+ * NULL with err. */
+char *gitsrc_git_out(const char *gitdir, const char *const args[],
+		     const struct build_options *o, char *err, size_t errlen);
+
 /* ---- buildjob.c: a job's build phase ---- */
 struct buildjob_result {
 	char image[PATH_MAX];		/* <cache_dir>/artifacts/<sha256> */
@@ -73,14 +128,32 @@ struct buildjob_result {
 	struct build_diag diag;		/* when the source does not build */
 	double seconds;
 };
-/* Fetches job's source (kind 'source': url the tarball, patch_url the
- * rc's patch) into the cache, waits for the build budget (one build at a
- * time) and builds t's kernel, its output in <job_dir>/build.log and the
- * steps in joblog. 0: out->image is in the cache; 1: the source does not
- * build (out->diag); -1: infra (err), cancel included. */
-int buildjob_run(const struct job *job, const struct target *t,
-		 const struct config *cfg, const char *cache_dir,
-		 const char *job_dir, FILE *joblog, const volatile int *cancel,
-		 struct buildjob_result *out, char *err, size_t errlen);
+/* What a build job's fetch left: the tarball and patch (kind source) in
+ * the cache, or the cached clone and the commit (kind git). */
+struct buildjob_src {
+	char tarball[PATH_MAX], patch[PATH_MAX];
+	char gitdir[PATH_MAX];
+	char commit[41];
+};
+/* The job's fetching: kind source's tarball and patch into the cache
+ * (sha256-checked), kind git's tree fetched and its ref resolved (git's
+ * output in <job_dir>/build.log). 0, or -1 with err (infra). */
+int buildjob_fetch(const struct job *job, const struct config *cfg,
+		   const char *cache_dir, const char *job_dir, FILE *joblog,
+		   const volatile int *cancel, struct buildjob_src *s, char *err,
+		   size_t errlen);
+/* The job's building: waits for the build budget (one build at a time),
+ * checks a git commit out (with check_version, its Makefile must say the
+ * job's version) and builds t's kernel, make's output in
+ * <job_dir>/build.log, progress (may be NULL) told each step. 0:
+ * out->image is in the cache; 1: the source does not build (out->diag);
+ * -1: infra (err), cancel included. */
+int buildjob_build(const struct job *job, const struct target *t,
+		   const struct config *cfg, const char *cache_dir,
+		   const char *job_dir, FILE *joblog, const volatile int *cancel,
+		   const struct buildjob_src *s, int check_version,
+		   void (*progress)(void *, const char *, long, long),
+		   void *pcls, struct buildjob_result *out, char *err,
+		   size_t errlen);
 
 #endif

@@ -7,8 +7,12 @@
  * kernel built by build.c with the job's log in <job dir>/build.log, and
  * the image moved into the cache under its sha256, exactly where a kernel
  * CI posted would be. The worker (sched.c) then boots it as kind 'image'.
+ * Kind 'git' is the same with gitsrc.c: the tree fetched into its cached
+ * clone (the job's fetching), checked out in the target's worktree and
+ * built there (building).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,18 +30,91 @@ static int is_cancelled(void *cls)
 	return cancel != NULL && *cancel;
 }
 
-int buildjob_run(const struct job *job, const struct target *t,
-		 const struct config *cfg, const char *cache_dir,
-		 const char *job_dir, FILE *joblog, const volatile int *cancel,
-		 struct buildjob_result *out, char *err, size_t errlen)
+static void build_opts(struct build_options *o, const struct config *cfg,
+		       const char *root, char *ccache, size_t clen,
+		       const char *cache_dir, const volatile int *cancel)
 {
-	char adir[PATH_MAX], tarball[PATH_MAX], patch[PATH_MAX], root[PATH_MAX],
-		ccache[PATH_MAX], logpath[PATH_MAX], image[PATH_MAX];
+	if (strcmp(cfg->build_ccache_dir, "none") == 0)
+		ccache[0] = '\0';
+	else if (cfg->build_ccache_dir[0] != '\0')
+		snprintf(ccache, clen, "%s", cfg->build_ccache_dir);
+	else if (pathf(ccache, clen, "%s/ccache", cache_dir) < 0)
+		ccache[0] = '\0';
+	*o = (struct build_options){ root, cfg->build_config_dir, ccache,
+		cfg->build_jobs, cfg->build_timeout, is_cancelled,
+		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config };
+}
+
+int buildjob_fetch(const struct job *job, const struct config *cfg,
+		   const char *cache_dir, const char *job_dir, FILE *joblog,
+		   const volatile int *cancel, struct buildjob_src *s, char *err,
+		   size_t errlen)
+{
+	char adir[PATH_MAX], root[PATH_MAX], ccache[PATH_MAX], logpath[PATH_MAX];
+	struct build_options o;
+	FILE *blog;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (pathf(adir, sizeof(adir), "%s/artifacts", cache_dir) < 0 ||
+	    pathf(root, sizeof(root), "%s/build", cache_dir) < 0 ||
+	    pathf(logpath, sizeof(logpath), "%s/" BUILD_LOG, job_dir) < 0) {
+		errf(err, errlen, "cache path too long");
+		return -1;
+	}
+	if (strcmp(job->kind, "git") != 0) {
+		if (mkdir_p(adir, 0755, err, errlen) < 0 ||
+		    fetch_artifact(job->url, job->sha256, adir,
+				   cfg->max_artifact_mb << 20, s->tarball,
+				   sizeof(s->tarball), joblog, cancel, err,
+				   errlen) < 0)
+			return -1;
+		if (job->patch_url[0] != '\0' &&
+		    fetch_artifact(job->patch_url, job->patch_sha256, adir,
+				   cfg->max_artifact_mb << 20, s->patch,
+				   sizeof(s->patch), joblog, cancel, err,
+				   errlen) < 0)
+			return -1;
+		return 0;
+	}
+	build_opts(&o, cfg, root, ccache, sizeof(ccache), cache_dir, cancel);
+	if (mkdir_p(root, 0755, err, errlen) < 0)
+		return -1;
+	blog = fopen(logpath, "ae");
+	if (blog == NULL) {
+		errf(err, errlen, "build log %s: %s", logpath, strerror(errno));
+		return -1;
+	}
+	if (joblog != NULL) {
+		fprintf(joblog, "git: fetching %s for %s (git's output in "
+			BUILD_LOG ")\n", job->url, job->git_ref);
+		fflush(joblog);
+	}
+	rc = gitsrc_fetch(job->url, job->git_ref, fileno(blog), &o, s->gitdir,
+			  sizeof(s->gitdir), s->commit, err, errlen);
+	fclose(blog);
+	if (rc == 0 && joblog != NULL) {
+		fprintf(joblog, "git: %s is %s\n", job->git_ref, s->commit);
+		fflush(joblog);
+	}
+	return rc;
+}
+
+int buildjob_build(const struct job *job, const struct target *t,
+		   const struct config *cfg, const char *cache_dir,
+		   const char *job_dir, FILE *joblog, const volatile int *cancel,
+		   const struct buildjob_src *s, int check_version,
+		   void (*progress)(void *, const char *, long, long),
+		   void *pcls, struct buildjob_result *out, char *err,
+		   size_t errlen)
+{
+	char adir[PATH_MAX], root[PATH_MAX], ccache[PATH_MAX], logpath[PATH_MAX],
+		image[PATH_MAX], tree[PATH_MAX], said[64];
 	struct build_source src = { 0 };
-	struct build_options o = { 0 };
+	struct build_options o;
 	struct build_result res;
 	double waited = now_monotonic();
-	int rc;
+	int rc, lockfd = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (pathf(adir, sizeof(adir), "%s/artifacts", cache_dir) < 0 ||
@@ -46,27 +123,11 @@ int buildjob_run(const struct job *job, const struct target *t,
 		errf(err, errlen, "cache path too long");
 		return -1;
 	}
-	if (mkdir_p(adir, 0755, err, errlen) < 0 ||
-	    fetch_artifact(job->url, job->sha256, adir,
-			   cfg->max_artifact_mb << 20, tarball, sizeof(tarball),
-			   joblog, cancel, err, errlen) < 0)
-		return -1;
-	if (job->patch_url[0] != '\0' &&
-	    fetch_artifact(job->patch_url, job->patch_sha256, adir,
-			   cfg->max_artifact_mb << 20, patch, sizeof(patch),
-			   joblog, cancel, err, errlen) < 0)
-		return -1;
-	src = (struct build_source){ tarball, job->sha256,
-		job->patch_url[0] != '\0' ? patch : NULL,
-		job->patch_url[0] != '\0' ? job->patch_sha256 : NULL };
-	if (strcmp(cfg->build_ccache_dir, "none") == 0)
-		ccache[0] = '\0';
-	else if (cfg->build_ccache_dir[0] != '\0')
-		snprintf(ccache, sizeof(ccache), "%s", cfg->build_ccache_dir);
-	else if (pathf(ccache, sizeof(ccache), "%s/ccache", cache_dir) < 0)
-		ccache[0] = '\0';
-	o = (struct build_options){ root, cfg->build_config_dir, ccache,
-		cfg->build_jobs, cfg->build_timeout, is_cancelled, (void *)cancel };
+	build_opts(&o, cfg, root, ccache, sizeof(ccache), cache_dir, cancel);
+	o.progress = progress;
+	o.pcls = pcls;
+	if (progress != NULL)
+		progress(pcls, "waiting", -1, -1);
 	/* The build budget: a second build waits here, cancellable. */
 	while (pthread_mutex_trylock(&budget) != 0) {
 		if (is_cancelled((void *)cancel)) {
@@ -76,16 +137,56 @@ int buildjob_run(const struct job *job, const struct target *t,
 		sleep_ms(250);
 	}
 	waited = now_monotonic() - waited;
+	if (s->gitdir[0] != '\0') {
+		FILE *blog = fopen(logpath, "ae");
+
+		if (progress != NULL)
+			progress(pcls, "checkout", -1, -1);
+		rc = blog == NULL ? -1
+			: gitsrc_checkout(s->gitdir, s->commit, t->name,
+					  fileno(blog), &o, tree, sizeof(tree),
+					  &lockfd, err, errlen);
+		if (blog == NULL)
+			errf(err, errlen, "build log %s: %s", logpath,
+			     strerror(errno));
+		else
+			fclose(blog);
+		if (rc < 0)
+			goto unlock;
+		/* A branch's head that is another rc (the branch moved on,
+		 * or was not updated yet) is not this rc. */
+		if (check_version &&
+		    (gitsrc_makefile_version(tree, said, sizeof(said)) < 0 ||
+		     strcmp(said, job->version) != 0)) {
+			errf(err, errlen, "%s at %.12s is %s, not %s (its Makefile)",
+			     job->git_ref, s->commit, said[0] ? said : "no kernel",
+			     job->version);
+			rc = -1;
+			goto unlock;
+		}
+		src.tree = tree;
+	} else {
+		src = (struct build_source){ s->tarball, job->sha256,
+			job->patch_url[0] != '\0' ? s->patch : NULL,
+			job->patch_url[0] != '\0' ? job->patch_sha256 : NULL,
+			NULL };
+	}
 	if (joblog != NULL) {
 		fprintf(joblog, "build: %s for %s (waited %.1f s for the build"
 			" budget); make's output in " BUILD_LOG "\n",
-			job->patch_url[0] != '\0' ? "release tarball + rc patch"
-						  : "release tarball",
+			s->gitdir[0] != '\0' ? "git tree"
+			: job->patch_url[0] != '\0' ? "release tarball + rc patch"
+						    : "release tarball",
 			t->name, waited);
 		fflush(joblog);
 	}
 	rc = build_kernel(&src, t, &o, logpath, &res, err, errlen);
+unlock:
+	if (lockfd >= 0)
+		close(lockfd);
 	pthread_mutex_unlock(&budget);
+	if (rc < 0 && src.tarball == NULL && src.tree == NULL)
+		return -1;	/* checkout or version: no build ran */
 	out->seconds = res.seconds;
 	if (rc == 1) {
 		out->diag = res.diag;
@@ -100,7 +201,8 @@ int buildjob_run(const struct job *job, const struct target *t,
 	if (rc < 0)
 		return -1;
 	/* Into the cache under its hash, as if CI had posted it. */
-	if (pathf(image, sizeof(image), "%s/%s", adir, res.image_sha256) < 0) {
+	if (mkdir_p(adir, 0755, err, errlen) < 0 ||
+	    pathf(image, sizeof(image), "%s/%s", adir, res.image_sha256) < 0) {
 		errf(err, errlen, "cache path too long");
 		return -1;
 	}

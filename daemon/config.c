@@ -29,6 +29,7 @@ struct directive {
 #define OFF(f) offsetof(struct config, f)
 
 static const char *const accel_choices[] = { "auto", "tcg", "kvm", NULL };
+static const char *const source_choices[] = { "patch", "git", NULL };
 static const char *const level_choices[] = { "error", "warn", "info", "debug", NULL };
 
 static const struct directive directives[] = {
@@ -123,6 +124,12 @@ static const struct directive directives[] = {
 	  "1: an announced rc is built from its stable-review patch and the release tarball beside it (kernel.org's layout)" },
 	{ "build", "targets", D_STRING, OFF(build_targets), "x86_64 i386 arm64 armv7", 0, 0, NULL,
 	  "the targets an announced rc is built and tested on" },
+	{ "build", "announced_source", D_ENUM, OFF(build_announced_source), "patch", 0, 0, source_choices,
+	  "what an announced rc is built from: patch (the stable-review patch on the release tarball) or git (the announcement's tree and branch; its head must be the rc); the other one when the announcement lacks it" },
+	{ "build", "keyring", D_STRING, OFF(build_keyring), "", 0, 0, NULL,
+	  "OpenPGP keyring (gpgv's --keyring) that signs sha256sums.asc beside the release tarballs; empty: the file's hashes are used unverified" },
+	{ "build", "git_config", D_STRING, OFF(build_git_config), "", 0, 0, NULL,
+	  "a git configuration file for fetches (e.g. url.<mirror>.insteadOf rules); empty: none" },
 };
 
 #define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))

@@ -13,7 +13,8 @@
 
 static const struct job_state states[] = {
 	{ JS_QUEUED, 0, 0, "waiting for a worker" },
-	{ JS_FETCHING, 0, 1, "downloading the kernel" },
+	{ JS_FETCHING, 0, 1, "downloading the kernel (or its source)" },
+	{ JS_BUILDING, 0, 1, "building the kernel from the rc's source" },
 	{ JS_BOOTING, 0, 1, "building the initramfs and scratch disks" },
 	{ JS_RUNNING, 0, 1, "the guest runs the suite" },
 	{ JS_DONE, 1, 0, "results stored" },

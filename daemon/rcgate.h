@@ -114,6 +114,9 @@ struct config {
 	long build_jobs, build_timeout;
 	long build_from_announcements;	/* 1: announced rcs are built */
 	char *build_targets;		/* "x86_64 arm64": built for those */
+	char *build_announced_source;	/* "patch" or "git" */
+	char *build_keyring;		/* gpgv keyring for sha256sums.asc */
+	char *build_git_config;		/* GIT_CONFIG_GLOBAL of fetches */
 	char *mail_from;
 	char *smtp_url;		/* empty: no mail */
 	char *webhook_url;	/* empty: no webhook */
@@ -161,14 +164,15 @@ int kversion_matches(const struct kversion *want, const char *running);
 /* ---- jobstate.c: the job state table ---- */
 #define JS_QUEUED "queued"
 #define JS_FETCHING "fetching"
+#define JS_BUILDING "building"
 #define JS_BOOTING "booting"
 #define JS_RUNNING "running"
 #define JS_DONE "done"
 #define JS_INFRA_ERROR "infra_error"
 #define JS_CANCELLED "cancelled"
 /* The same sets as SQL lists, for the store's queries. */
-#define JOB_ACTIVE_SQL "('fetching','booting','running')"
-#define JOB_UNFINISHED_SQL "('queued','fetching','booting','running')"
+#define JOB_ACTIVE_SQL "('fetching','building','booting','running')"
+#define JOB_UNFINISHED_SQL "('queued','fetching','building','booting','running')"
 #define JOB_FINAL_SQL "('done','infra_error','cancelled')"
 struct job_state {
 	const char *name;
@@ -234,6 +238,8 @@ struct artifact_in {
 	/* kind 'source': url/sha256 are the release tarball, these the rc's
 	 * patch (NULL for a release) */
 	const char *patch_url, *patch_sha256;
+	/* kind 'git': url is the tree, this the commit or branch (sha256 "") */
+	const char *git_ref;
 };
 /* Creates the release, its artifacts and one queued job per artifact in one
  * transaction; a release known only from its announcement gets its
@@ -350,7 +356,8 @@ int store_releases_unanalysed(struct store *, struct rowset *out, char *err,
  * resolved). */
 struct source_todo {
 	int64_t id;
-	const char *version, *patch_url;
+	const char *version, *patch_url;	/* patch_url may be NULL */
+	const char *git_tree, *git_branch;	/* NULL unless both announced */
 };
 int store_sources_unresolved(struct store *, struct rowset *out, char *err,
 			     size_t errlen);
@@ -374,6 +381,7 @@ struct job {
 	int custom;			/* the artifact is a custom build */
 	char patch_url[2048];		/* kind source: the rc's patch, or "" */
 	char patch_sha256[65];
+	char git_ref[256];		/* kind git: commit or branch (url: the tree) */
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */
@@ -388,6 +396,11 @@ int store_job_transition(struct store *, int64_t id, const char *from,
 /* A source job's build: the image it made (NULL if none) and its time. */
 int store_job_built(struct store *, int64_t id, const char *sha256,
 		    double seconds, char *err, size_t errlen);
+/* A build's step and progress (done, total < 0: unknown), and the commit
+ * a git build checks out (NULL: unchanged). */
+int store_job_build_progress(struct store *, int64_t id, const char *step,
+			     long done, long total, const char *commit,
+			     char *err, size_t errlen);
 int store_job_note(struct store *, int64_t id, const char *accel,
 		   const char *kernel_version, char *err, size_t errlen);
 /* The host (hosts.c) the job's current attempt runs on. */

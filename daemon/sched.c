@@ -259,6 +259,8 @@ struct run {
 	pthread_mutex_t lock;
 	struct job_steps steps;
 	int failed;			/* an infra error is recorded */
+	char build_step[16];		/* the last progress written */
+	double build_written;
 	/* The host it runs on; for a host without our files, what was
 	 * uploaded there as volumes (stage_file), removed at the end. */
 	struct host_placement place;
@@ -1417,6 +1419,21 @@ static void *crash_chain_main(void *arg)
 	return NULL;
 }
 
+/* A build's progress into the job row: every step, and while compiling
+ * at most every 2 s (each write is a commit the API's readers see). */
+static void build_progress(void *cls, const char *step, long done, long total)
+{
+	struct run *r = cls;
+	double now = now_monotonic();
+
+	if (strcmp(step, r->build_step) == 0 && now - r->build_written < 2)
+		return;
+	snprintf(r->build_step, sizeof(r->build_step), "%s", step);
+	r->build_written = now;
+	store_job_build_progress(r->st, r->job->id, step, done, total, NULL,
+				 NULL, 0);
+}
+
 static void run_job(struct store *st, struct worker *w, const struct job *job)
 {
 	struct run r = { .st = st, .w = w, .job = job };
@@ -1433,6 +1450,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	struct guest_times times = { 0 };
 	enum guest_outcome outcome;
 	int accel, timeout_s, booted = 0, rc, chain_running = 0, suite_ok = 0;
+	const char *at = JS_FETCHING;	/* the state the job is in */
 
 	memset(&disks, 0, sizeof(disks));
 	pthread_mutex_init(&r.lock, NULL);
@@ -1457,12 +1475,29 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	}
 	mark = started = now_monotonic();
 	snprintf(adir, sizeof(adir), "%s/artifacts", sc.cache_dir);
-	if (strcmp(job->kind, "source") == 0) {
+	if (strcmp(job->kind, "source") == 0 || strcmp(job->kind, "git") == 0) {
 		/* Built here: from then on the job is one of kind 'image'
 		 * whose kernel is the image the build left in the cache. A
 		 * source that does not build is this job's result. */
-		rc = buildjob_run(job, r.target, sc.cfg, sc.cache_dir, r.dir, r.log,
-				  &w->cancel, &built_out, err, sizeof(err));
+		struct buildjob_src bsrc;
+
+		rc = buildjob_fetch(job, sc.cfg, sc.cache_dir, r.dir, r.log,
+				    &w->cancel, &bsrc, err, sizeof(err));
+		r.steps.fetch = lap(&mark);
+		if (rc < 0) {
+			if (!w->cancel)
+				infra(&r, "fetch", err);
+			goto out;
+		}
+		if (bsrc.commit[0] != '\0')
+			store_job_build_progress(st, job->id, "waiting", -1, -1,
+						 bsrc.commit, NULL, 0);
+		if (!advance(&r, JS_FETCHING, JS_BUILDING))
+			goto out;
+		at = JS_BUILDING;
+		rc = buildjob_build(job, r.target, sc.cfg, sc.cache_dir, r.dir,
+				    r.log, &w->cancel, &bsrc, 1, build_progress,
+				    &r, &built_out, err, sizeof(err));
 		r.steps.build = lap(&mark);
 		store_job_built(st, job->id, rc == 0 ? built_out.sha256 : NULL,
 				built_out.seconds, NULL, 0);
@@ -1482,7 +1517,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 			jlog(&r, "build failed: %s", built_out.diag.line);
 			/* Results are stored from 'running' (compare-and-set):
 			 * the job passes through the states it did not need. */
-			if (!advance(&r, JS_FETCHING, JS_BOOTING) ||
+			if (!advance(&r, JS_BUILDING, JS_BOOTING) ||
 			    !advance(&r, JS_BOOTING, JS_RUNNING)) {
 				phases[2] = (struct phase_results){ 0 };
 				goto out;
@@ -1513,8 +1548,9 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "fetch", err);
 		goto out;
 	}
-	r.steps.fetch = lap(&mark);
-	if (!advance(&r, JS_FETCHING, JS_BOOTING))
+	if (strcmp(at, JS_FETCHING) == 0)
+		r.steps.fetch = lap(&mark);
+	if (!advance(&r, at, JS_BOOTING))
 		goto out;
 	if (prepare_boot(&r, artifact, job->modules_url[0] ? modules : NULL,
 			 kernel, initrd, sizeof(kernel), kver,

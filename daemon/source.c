@@ -9,7 +9,10 @@
  * publishes one; the announcement from a configured sender is the anchor),
  * reads the tarball's hash from sha256sums.asc, and creates one job of
  * kind 'source' per target, exactly as POST /api/v1/releases with a source
- * would. Off unless [build] from_announcements = 1. A release it cannot
+ * would. With [build] keyring, sha256sums.asc's signature is checked with
+ * gpgv and only its signed text is read. With [build] announced_source =
+ * git (or when the announcement names a tree and branch but no patch),
+ * the jobs are of kind 'git': the branch's head, checked when fetched. Off unless [build] from_announcements = 1. A release it cannot
  * resolve keeps its error (source_error) and waits for a POST.
  */
 #include <limits.h>
@@ -20,7 +23,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "rcgate.h"
+#include "build.h"
 
 static const struct config *scfg;
 static char *sdb, *scache;
@@ -94,43 +100,11 @@ int source_sums_find(const char *text, size_t len, const char *name,
 	return -1;
 }
 
-/* One release: its source artifacts, or -1 with err. */
-static int resolve(struct store *st, int64_t id, const char *version,
-		   const char *patch_url, char *err, size_t errlen)
+/* The artifacts for one release: each target of [build] targets. */
+static size_t build_targets(struct artifact_in *in, struct artifact_in proto)
 {
-	char tarball[2048], sums[2048], name[128], path[PATH_MAX],
-		tsha[65], psha[65], adir[PATH_MAX];
-	struct artifact_in in[8];
-	struct kversion kv;
-	int64_t rid;
-	size_t len, n;
-	char *text;
-	int rc;
+	size_t n = 0;
 
-	if (source_urls(version, patch_url, tarball, sizeof(tarball), sums,
-			sizeof(sums), name, sizeof(name), err, errlen) < 0 ||
-	    fetch_url_check(tarball, err, errlen) < 0 ||
-	    pathf(adir, sizeof(adir), "%s/artifacts", scache) < 0 ||
-	    mkdir_p(adir, 0755, err, errlen) < 0)
-		return -1;
-	if (fetch_learn(sums, adir, 16L << 20, path, sizeof(path), tsha, NULL,
-			NULL, err, errlen) < 0)
-		return -1;
-	text = file_read(path, 16u << 20, &len, err, errlen);
-	if (text == NULL)
-		return -1;
-	rc = source_sums_find(text, len, name, tsha);
-	free(text);
-	if (rc < 0) {
-		errf(err, errlen, "%s does not list %s", sums, name);
-		return -1;
-	}
-	if (fetch_learn(patch_url, adir, scfg->max_artifact_mb << 20, path,
-			sizeof(path), psha, NULL, NULL, err, errlen) < 0)
-		return -1;
-	if (kversion_parse(version, &kv, err, errlen) < 0)
-		return -1;
-	n = 0;
 	for (size_t i = 0; i < target_count(); i++) {
 		const char *tn = target_at(i)->name, *p = scfg->build_targets;
 		size_t tl = strlen(tn);
@@ -140,22 +114,114 @@ static int resolve(struct store *st, int64_t id, const char *version,
 		       !((p == scfg->build_targets || p[-1] == ' ') &&
 			 (p[tl] == '\0' || p[tl] == ' ')))
 			p += tl;
-		if (p != NULL)
-			in[n++] = (struct artifact_in){ tn, tarball, tsha,
-				"source", NULL, NULL, 0, patch_url, psha };
+		if (p != NULL) {
+			in[n] = proto;
+			in[n++].target = tn;
+		}
+	}
+	return n;
+}
+
+/* The release tarball's sha256 from sha256sums.asc, its signature checked
+ * first when a keyring is configured (then only the signed text counts). */
+static int tarball_sha256(const char *sums, const char *adir, const char *name,
+			  char tsha[65], char *err, size_t errlen)
+{
+	char path[PATH_MAX], plain[PATH_MAX], home[PATH_MAX];
+	size_t len;
+	char *text;
+	int rc;
+
+	if (fetch_learn(sums, adir, 16L << 20, path, sizeof(path), tsha, NULL,
+			NULL, err, errlen) < 0)
+		return -1;
+	if (scfg->build_keyring[0] != '\0') {
+		if (pathf(plain, sizeof(plain), "%s/%s.signed.%ld", adir, tsha,
+			  (long)getpid()) < 0 ||
+		    pathf(home, sizeof(home), "%s/build", scache) < 0 ||
+		    mkdir_p(home, 0755, err, errlen) < 0) {
+			if (err[0] == '\0')
+				errf(err, errlen, "path too long");
+			return -1;
+		}
+		if (build_verify_signed(path, scfg->build_keyring, plain, home, err,
+					errlen) < 0)
+			return -1;
+		text = file_read(plain, 16u << 20, &len, err, errlen);
+		unlink(plain);
+	} else {
+		text = file_read(path, 16u << 20, &len, err, errlen);
+	}
+	if (text == NULL)
+		return -1;
+	rc = source_sums_find(text, len, name, tsha);
+	free(text);
+	if (rc < 0) {
+		errf(err, errlen, "%s does not list %s%s", sums, name,
+		     scfg->build_keyring[0] != '\0' ? " in its signed text" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* One release: its source artifacts (1), 0 if kernels came meanwhile, or
+ * -1 with err. */
+static int resolve(struct store *st, const struct source_todo *t, char *err,
+		   size_t errlen)
+{
+	char tarball[2048], sums[2048], name[128], path[PATH_MAX],
+		tsha[65], psha[65], adir[PATH_MAX];
+	struct artifact_in in[8];
+	struct kversion kv;
+	int64_t rid;
+	size_t n;
+	int rc, git = t->git_tree != NULL && t->git_branch != NULL &&
+		      (strcmp(scfg->build_announced_source, "git") == 0 ||
+		       t->patch_url == NULL);
+
+	if (kversion_parse(t->version, &kv, err, errlen) < 0)
+		return -1;
+	if (git) {
+		if (gitsrc_url_check(t->git_tree, err, errlen) < 0 ||
+		    gitsrc_branch_check(t->git_branch, err, errlen) < 0)
+			return -1;
+		n = build_targets(in, (struct artifact_in){ NULL, t->git_tree,
+			"", "git", NULL, NULL, 0, NULL, NULL, t->git_branch });
+	} else {
+		if (source_urls(t->version, t->patch_url, tarball,
+				sizeof(tarball), sums, sizeof(sums), name,
+				sizeof(name), err, errlen) < 0 ||
+		    fetch_url_check(tarball, err, errlen) < 0 ||
+		    pathf(adir, sizeof(adir), "%s/artifacts", scache) < 0 ||
+		    mkdir_p(adir, 0755, err, errlen) < 0 ||
+		    tarball_sha256(sums, adir, name, tsha, err, errlen) < 0)
+			return -1;
+		if (fetch_learn(t->patch_url, adir, scfg->max_artifact_mb << 20,
+				path, sizeof(path), psha, NULL, NULL, err,
+				errlen) < 0)
+			return -1;
+		n = build_targets(in, (struct artifact_in){ NULL, tarball, tsha,
+			"source", NULL, NULL, 0, t->patch_url, psha, NULL });
 	}
 	if (n == 0) {
 		errf(err, errlen, "[build] targets names no target");
 		return -1;
 	}
-	rc = store_release_create(st, version, &kv, NULL, in, n, &rid, err,
+	rc = store_release_create(st, t->version, &kv, NULL, in, n, &rid, err,
 				  errlen);
 	if (rc == -2)
 		return 0;	/* kernels were posted meanwhile: theirs win */
 	if (rc < 0)
 		return -1;
-	log_info("source: release %s (%lld) builds from %s + %s (patch sha256"
-		 " %s)", version, (long long)id, name, patch_url, psha);
+	if (git)
+		log_info("source: release %s (%lld) builds from %s branch %s (its"
+			 " head when each job fetches)", t->version,
+			 (long long)t->id, t->git_tree, t->git_branch);
+	else
+		log_info("source: release %s (%lld) builds from %s + %s (patch"
+			 " sha256 %s%s)", t->version, (long long)t->id, name,
+			 t->patch_url, psha, scfg->build_keyring[0] != '\0'
+			 ? ", tarball hash from a verified signature" : "");
 	return 1;
 }
 
@@ -175,8 +241,7 @@ static int source_run_once(struct store *st)
 	t = todo.v;
 	for (size_t i = 0; i < todo.n && !atomic_load(&source_stopping); i++) {
 		char e2[512] = "";
-		int rc = resolve(st, t[i].id, t[i].version, t[i].patch_url, e2,
-				 sizeof(e2));
+		int rc = resolve(st, &t[i], e2, sizeof(e2));
 
 		if (rc < 0)
 			log_warn("source: release %s: %s (POST its source or"

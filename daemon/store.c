@@ -72,15 +72,17 @@ static const char *const query_sql[] = {
 		" ORDER BY r.id DESC LIMIT ?3 OFFSET ?4",
 	[Q_RELEASE] =
 		"SELECT id, version, branch, rc, patch, created, announced, deadline,"
-		" message_id, baseline, subject, git_tree, git_branch, patch_url"
+		" message_id, baseline, subject, git_tree, git_branch, patch_url,"
+		" source_error"
 		" FROM release WHERE version = ?",
 	[Q_RELEASE_JOBS] =
 		"SELECT j.id, j.target, j.suite, j.state, j.attempt, j.accel,"
 		" j.error_kind, j.error, j.created, j.started, j.finished,"
 		" j.boot_seconds, j.kernel_version, j.kernel_mismatch, j.rerun_of,"
 		" a.kind, a.url, a.sha256, a.modules_url, a.modules_sha256,"
-		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256,"
-		" j.built_sha256, j.build_seconds, j.host"
+		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256, a.git_ref,"
+		" j.built_sha256, j.build_seconds, j.built_commit, j.build_step,"
+		" j.build_done, j.build_total, j.host"
 		" FROM job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
@@ -89,7 +91,8 @@ static const char *const query_sql[] = {
 		" j.finished, j.boot_seconds, j.kernel_version, j.kernel_mismatch,"
 		" j.rerun_of, a.kind, a.url, a.sha256, a.modules_url,"
 		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
-		" a.patch_sha256, j.built_sha256, j.build_seconds, j.host"
+		" a.patch_sha256, a.git_ref, j.built_sha256, j.build_seconds,"
+		" j.built_commit, j.build_step, j.build_done, j.build_total, j.host"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -225,8 +228,10 @@ static const char *const query_sql[] = {
 	/* Announced rcs with a patch and no kernels, not tried yet: the
 	 * source consumer's queue (source.c). */
 	[Q_SOURCES_UNRESOLVED] =
-		"SELECT r.id, r.version, r.patch_url FROM release r"
-		" WHERE r.rc > 0 AND r.patch_url IS NOT NULL"
+		"SELECT r.id, r.version, r.patch_url, r.git_tree, r.git_branch"
+		" FROM release r WHERE r.rc > 0"
+		" AND (r.patch_url IS NOT NULL OR (r.git_tree IS NOT NULL"
+		"      AND r.git_branch IS NOT NULL))"
 		" AND r.source_tried IS NULL"
 		" AND NOT EXISTS (SELECT 1 FROM artifact a WHERE a.release_id = r.id)"
 		" ORDER BY r.id",
@@ -421,7 +426,7 @@ static const struct column candidate_cols[] = {
 #define row source_todo
 static const struct column source_cols[] = {
 	COL(row, id, 'i'), COL(row, version, 's'), COL(row, patch_url, 's'),
-	{ NULL, 0, 0 },
+	COL(row, git_tree, 's'), COL(row, git_branch, 's'), { NULL, 0, 0 },
 };
 #undef row
 static const struct column id_cols[] = { { "id", 0, 'i' }, { NULL, 0, 0 } };
@@ -534,6 +539,28 @@ int store_schema_version(struct store *st)
 	return user_version(st);
 }
 
+/* After a migration, before its commit: no row may point at a row that
+ * is not there (migrations run with foreign keys off, so that one can
+ * make a table again; SQLite's procedure for changing a constraint). */
+static int foreign_keys_ok(struct store *st, char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA foreign_key_check", -1, &s,
+			       NULL) != SQLITE_OK)
+		return store_fail(st, "foreign_key_check", err, errlen);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		errf(err, errlen, "foreign key broken: a row of %s points at"
+		     " a missing row of %s", sqlite3_column_text(s, 0),
+		     sqlite3_column_text(s, 2));
+	else if (rc != SQLITE_DONE)
+		store_fail(st, "foreign_key_check", err, errlen);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int migrate(struct store *st, char *err, size_t errlen)
 {
 	int current = user_version(st);
@@ -556,7 +583,8 @@ static int migrate(struct store *st, char *err, size_t errlen)
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d",
 			 migrations[i].version);
 		if (exec_sql(st, migrations[i].sql, err, errlen) < 0 ||
-		    exec_sql(st, pragma, err, errlen) < 0) {
+		    exec_sql(st, pragma, err, errlen) < 0 ||
+		    foreign_keys_ok(st, err, errlen) < 0) {
 			size_t len = strlen(err);
 
 			rollback(st);
@@ -668,11 +696,12 @@ struct store *store_open(const char *path, char *err, size_t errlen)
 	sqlite3_extended_result_codes(st->db, 1);
 	/* synchronous = FULL: a commit (and so a 201) has reached the disk
 	 * before it is answered, and survives a power cut (rcgated(8)). */
-	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
+	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = OFF;"
 			 " PRAGMA synchronous = FULL; PRAGMA cache_size = -256;",
 			 err, errlen) < 0)
 		goto fail;
-	if (migrate(st, err, errlen) < 0)
+	if (migrate(st, err, errlen) < 0 ||
+	    exec_sql(st, "PRAGMA foreign_keys = ON;", err, errlen) < 0)
 		goto fail;
 	sqlite3_wal_hook(st->db, on_commit, NULL);
 	return st;
@@ -913,12 +942,13 @@ int store_release_create(struct store *st, const char *version,
 
 		if (run(st, "INSERT INTO artifact (release_id, target, url,"
 			    " sha256, kind, modules_url, modules_sha256, custom,"
-			    " patch_url, patch_sha256)"
-			    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err, errlen,
-			"issssssl" "ss", *release_id, arts[i].target, arts[i].url,
+			    " patch_url, patch_sha256, git_ref)"
+			    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err, errlen,
+			"issssssl" "sss", *release_id, arts[i].target, arts[i].url,
 			arts[i].sha256, arts[i].kind, arts[i].modules_url,
 			arts[i].modules_sha256, (long)arts[i].custom,
-			arts[i].patch_url, arts[i].patch_sha256) < 0)
+			arts[i].patch_url, arts[i].patch_sha256,
+			arts[i].git_ref) < 0)
 			goto fail;
 		artifact_id = sqlite3_last_insert_rowid(st->db);
 		if (run(st, "INSERT INTO job (release_id, artifact_id, target,"
@@ -970,7 +1000,8 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	stmt = prepare(st,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
 		" r.version, a.url, a.sha256, a.kind, a.modules_url,"
-		" a.modules_sha256, a.custom, a.patch_url, a.patch_sha256"
+		" a.modules_sha256, a.custom, a.patch_url, a.patch_sha256,"
+		" a.git_ref"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.state = 'queued'"
@@ -1005,6 +1036,7 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 	copy_col(out->modules_sha256, sizeof(out->modules_sha256), stmt, 10);
 	copy_col(out->patch_url, sizeof(out->patch_url), stmt, 12);
 	copy_col(out->patch_sha256, sizeof(out->patch_sha256), stmt, 13);
+	copy_col(out->git_ref, sizeof(out->git_ref), stmt, 14);
 	sqlite3_finalize(stmt);
 	now_iso8601(now);
 	if (run(st, "UPDATE job SET state = 'fetching', worker = ?,"
@@ -1062,6 +1094,17 @@ int store_job_built(struct store *st, int64_t id, const char *sha256,
 	return run(st, "UPDATE job SET built_sha256 = ?, build_seconds = ?"
 		   " WHERE id = ?", err, errlen, "sdi", sha256, seconds, id) < 0
 		? -1 : 0;
+}
+
+int store_job_build_progress(struct store *st, int64_t id, const char *step,
+			     long done, long total, const char *commit,
+			     char *err, size_t errlen)
+{
+	return run(st, "UPDATE job SET build_step = ?, build_done = nullif(?, -1),"
+		       " build_total = nullif(?, -1),"
+		       " built_commit = coalesce(?, built_commit) WHERE id = ?",
+		   err, errlen, "sllsi", step, done >= 0 ? done : -1,
+		   total >= 0 ? total : -1, commit, id) < 0 ? -1 : 0;
 }
 
 int store_job_note(struct store *st, int64_t id, const char *accel,

@@ -66,6 +66,29 @@
     return h('a', { href: '#/job/' + seg(id) }, text || 'job ' + id);
   }
 
+  // A kernel build's step and progress (kinds source and git): "compiling
+  // 1234 of ~5678 steps" while it runs, its time once built. The count is
+  // an estimate from the target's previous build, so it is shown as such.
+  function buildCell(j) {
+    if (j.kind !== 'source' && j.kind !== 'git') return null;
+    const parts = [];
+    if (j.build_step && j.state === 'building') {
+      parts.push(j.build_step);
+      if (j.build_done !== null && j.build_done !== undefined) {
+        parts.push(' ' + j.build_done + (j.build_total ? ' of ~' + j.build_total : '') + ' steps');
+        if (j.build_total) {
+          const pct = Math.min(100, Math.round(100 * j.build_done / j.build_total));
+          parts.push(' ', h('progress', { max: '100', value: String(pct), 'aria-label': 'build progress ' + pct + '%' }));
+        }
+      }
+    } else if (j.build_seconds !== null && j.build_seconds !== undefined) {
+      parts.push((j.built_sha256 ? 'built' : 'did not build') + ' in ' + Math.round(j.build_seconds) + ' s');
+    } else {
+      return null;
+    }
+    return h('span', { class: 'small' }, ...parts);
+  }
+
   // A state word as a badge: the word itself is always shown, colour is
   // only a second cue.
   function badge(word, extra) {
@@ -593,7 +616,8 @@
       // target that already had one can only be a rerun or a retry.
       { label: 'Target', cell: (j) => h('span', null, j.target,
         rel.jobs.some((o) => o.target === j.target && o.id < j.id) ? [' ', h('span', { class: 'small' }, '(rerun)')] : null) },
-      { label: 'State', cell: (j) => h('span', null, badge(j.state), j.error_kind ? [' ', h('span', { class: 'small' }, j.error_kind)] : null) },
+      { label: 'State', cell: (j) => h('span', null, badge(j.state), j.error_kind ? [' ', h('span', { class: 'small' }, j.error_kind)] : null,
+        j.state === 'building' ? [h('br'), buildCell(j)] : null) },
       { label: 'Attempt', cell: (j) => dash(j.attempt), cls: 'num' },
       { label: 'Accel', cell: (j) => dash(j.accel) },
       { label: 'Boot', cell: (j) => j.boot_seconds === null || j.boot_seconds === undefined ? '—' : Number(j.boot_seconds).toFixed(1) + ' s', cls: 'num' },
@@ -738,8 +762,10 @@
         ['Boot', job.boot_seconds === null || job.boot_seconds === undefined ? '—' : Number(job.boot_seconds).toFixed(1) + ' s'],
         ['Kernel', dash(job.kernel_version)],
         ['Kernel identity', job.kernel_mismatch ? h('span', { class: 'error-inline' }, (job.custom ? 'custom build: ' : '') + job.kernel_mismatch) : null],
-        ['Artifact', h('code', { class: 'url' }, job.kind + ': ' + job.url)],
-        ['sha256', h('code', null, dash(job.sha256))],
+        ['Artifact', h('code', { class: 'url' }, job.kind + ': ' + job.url + (job.git_ref ? ' ' + job.git_ref : ''))],
+        ['sha256', job.sha256 ? h('code', null, job.sha256) : null],
+        ['Build', buildCell(job)],
+        ['Commit built', job.built_commit ? h('code', null, job.built_commit) : null],
         ['Modules', job.modules_url ? h('code', { class: 'url' }, job.modules_url) : null],
         ['Created', timeEl(job.created)],
         ['Started', timeEl(job.started)],

@@ -11,16 +11,17 @@
 # Builds share tests/kernels/build-kernels' compiler cache, so x86_64
 # takes a minute or two; arm64 fails within its first minute.
 . "$(dirname "$0")/lib.sh"
-echo "1..15"
+echo "1..17"
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -r "$TARBALL" ] || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
-	for i in $(seq 1 15); do skip_test "build $i" "no linux-source-6.1 or cross compiler (scripts/setup)"; done
+	for i in $(seq 1 17); do skip_test "build $i" "no linux-source-6.1 or cross compiler (scripts/setup)"; done
 	exit 0
 fi
 
-# kernel.org: the release tarball, its sha256sums.asc (unsigned here) and
-# two rc patches made here, in kernel.org's layout.
+# kernel.org: the release tarball, its sha256sums.asc (clear-signed by a
+# key made here, as kernel.org's is by its signing key) and two rc patches
+# made here, in kernel.org's layout.
 FILES=$(mktemp -d)
 PUB=$FILES/pub/linux/kernel/v6.x
 mkdir -p "$PUB/stable-review"
@@ -58,13 +59,25 @@ rcpatch patch-6.1.193-rc2 -rc2 arch/arm64/kernel/asm-offsets.c \
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 TSHA=$(sha "$TARBALL")
 cp "$FILES/patch-6.1.193-rc1.gz" "$PUB/stable-review/"
-printf '%s  linux-6.1.191.tar.xz\n%s  linux-6.1.192.tar.xz\n' "$(printf '0%.0s' $(seq 64))" "$TSHA" > "$PUB/sha256sums.asc"
+printf '%s  linux-6.1.191.tar.xz\n%s  linux-6.1.192.tar.xz\n' "$(printf '0%.0s' $(seq 64))" "$TSHA" > "$work/sums"
+export GNUPGHOME=$work/gnupg
+mkdir -m 700 "$GNUPGHOME"
+gpg -q --batch --passphrase '' --quick-gen-key 'Stable Signing Test <stable@example.org>' ed25519 sign never 2>/dev/null
+gpg -q --batch --yes --clearsign --output "$PUB/sha256sums.asc" "$work/sums"
+gpg -q --batch --export > "$work/keyring.gpg"
+# A second tree, pub2, whose sha256sums.asc was altered after signing.
+PUB2=$FILES/pub2/linux/kernel/v6.x
+mkdir -p "$PUB2/stable-review"
+ln -s "$TARBALL" "$PUB2/linux-6.1.192.tar.xz"
+cp "$FILES/patch-6.1.193-rc1.gz" "$PUB2/stable-review/patch-6.1.193-rc7.gz"
+sed "s/^0000000000/1111111111/" "$PUB/sha256sums.asc" > "$PUB2/sha256sums.asc"
+gpgconf --kill gpg-agent 2>/dev/null
 
 start_smtpd
 start_httpd "$FILES"
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
 	"timeout = 600" "[regressions]" "reruns = 0" "[notify]" "smtp_url = $SMTPD_URL" \
-	"[build]" "from_announcements = 1" "targets = x86_64"
+	"[build]" "from_announcements = 1" "targets = x86_64" "keyring = $work/keyring.gpg"
 
 source_body() {	# VERSION PATCH TARGETS-JSON
 	echo "{\"version\":\"$1\",\"targets\":$3,\"source\":{\"tarball\":\"$HTTPD_URL/files/linux-6.1.192.tar.xz\",\"tarball_sha256\":\"$TSHA\",\"patch\":\"$HTTPD_URL/files/$2.gz\",\"patch_sha256\":\"$(sha "$FILES/$2.gz")\"}}"
@@ -96,6 +109,8 @@ for _ in $(seq 1 60); do
 	[ "$(jqb '.jobs | length')" -gt 0 ] 2>/dev/null && break
 	sleep 1
 done
+check "the daemon read the tarball's hash from sha256sums.asc's verified signature" \
+	grep -q "builds from linux-6.1.192.tar.xz.*from a verified signature" "$STATE/rcgated.log"
 check "the announcement alone makes an x86_64 job that builds from its patch and tarball" \
 	[ "$(jqb '.jobs | length')" = 1 -a "$(jqb '.jobs[0].kind')" = source -a \
 	  "$(jqb '.jobs[0].sha256')" = "$TSHA" -a "$(jqb '.jobs[0].patch_sha256')" = "$(sha "$PUB/stable-review/patch-6.1.193-rc1.gz")" ]
@@ -116,6 +131,20 @@ for _ in $(seq 1 30); do
 	sleep 1
 done
 check "the report is a reply in the announcement's thread" [ $replied = 1 ]
+
+# rc7: the same patch, but its directory's sha256sums.asc does not verify.
+sed -e 's/6\.1\.64-rc1/6.1.193-rc7/g' -e 's/6\.1\.64/6.1.193/g' -e 's/6\.1\.63/6.1.192/g' \
+	-e "s|https://www.kernel.org/pub|$HTTPD_URL/pub2|g" -e 's/^\(Message-I[Dd]: *<\)/\1rc7./' \
+	"$SRC/tests/data/mail/announce-6.1.64-rc1.eml" > "$work/rc7.eml"
+req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$work/rc7.eml"
+for _ in $(seq 1 60); do
+	req GET /api/v1/releases/6.1.193-rc7
+	[ "$(jqb '.source_error')" != null ] && break
+	sleep 1
+done
+diag "rc7: $(jqb .source_error)"
+check "a sha256sums.asc altered after signing makes no jobs; the release says why" \
+	[ "$(jqb '.jobs | length')" = 0 ] && printf '%s' "$(jqb .source_error)" | grep -q "BAD signature"
 
 # rc2: breaks arm64's build only.
 req POST /api/v1/releases -H "$(auth)" -d "$(source_body 6.1.193-rc2 patch-6.1.193-rc2 '["x86_64","arm64"]')"

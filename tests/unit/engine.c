@@ -106,7 +106,7 @@ static int teardown(void **state)
 static void add_release(struct fixture *f, const char *version)
 {
 	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
-				   "deb", NULL, NULL, 0, NULL, NULL };
+				   "deb", NULL, NULL, 0, NULL, NULL, NULL };
 	struct kversion kv;
 	int64_t id;
 	char err[256];

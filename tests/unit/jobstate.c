@@ -58,7 +58,8 @@ static void test_sql_lists(void **state)
 	assert_null(job_state_find("finished"));
 }
 
-/* The job table's CHECK lists every state of the table, and no other. */
+/* The job table's CHECK lists every state of the table, and no other: the
+ * newest migration that makes the table (010 made it again as job_new). */
 static void test_schema_check(void **state)
 {
 	const char *sql = NULL, *check;
@@ -66,7 +67,8 @@ static void test_schema_check(void **state)
 
 	(void)state;
 	for (unsigned i = 0; i < migration_count; i++) {
-		if (strstr(migrations[i].sql, "CREATE TABLE job (") != NULL)
+		if (strstr(migrations[i].sql, "CREATE TABLE job (") != NULL ||
+		    strstr(migrations[i].sql, "CREATE TABLE job_new (") != NULL)
 			sql = migrations[i].sql;
 	}
 	assert_non_null(sql);

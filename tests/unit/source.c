@@ -11,10 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
 #include "rcgate.h"
+#include "build.h"
 
 static void test_urls(void **state)
 {
@@ -67,11 +70,73 @@ static void test_sums(void **state)
 	assert_int_equal(source_sums_find(asc, 40, "linux-6.1.63.tar.xz", sha), -1);
 }
 
+/* What a git source may name: git, http and https trees with a host; plain
+ * branch names. Everything else is refused before git ever runs. */
+static void test_git_names(void **state)
+{
+	static const char *const good_urls[] = {
+		"git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git",
+		"https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git",
+		"http://127.0.0.1:9418/linux-stable-rc.git",
+	};
+	static const char *const bad_urls[] = {
+		"file:///srv/linux.git", "ssh://host/linux.git", "ext::sh -c touch% /tmp/x",
+		"/srv/linux.git", "git://", "git:///path", "https://user@host/x.git",
+		"git://host/a b", "git://-oProxyCommand=x/y", "https://host/'x'", "git://host/",
+	};
+	static const char *const good_branches[] = { "linux-6.1.y", "master", "queue/6.1", "v6.1.64" };
+	static const char *const bad_branches[] = { "", "-x", "../x", "a..b", "a b", "x.lock",
+		"x/", "a//b", "a@{1}", "a;rm", "$(x)" };
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good_urls) / sizeof(good_urls[0]); i++)
+		assert_int_equal(gitsrc_url_check(good_urls[i], err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(bad_urls) / sizeof(bad_urls[0]); i++)
+		if (gitsrc_url_check(bad_urls[i], err, sizeof(err)) == 0)
+			fail_msg("accepted git URL %s", bad_urls[i]);
+	for (size_t i = 0; i < sizeof(good_branches) / sizeof(good_branches[0]); i++)
+		assert_int_equal(gitsrc_branch_check(good_branches[i], err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(bad_branches) / sizeof(bad_branches[0]); i++)
+		if (gitsrc_branch_check(bad_branches[i], err, sizeof(err)) == 0)
+			fail_msg("accepted branch '%s'", bad_branches[i]);
+	assert_true(gitsrc_is_commit("936e114a245b6e38e0dbf706a67e7611fc993da1"));
+	assert_false(gitsrc_is_commit("936E114A245B6E38E0DBF706A67E7611FC993DA1"));
+	assert_false(gitsrc_is_commit("936e114a245b"));
+}
+
+/* The version a tree's Makefile says: the rc's, a release's, X.Y's. */
+static void test_makefile_version(void **state)
+{
+	char dir[] = "/tmp/rcgate-mkver.XXXXXX", path[64], v[64];
+	static const struct { const char *text, *want; } cases[] = {
+		{ "# SPDX\nVERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 64\nEXTRAVERSION = -rc1\nNAME = Curry Ramen\n", "6.1.64-rc1" },
+		{ "VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\nEXTRAVERSION =\n", "6.1.192" },
+		{ "VERSION = 6\nPATCHLEVEL = 7\nSUBLEVEL = 0\nEXTRAVERSION = -rc3\n", "6.7-rc3" },
+	};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/Makefile", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(file_write_atomic(path, cases[i].text,
+						   strlen(cases[i].text), NULL, 0), 0);
+		assert_int_equal(gitsrc_makefile_version(dir, v, sizeof(v)), 0);
+		assert_string_equal(v, cases[i].want);
+	}
+	assert_int_equal(file_write_atomic(path, "all:\n", 5, NULL, 0), 0);
+	assert_int_equal(gitsrc_makefile_version(dir, v, sizeof(v)), -1);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_urls),
 		cmocka_unit_test(test_sums),
+		cmocka_unit_test(test_git_names),
+		cmocka_unit_test(test_makefile_version),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,9 +14,11 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "rcgate.h"
 #include "testutil.h"
+#include "store_migrations.h"
 
 static const char *const sha =
 	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
@@ -50,8 +52,8 @@ static int teardown(void **state)
 static void add_release(struct store *st, const char *version, size_t n)
 {
 	static const struct artifact_in arts[] = {
-		{ "x86_64", "file:///k/amd64.deb", NULL, "deb", NULL, NULL, 0, NULL, NULL },
-		{ "arm64", "http://127.0.0.1:1/arm64.deb", NULL, "deb", NULL, NULL, 0, NULL, NULL },
+		{ "x86_64", "file:///k/amd64.deb", NULL, "deb", NULL, NULL, 0, NULL, NULL, NULL },
+		{ "arm64", "http://127.0.0.1:1/arm64.deb", NULL, "deb", NULL, NULL, 0, NULL, NULL, NULL },
 	};
 	struct artifact_in in[2];
 	struct kversion kv;
@@ -81,6 +83,73 @@ static void test_migrations(void **state)
 	store_close(again);
 }
 
+/* 010 makes the job table again (a new state in its CHECK): a store of
+ * schema 9 with jobs, events, results and a regression pointing at them
+ * keeps every row and link, its state counts, and takes 'building'. */
+static void test_migration_rebuilds_job_table(void **state)
+{
+	struct fixture *f = *state;
+	char db[300], err[256];
+	struct store *st;
+	sqlite3 *raw;
+	json_t *rows;
+
+	(void)f;
+	snprintf(db, sizeof(db), "%s/old.db", f->dir);
+	assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+	for (unsigned i = 0; i < migration_count && migrations[i].version <= 9; i++)
+		assert_int_equal(sqlite3_exec(raw, migrations[i].sql, NULL, NULL,
+					      NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw,
+		"INSERT INTO release (id, version, branch, rc, created)"
+		" VALUES (1, '6.1.64-rc1', '6.1', 1, 'x');"
+		"INSERT INTO artifact (id, release_id, target, url, sha256)"
+		" VALUES (1, 1, 'x86_64', 'file:///k', 'aa');"
+		"INSERT INTO job (id, release_id, artifact_id, target, state, created,"
+		" kernel_version, build_seconds) VALUES (7, 1, 1, 'x86_64', 'done', 'x',"
+		" '6.1.64-rc1', 12.5);"
+		"INSERT INTO job (id, release_id, artifact_id, target, state, created,"
+		" rerun_of) VALUES (8, 1, 1, 'x86_64', 'queued', 'x', 7);"
+		"INSERT INTO job_event (job_id, at, state, attempt) VALUES (7, 'x', 'done', 1);"
+		"INSERT INTO result (job_id, test, status) VALUES (7, 'ext4.seq', 'fail');"
+		"PRAGMA user_version = 9;", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+
+	st = store_open(db, err, sizeof(err));
+	assert_non_null(st);
+	assert_true(store_schema_version(st) >= 10);
+	rows = store_rows(st, Q_JOB, err, sizeof(err), "i", (int64_t)7);
+	assert_int_equal(json_array_size(rows), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0),
+		"kernel_version")), "6.1.64-rc1");
+	assert_true(json_real_value(json_object_get(json_array_get(rows, 0),
+		"build_seconds")) == 12.5);
+	json_decref(rows);
+	rows = store_rows(st, Q_JOB_RESULTS, err, sizeof(err), "i", (int64_t)7);
+	assert_int_equal(json_array_size(rows), 1);
+	json_decref(rows);
+	rows = store_rows(st, Q_JOB, err, sizeof(err), "i", (int64_t)8);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(rows, 0),
+		"rerun_of")), 7);
+	json_decref(rows);
+	/* The new state, and the triggers that count states, work. */
+	assert_int_equal(store_job_transition(st, 8, "queued", JS_BUILDING, NULL,
+					      err, sizeof(err)), 1);
+	assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+	{
+		sqlite3_stmt *q;
+
+		assert_int_equal(sqlite3_prepare_v2(raw, "SELECT n FROM state_count"
+			" WHERE tbl = 'job' AND state = 'building'", -1, &q, NULL),
+			SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		assert_int_equal(sqlite3_column_int(q, 0), 1);
+		sqlite3_finalize(q);
+	}
+	sqlite3_close(raw);
+	store_close(st);
+}
+
 static void test_release_round_trip(void **state)
 {
 	struct fixture *f = *state;
@@ -88,7 +157,7 @@ static void test_release_round_trip(void **state)
 	json_t *rows, *jobs;
 	struct kversion kv;
 	int64_t id;
-	struct artifact_in a = { "x86_64", "file:///x", sha, "deb", NULL, NULL, 0, NULL, NULL };
+	struct artifact_in a = { "x86_64", "file:///x", sha, "deb", NULL, NULL, 0, NULL, NULL, NULL };
 
 	add_release(f->st, "6.1.64-rc1", 2);
 	rows = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s", "6.1.64-rc1");
@@ -356,6 +425,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migration_rebuilds_job_table,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_retry, setup, teardown),

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Sourced by the tests of rcs built from git (gitbuild.sh, bisect.sh): a
+# stable-rc-like tree made from Debian's linux-source-6.1 as the release
+# 6.1.192, served by a real `git daemon` on loopback.
+#
+# git_base prints a bare repository with one commit, "Linux 6.1.192"
+# (tag v6.1.192): the tarball's tree, committed once per machine under
+# /var/cache/rcgate/git-fixture (deterministic dates, so the same commit
+# id every time) and packed without deltas, so that serving it costs no
+# compression. git_serve_repo makes a test's own tree on top of it
+# (objects shared through alternates), and the helpers below commit to a
+# branch through a temporary index: no checkout of 80,000 files.
+
+GIT_FIXTURE=${RCGATE_GIT_FIXTURE:-/var/cache/rcgate/git-fixture}
+export GIT_AUTHOR_NAME="Stable Tester" GIT_AUTHOR_EMAIL="stable@example.org"
+export GIT_COMMITTER_NAME="Stable Tester" GIT_COMMITTER_EMAIL="stable@example.org"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+GIT_CLOCK=1700000000
+
+git_base() {
+	local tarball=/usr/src/linux-source-6.1.tar.xz key base tmp
+	key=$(stat -c '%s-%Y' "$tarball")
+	base=$GIT_FIXTURE/linux-6.1.192-$key.git
+	mkdir -p "$GIT_FIXTURE"
+	(
+		flock 9
+		[ -f "$base/rcgate-complete" ] && exit 0
+		# Debian's linux-source ships a .gitignore that ignores "/*":
+		# hence add -f.
+		rm -rf "$base" "$GIT_FIXTURE"/tmp.*
+		tmp=$(mktemp -d "$GIT_FIXTURE/tmp.XXXXXX")
+		tar -xf "$tarball" -C "$tmp" --strip-components=1
+		git init -q --bare "$base"
+		export GIT_DIR=$base GIT_WORK_TREE=$tmp GIT_INDEX_FILE=$tmp.index
+		cd "$tmp" && git add -A -f . &&
+		c=$(GIT_AUTHOR_DATE="@$GIT_CLOCK +0000" GIT_COMMITTER_DATE="@$GIT_CLOCK +0000" \
+			git commit-tree "$(git write-tree)" -m "Linux 6.1.192") &&
+		git update-ref refs/heads/linux-6.1.y "$c" &&
+		git tag v6.1.192 "$c" &&
+		git -c pack.window=0 -c pack.compression=1 repack -adq &&
+		git prune-packed &&
+		touch "$base/rcgate-complete"
+		rc=$?
+		cd / && rm -rf "$tmp" "$tmp.index"
+		exit $rc
+	) 9>"$GIT_FIXTURE/.lock" >&2 || return 1
+	echo "$base"
+}
+
+# git_serve_repo DIR NAME: DIR/NAME.git, the base's branch and tag, its
+# objects borrowed from the base.
+git_serve_repo() {
+	local base
+	base=$(git_base) || return 1
+	git init -q --bare "$1/$2.git"
+	echo "$base/objects" > "$1/$2.git/objects/info/alternates"
+	GIT_DIR=$1/$2.git git fetch -q "$base" 'refs/heads/*:refs/heads/*' 'refs/tags/*:refs/tags/*'
+}
+
+# git_commit REPO BRANCH SUBJECT BODY CHANGE...: one commit on BRANCH's
+# head. A CHANGE is "patch:FILE" (git apply) or "sed:PATH:EXPR" (PATH's
+# blob edited). Prints the new commit id.
+git_commit() {
+	local repo=$1 branch=$2 subject=$3 body=$4 idx tree c
+	shift 4
+	idx=$(mktemp)
+	(
+		export GIT_DIR=$repo GIT_INDEX_FILE=$idx
+		git read-tree "refs/heads/$branch" || exit 1
+		for ch in "$@"; do
+			case "$ch" in
+			patch:*) git apply --cached "${ch#patch:}" || exit 1 ;;
+			sed:*)
+				local rest=${ch#sed:} path expr blob
+				path=${rest%%:*}; expr=${rest#*:}
+				blob=$(git cat-file blob "refs/heads/$branch:$path" | sed -e "$expr" |
+					git hash-object -w --stdin) || exit 1
+				git update-index --cacheinfo "100644,$blob,$path" || exit 1 ;;
+			*) exit 1 ;;
+			esac
+		done
+		tree=$(git write-tree) || exit 1
+		GIT_CLOCK=$((GIT_CLOCK + 3600 * $(git rev-list --count "refs/heads/$branch")))
+		c=$(printf '%s\n\n%s\n' "$subject" "$body" |
+			GIT_AUTHOR_DATE="@$GIT_CLOCK +0000" GIT_COMMITTER_DATE="@$GIT_CLOCK +0000" \
+			git commit-tree "$tree" -p "refs/heads/$branch") || exit 1
+		git update-ref "refs/heads/$branch" "$c" || exit 1
+		echo "$c"
+	)
+	local rc=$?
+	rm -f "$idx"
+	return $rc
+}
+
+# git_version REPO BRANCH SUBLEVEL EXTRAVERSION: stable's "Linux X.Y.Z-rcN"
+# commit at the top of a branch.
+git_version() {
+	git_commit "$1" "$2" "Linux 6.1.$3$4" "" \
+		"sed:Makefile:s/^SUBLEVEL = .*/SUBLEVEL = $3/;s/^EXTRAVERSION =.*/EXTRAVERSION = $4/"
+}
+
+# git_daemon DIR: serves DIR's repositories on a free loopback port
+# (git's own protocol); GIT_URL is git://127.0.0.1:PORT.
+git_daemon() {
+	local port
+	for _ in 1 2 3 4 5; do
+		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		git daemon --reuseaddr --listen=127.0.0.1 --port="$port" --base-path="$1" \
+			--export-all --informative-errors "$1" 2>>"$1/.git-daemon.log" &
+		GIT_DAEMON_PID=$!
+		for _ in $(seq 1 30); do
+			git ls-remote "git://127.0.0.1:$port/" >/dev/null 2>&1
+			# Any answer (even "no such repository") means it listens.
+			grep -q . "$1/.git-daemon.log" 2>/dev/null && break
+			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+			sleep 0.2
+		done
+		if kill -0 "$GIT_DAEMON_PID" 2>/dev/null; then
+			GIT_URL=git://127.0.0.1:$port
+			return 0
+		fi
+	done
+	return 1
+}
+stop_git_daemon() {
+	[ -n "${GIT_DAEMON_PID:-}" ] && kill "$GIT_DAEMON_PID" 2>/dev/null
+	wait "$GIT_DAEMON_PID" 2>/dev/null
+	GIT_DAEMON_PID=
+}
