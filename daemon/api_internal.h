@@ -67,4 +67,9 @@ int h_feed(struct http_request *, struct http_response *);
 int h_targets(struct http_request *, struct http_response *);
 int h_states(struct http_request *, struct http_response *);
 
+/* ---- api_hosts.c: the hypervisor hosts (hosts.c) ---- */
+int h_hosts(struct http_request *, struct http_response *);
+struct _GString;
+void api_hosts_metrics(struct _GString *out);
+
 #endif

@@ -168,6 +168,7 @@ int h_metrics(struct http_request *req, struct http_response *resp)
 	g_string_append_printf(out, "# HELP rcgate_guests_running Guests running"
 		" now.\n# TYPE rcgate_guests_running gauge\n"
 		"rcgate_guests_running %u\n", sched_running());
+	api_hosts_metrics(out);
 	http_stats_get(&hs);
 	g_string_append(out, "# HELP rcgate_http_requests_total HTTP requests"
 		" answered, by status class.\n# TYPE rcgate_http_requests_total"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rcgate.h"
+#include "hosts.h"
 
 enum dtype { D_STRING, D_LONG, D_ENUM };
 
@@ -305,6 +306,15 @@ int config_parse(struct config *c, const char *text, const char *name,
 			     lineno);
 			return -1;
 		}
+		/* [host NAME]: one section per hypervisor host (hosts.c). */
+		if (strncmp(section, "host ", 5) == 0) {
+			if (hosts_conf_set(c, trim(section + 5), key, value, sub,
+					   sizeof(sub)) < 0) {
+				errf(err, errlen, "%s:%d: %s", name, lineno, sub);
+				return -1;
+			}
+			continue;
+		}
 		for (size_t i = 0; i < NDIRECTIVES; i++) {
 			if (strcmp(directives[i].section, section) == 0 &&
 			    strcmp(directives[i].key, key) == 0)
@@ -338,11 +348,14 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 		return -1;
 	rc = config_parse(c, text, path, err, errlen);
 	free(text);
+	if (rc == 0)
+		rc = hosts_conf_check(c, err, errlen);
 	return rc;
 }
 
 void config_free(struct config *c)
 {
+	hosts_conf_free(c);
 	for (size_t i = 0; i < NDIRECTIVES; i++) {
 		if (directives[i].type != D_LONG) {
 			char **slot = (char **)((char *)c + directives[i].offset);
@@ -391,6 +404,7 @@ void config_dump(const struct config *c, FILE *out)
 		else
 			dump_string(out, d->key, *(char *const *)(base + d->offset));
 	}
+	hosts_conf_dump(c, out);
 }
 
 char *config_libvirt_uri(const struct config *c)

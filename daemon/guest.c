@@ -4,8 +4,10 @@
  * QEMU driver and the event loop thread it needs), running one transient
  * test domain to completion (created paused, then started, then destroyed
  * on a thread of its own if the caller wants it off its path), and
- * cleaning up domains a crashed daemon left behind. The only file besides guest_xml.c that knows libvirt exists, and
- * the only one that calls it.
+ * cleaning up domains a crashed daemon left behind; for hosts without our
+ * files, the guest's console and results read as streams. With
+ * guest_pool.c (storage volumes) the only file that calls libvirt;
+ * guest_xml.c writes its XML.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,7 @@
 
 #include "rcgate.h"
 #include "guest.h"
+#include "guest_internal.h"
 
 #define POLL_INTERVAL_NS (100 * 1000 * 1000L)
 /* How often the run loop looks at the domain, the clock and the cancel
@@ -87,6 +90,11 @@ struct guest_host {
 	pthread_mutex_t lock;
 	pthread_cond_t gone;
 	struct teardown *teardowns;
+	/* libvirt closed the connection (close callback, event loop thread):
+	 * why, or "" while it is open. */
+	pthread_mutex_t closed_lock;
+	char closed[160];
+	int close_cb;		/* the callback is registered */
 };
 
 /* Everything below is process-wide because libvirt's event loop is. */
@@ -157,6 +165,16 @@ static void on_libvirt_error(void *opaque, virErrorPtr e)
 static const char *last_error(void)
 {
 	return virGetLastErrorMessage();
+}
+
+virConnectPtr guest_host_conn(struct guest_host *h)
+{
+	return h->conn;
+}
+
+void guest_errors_expected(int on)
+{
+	errors_expected = on;
 }
 
 static int last_error_code(void)
@@ -290,6 +308,57 @@ static int embed_prepare(const char *uri, char *err, size_t errlen)
 				     errlen);
 }
 
+int guest_uri_remote(const char *uri)
+{
+	const char *p = strstr(uri, "://");
+	size_t scheme = p != NULL ? (size_t)(p - uri) : 0;
+
+	if (p == NULL)
+		return 0;
+	/* qemu+ssh://, qemu+tls:// ...; or qemu://host/system. */
+	return memchr(uri, '+', scheme) != NULL || (p[3] != '/' && p[3] != '\0');
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque)
+{
+	struct guest_host *h = opaque;
+	const char *why;
+
+	(void)conn;
+	switch (reason) {
+	case VIR_CONNECT_CLOSE_REASON_ERROR: why = "connection error"; break;
+	case VIR_CONNECT_CLOSE_REASON_EOF: why = "the daemon closed the connection"; break;
+	case VIR_CONNECT_CLOSE_REASON_KEEPALIVE: why = "no answer to keepalive probes"; break;
+	default: why = "connection closed"; break;
+	}
+	pthread_mutex_lock(&h->closed_lock);
+	snprintf(h->closed, sizeof(h->closed), "%s", why);
+	pthread_mutex_unlock(&h->closed_lock);
+	glog(GUEST_LOG_WARN, "libvirt connection closed: %s", why);
+}
+
+int guest_host_alive(struct guest_host *h, char *why, size_t len)
+{
+	int alive;
+
+	if (h == NULL || h->conn == NULL) {
+		if (why != NULL)
+			snprintf(why, len, "not connected");
+		return 0;
+	}
+	pthread_mutex_lock(&h->closed_lock);
+	alive = h->closed[0] == '\0';
+	if (!alive && why != NULL)
+		snprintf(why, len, "%s", h->closed);
+	pthread_mutex_unlock(&h->closed_lock);
+	if (alive && virConnectIsAlive(h->conn) != 1) {
+		alive = 0;
+		if (why != NULL)
+			snprintf(why, len, "connection not alive");
+	}
+	return alive;
+}
+
 struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 {
 	struct guest_host *h;
@@ -319,6 +388,7 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 		return NULL;
 	}
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->closed_lock, NULL);
 	pthread_cond_init(&h->gone, NULL);
 	/* Remote URIs need the loop too (keepalive), so every host uses it. */
 	if (loop_get(err, errlen) < 0) {
@@ -347,10 +417,21 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 			 "as root: see docs/libvirt.md)");
 		loop_put();
 		pthread_cond_destroy(&h->gone);
+		pthread_mutex_destroy(&h->closed_lock);
 		pthread_mutex_destroy(&h->lock);
 		free(h);
 		return NULL;
 	}
+	/* A remote host that stops answering is noticed by keepalive
+	 * probes (the event loop sends them), and a closed connection by
+	 * the callback: either makes guest_host_alive false. */
+	if (virConnectRegisterCloseCallback(h->conn, on_close, h, NULL) == 0)
+		h->close_cb = 1;
+	if (guest_uri_remote(uri) &&
+	    virConnectSetKeepAlive(h->conn, GUEST_KEEPALIVE_INTERVAL,
+				   GUEST_KEEPALIVE_COUNT) < 0)
+		glog(GUEST_LOG_WARN, "virConnectSetKeepAlive(%s): %s", uri,
+		     last_error());
 	glog(GUEST_LOG_DEBUG, "libvirt connected uri=%s", uri);
 	return h;
 }
@@ -368,6 +449,11 @@ void guest_host_close(struct guest_host *h)
 		pthread_cond_wait(&h->gone, &h->lock);
 	pthread_mutex_unlock(&h->lock);
 	if (h->conn != NULL) {
+		if (h->close_cb) {
+			errors_expected = 1;
+			virConnectUnregisterCloseCallback(h->conn, on_close);
+			errors_expected = 0;
+		}
 		refs = virConnectClose(h->conn);
 		if (refs > 0)
 			glog(GUEST_LOG_WARN, "virConnectClose: %d references "
@@ -381,6 +467,7 @@ void guest_host_close(struct guest_host *h)
 	if (h->uses_loop)
 		loop_put();
 	pthread_cond_destroy(&h->gone);
+	pthread_mutex_destroy(&h->closed_lock);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
@@ -639,6 +726,115 @@ static void watch_wait(struct file_watch *w, int ms)
 	}
 }
 
+/*
+ * A guest's console or results channel read over the connection: a
+ * non-blocking stream whose bytes go to a local file (at most
+ * STREAM_FILE_CAP of them; the rest is dropped, as a runaway console
+ * would otherwise fill the disk).
+ */
+#define STREAM_FILE_CAP (64u << 20)
+struct guest_stream {
+	virStreamPtr st;
+	int fd;
+	int eof;
+	size_t written;
+};
+
+static void stream_close(struct guest_stream *s)
+{
+	if (s->st != NULL) {
+		errors_expected = 1;
+		if (!s->eof)
+			virStreamAbort(s->st);
+		virStreamFree(s->st);
+		errors_expected = 0;
+		s->st = NULL;
+	}
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* Opens the local file and the stream (console when channel is NULL). */
+static int stream_open(struct guest_host *h, virDomainPtr dom,
+		       struct guest_stream *s, const char *channel,
+		       const char *path, char *err, size_t errlen)
+{
+	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (s->fd < 0) {
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	s->st = virStreamNew(h->conn, VIR_STREAM_NONBLOCK);
+	if (s->st == NULL) {
+		snprintf(err, errlen, "virStreamNew: %s", last_error());
+		return -1;
+	}
+	/* FORCE: a stream left from a crashed daemon does not hold it. */
+	if (channel != NULL ?
+	    virDomainOpenChannel(dom, channel, s->st,
+				 VIR_DOMAIN_CHANNEL_FORCE) < 0 :
+	    virDomainOpenConsole(dom, NULL, s->st,
+				 VIR_DOMAIN_CONSOLE_FORCE) < 0) {
+		snprintf(err, errlen, "%s(%s): %s", channel != NULL
+			 ? "virDomainOpenChannel" : "virDomainOpenConsole",
+			 channel != NULL ? channel : "console", last_error());
+		virStreamFree(s->st);
+		s->st = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Copies what has arrived into the file. A stream that fails is closed
+ * and -1 returned with err set: the caller decides whether that matters
+ * (a connection gone does; a console that ended with its domain does not).
+ */
+static int stream_pump(struct guest_stream *s, char *err, size_t errlen)
+{
+	char buf[16384];
+
+	for (int i = 0; s->st != NULL && !s->eof && i < 64; i++) {
+		int n = virStreamRecv(s->st, buf, sizeof(buf));
+
+		if (n == -2)
+			return 0;
+		if (n == 0) {
+			s->eof = 1;
+			virStreamFinish(s->st);
+			return 0;
+		}
+		if (n < 0) {
+			snprintf(err, errlen, "stream: %s", last_error());
+			s->eof = 1;
+			return -1;
+		}
+		if (s->written < STREAM_FILE_CAP) {
+			size_t keep = (size_t)n;
+			const char *p = buf;
+
+			if (keep > STREAM_FILE_CAP - s->written)
+				keep = STREAM_FILE_CAP - s->written;
+			s->written += keep;
+			while (keep > 0) {
+				ssize_t w = write(s->fd, p, keep);
+
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w < 0) {
+					snprintf(err, errlen, "write: %s",
+						 strerror(errno));
+					return -1;
+				}
+				p += w;
+				keep -= (size_t)w;
+			}
+		}
+	}
+	return 0;
+}
+
 /* A domain created with its CPUs paused (guest_create), until it has run
  * (guest_start_wait) or is discarded. */
 struct guest {
@@ -648,16 +844,24 @@ struct guest {
 	int destroy_later;
 	struct file_watch watch;
 	struct guest_times times;
+	/* spec.streams: the channel and the console as streams, copied into
+	 * the local files as they arrive (stream_pump). */
+	int streams;
+	struct guest_stream chan, cons;
 };
 
 static void guest_free(struct guest *g)
 {
+	stream_close(&g->chan);
+	stream_close(&g->cons);
 	if (g->watch.fd >= 0)
 		close(g->watch.fd);
 	free(g->name);
 	free(g->channel_log);
 	free(g);
 }
+
+static int guest_end(struct guest *g, int later, char *err, size_t errlen);
 
 int guest_create(struct guest_host *h, const struct guest_spec *spec,
 		 struct guest **out, struct guest_times *times, char *err,
@@ -686,6 +890,8 @@ int guest_create(struct guest_host *h, const struct guest_spec *spec,
 	}
 	g->host = h;
 	g->destroy_later = spec->destroy_later;
+	g->streams = spec->streams;
+	g->chan.fd = g->cons.fd = -1;
 	g->watch.fd = g->watch.wd = -1;
 	g->times.cpu_s = -1;
 	g->times.started_at = now_unix();
@@ -714,9 +920,25 @@ int guest_create(struct guest_host *h, const struct guest_spec *spec,
 		guest_free(g);
 		return -1;
 	}
-	/* libvirt has opened the results file for qemu by now. */
-	g->watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	watch_add(&g->watch, g->channel_log);
+	if (g->streams) {
+		/* Opened while the CPUs are paused: the guest's first bytes
+		 * cannot come before a reader is there (the agent's writes
+		 * block until the port has one). */
+		if (stream_open(h, g->dom, &g->chan, spec->channel_name,
+				spec->channel_log, err, errlen) < 0 ||
+		    (spec->console_log != NULL &&
+		     stream_open(h, g->dom, &g->cons, NULL, spec->console_log,
+				 err, errlen) < 0)) {
+			char derr[256];
+
+			guest_end(g, 0, derr, sizeof(derr));
+			return -1;
+		}
+	} else {
+		/* libvirt has opened the results file for qemu by now. */
+		g->watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		watch_add(&g->watch, g->channel_log);
+	}
 	glog(GUEST_LOG_DEBUG, "guest created name=%s after=%.2fs", g->name,
 	     g->times.define_s);
 	*out = g;
@@ -729,6 +951,9 @@ static int guest_end(struct guest *g, int later, char *err, size_t errlen)
 {
 	int rc = 0;
 
+	/* The streams end before their domain does. */
+	stream_close(&g->chan);
+	stream_close(&g->cons);
 	if (later && destroy_later(g->host, g->dom, g->name) == 0) {
 		g->dom = NULL;
 	} else {
@@ -775,6 +1000,23 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 	     t.define_s + created - start);
 
 	for (;;) {
+		if (g->streams) {
+			char serr[256];
+
+			/* A console or channel that ends is not an outcome by
+			 * itself: the domain's state and the connection
+			 * decide below. */
+			if (stream_pump(&g->chan, serr, sizeof(serr)) < 0 ||
+			    stream_pump(&g->cons, serr, sizeof(serr)) < 0)
+				glog(GUEST_LOG_DEBUG, "guest %s: %s", g->name,
+				     serr);
+			if (!guest_host_alive(g->host, serr, sizeof(serr))) {
+				snprintf(err, errlen, "guest %s: the host's "
+					 "connection was lost: %s", g->name,
+					 serr);
+				goto out;
+			}
+		}
 		if (marker_poll(&scan, g->channel_log, marker, stopped, err,
 				errlen) < 0)
 			goto out;
@@ -798,13 +1040,25 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 		if (now >= next_check) {
 			next_check = now + CHECK_INTERVAL_MS / 1000.0;
 			if (!domain_running(g->dom)) {
+				char why[160];
+
+				/* A state query fails on a lost connection
+				 * too: that is the host's failure. */
+				if (!guest_host_alive(g->host, why,
+						      sizeof(why))) {
+					snprintf(err, errlen, "guest %s: the "
+						 "host's connection was lost:"
+						 " %s", g->name, why);
+					goto out;
+				}
 				/* One more read: qemu may have written the
 				 * last bytes just before it went away. */
 				stopped = 1;
 				continue;
 			}
 		}
-		watch_add(&g->watch, g->channel_log);
+		if (!g->streams)
+			watch_add(&g->watch, g->channel_log);
 		watch_wait(&g->watch, 1 + (int)((next_check - now) * 1000));
 	}
 	rc = 0;

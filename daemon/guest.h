@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * guest.h - running one test guest through libvirt (guest.c) and the domain
- * XML that describes it (guest_xml.c). Nothing outside those two files
- * includes libvirt headers; callers see only these types.
+ * guest.h - running one test guest through libvirt (guest.c), the domain
+ * XML that describes it (guest_xml.c), and storage volumes on hosts that
+ * share no filesystem with the daemon (guest_pool.c). Nothing outside
+ * those files includes libvirt headers; callers see only these types.
  */
 #ifndef RCGATE_GUEST_H
 #define RCGATE_GUEST_H
@@ -45,6 +46,12 @@ struct guest_spec {
 	 * out run only). Its qemu may hold the disks for a moment after
 	 * return: guest_wait_destroyed before another guest opens them. */
 	int destroy_later;
+	/* The console and the results come back over the libvirt connection
+	 * (a pty serial and a unix channel, read through streams opened
+	 * before the CPUs start) into console_log and channel_log on this
+	 * machine, instead of files the hypervisor host writes: for hosts
+	 * that share no filesystem with the daemon (hosts.c). */
+	int streams;
 };
 
 enum guest_outcome {
@@ -146,6 +153,47 @@ double guest_wait_destroyed(struct guest_host *, const char *name);
  */
 int guest_destroy_orphans(struct guest_host *, const char *name_prefix,
 			  int *ndestroyed, char *err, size_t errlen);
+
+/*
+ * Whether the connection still answers: 0 once libvirt closed it (a
+ * keepalive timeout, the daemon gone, a broken socket); why (may be NULL)
+ * then says why. Remote URIs get keepalive probes (guest_host_open), so a
+ * hung host is noticed within about GUEST_KEEPALIVE_S seconds.
+ */
+#define GUEST_KEEPALIVE_INTERVAL 2
+#define GUEST_KEEPALIVE_COUNT 3
+#define GUEST_KEEPALIVE_S (GUEST_KEEPALIVE_INTERVAL * (GUEST_KEEPALIVE_COUNT + 1))
+int guest_host_alive(struct guest_host *, char *why, size_t len);
+/* 1 if uri names another machine (a transport such as qemu+ssh, or a
+ * host name), 0 for this machine's drivers. */
+int guest_uri_remote(const char *uri);
+
+/*
+ * Storage volumes on the host (guest_pool.c), for hosts that share no
+ * filesystem with the daemon. Volume names are ours: letters, digits,
+ * '.', '_' and '-' only.
+ *
+ * guest_pool_ensure: the pool called pool exists and is running, or is
+ * created as a transient directory pool at path (NULL: not created, an
+ * error). 0, or -1 with err; also -1 when the pool has less than
+ * min_free_mb MiB available (a full pool takes no more jobs).
+ */
+int guest_pool_ensure(struct guest_host *, const char *pool, const char *path,
+		      long min_free_mb, char *err, size_t errlen);
+/* Creates volume name (replacing a stale one) with the local file's size
+ * and sends the file over a sparse stream; path gets the volume's path on
+ * the host. *cancel (may be NULL) stops it. */
+int guest_vol_upload(struct guest_host *, const char *pool, const char *name,
+		     const char *local, char *path, size_t pathlen,
+		     const volatile int *cancel, char *err, size_t errlen);
+/* Deletes volume name; one that is not there is success. */
+int guest_vol_delete(struct guest_host *, const char *pool, const char *name,
+		     char *err, size_t errlen);
+/* Deletes every volume of pool whose name starts with prefix (a crash
+ * left them); *ndeleted (may be NULL) counts them. */
+int guest_vol_delete_prefix(struct guest_host *, const char *pool,
+			    const char *prefix, int *ndeleted, char *err,
+			    size_t errlen);
 
 /*
  * Domain XML for spec, every string escaped here. Returns NULL with err

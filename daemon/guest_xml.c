@@ -252,6 +252,27 @@ static int xml_devices(struct xbuf *b, const struct guest_spec *s,
 	xbuf_printf(b, "    <controller type='usb' model='none'/>\n"
 		    "    <controller type='virtio-serial' index='0'>\n%s"
 		    "    </controller>\n", mmio);
+	if (s->streams) {
+		/* Read through virDomainOpenConsole and virDomainOpenChannel
+		 * (guest.c): libvirt opens a pty for the console and a socket
+		 * of its own choosing for the channel. */
+		xbuf_printf(b, "    <serial type='pty'>\n"
+			    "      <target port='0'/>\n"
+			    "    </serial>\n"
+			    "    <channel type='unix'>\n"
+			    "      <source mode='bind'/>\n"
+			    "      <target type='virtio' name='");
+		if (xml_text(b, "channel_name", s->channel_name, err,
+			     errlen) < 0)
+			return -1;
+		xbuf_printf(b, "'/>\n"
+			    "      <address type='virtio-serial' controller='0' "
+			    "bus='0' port='1'/>\n"
+			    "    </channel>\n"
+			    "    <memballoon model='none'/>\n"
+			    "  </devices>\n");
+		return 0;
+	}
 	if (s->console_log != NULL) {
 		xbuf_printf(b, "    <serial type='file'>\n"
 			    "      <source path='");

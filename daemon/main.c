@@ -25,6 +25,7 @@
 #include "rcgate.h"
 #include "announce.h"
 #include "guest.h"
+#include "hosts.h"
 
 /* $(sysconfdir)/rcgate/rcgated.conf, from the Makefile. */
 #define DEFAULT_CONFIG CONFIG_FILE_DEFAULT
@@ -273,8 +274,9 @@ int main(int argc, char **argv)
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
 	}
-	host = guest_host_open(uri, err, sizeof(err));
-	if (host == NULL)
+	/* Only hosts.c's remote hosts: no local connection (nor embed root). */
+	if (hosts_need_local(&cfg) &&
+	    (host = guest_host_open(uri, err, sizeof(err))) == NULL)
 		goto fail;
 	{
 		struct api_context ac = { &cfg, db, (unsigned)cfg.workers, base_url };

@@ -127,6 +127,8 @@ struct config {
 	char *web_dir;		/* the dashboard's static files */
 	char *local_dirs;	/* file:// artifacts only from these */
 	char *allow_networks;	/* special addresses downloads may reach */
+	struct host_conf *hosts;	/* [host NAME] sections (hosts.c) */
+	size_t nhosts;
 };
 void config_defaults(struct config *);
 /* Parse text; unknown directives and bad values are errors naming the line. */
@@ -484,6 +486,9 @@ int store_job_build_progress(struct store *, int64_t id, const char *step,
 			     char *err, size_t errlen);
 int store_job_note(struct store *, int64_t id, const char *accel,
 		   const char *kernel_version, char *err, size_t errlen);
+/* The host (hosts.c) the job's current attempt runs on. */
+int store_job_host(struct store *, int64_t id, const char *host, char *err,
+		   size_t errlen);
 /* Records that the kernel which ran says it is another version. */
 int store_job_mismatch(struct store *, int64_t id, const char *message,
 		       char *err, size_t errlen);

@@ -30,6 +30,7 @@
 #include "rcgate.h"
 #include "build.h"
 #include "guest.h"
+#include "hosts.h"
 #include "initramfs.h"
 #include "ktap.h"
 
@@ -118,7 +119,8 @@ struct slot_pool {
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct slot_pool domains, run;
+	/* Per host (hosts.c): guests at once there, and domains made. */
+	struct slot_pool domains[HOSTS_MAX], run[HOSTS_MAX];
 	/* Seconds a chain took from the start of its boot, per target. */
 	double length[MAX_TARGETS][BOOT_KINDS];
 } slots = { .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -259,6 +261,15 @@ struct run {
 	int failed;			/* an infra error is recorded */
 	char build_step[16];		/* the last progress written */
 	double build_written;
+	/* The host it runs on; for a host without our files, what was
+	 * uploaded there as volumes (stage_file), removed at the end. */
+	struct host_placement place;
+	int host_failed;		/* the host failed, not the job */
+	pthread_mutex_t stage_lock;
+	struct staged {
+		char local[PATH_MAX], volume[128], remote[PATH_MAX];
+	} staged[8];
+	unsigned nstaged;
 };
 
 /* Seconds since *mark, and moves the mark to now. */
@@ -334,6 +345,126 @@ static void infra_as(struct run *r, const char *kind, const char *message,
 static void infra(struct run *r, const char *kind, const char *message)
 {
 	infra_as(r, kind, message, 0);
+}
+
+/* The host failed under the job: an infra error that moves the job to
+ * another host. It costs an attempt, but every host may fail once on top
+ * of [jobs] attempts before the job gives up. */
+static void infra_host(struct run *r, const char *message)
+{
+	char msg[768], err[256];
+	int requeued = 0, first, rc = 0;
+
+	snprintf(msg, sizeof(msg), "host %s (%s): %s", r->place.name,
+		 r->place.uri, message);
+	jlog(r, "infra error host_down: %s", msg);
+	pthread_mutex_lock(&r->lock);
+	first = !r->failed;
+	r->failed = 1;
+	if (first) {
+		r->w->cancel = 1;
+		rc = store_job_infra(r->st, r->job->id, "host_down", msg,
+				     sc.cfg->attempts + (long)hosts_count(),
+				     &requeued, err, sizeof(err));
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!first)
+		return;
+	log_warn("job=%lld attempt=%ld target=%s host=%s infra_error=host_down"
+		 " requeued=%d", (long long)r->job->id, r->job->attempt,
+		 r->job->target, r->place.name, requeued);
+	if (rc < 0)
+		log_err("job=%lld: %s", (long long)r->job->id, err);
+	else if (requeued)
+		sched_kick();
+}
+
+/*
+ * A host without the daemon's files gets each file a boot names as a
+ * volume, uploaded once per attempt (the crash test's second boot finds
+ * its disk as the first left it). remote gets the path on the host.
+ */
+static int stage_file(struct run *r, const char *local, char *remote,
+		      size_t len, char *err, size_t errlen)
+{
+	const char *base = strrchr(local, '/');
+	struct staged *sf = NULL;
+	double mark = now_monotonic();
+	int rc = 0;
+
+	base = base != NULL ? base + 1 : local;
+	pthread_mutex_lock(&r->stage_lock);
+	for (unsigned i = 0; i < r->nstaged; i++) {
+		if (strcmp(r->staged[i].local, local) == 0)
+			sf = &r->staged[i];
+	}
+	if (sf == NULL) {
+		if (r->nstaged >= sizeof(r->staged) / sizeof(r->staged[0])) {
+			errf(err, errlen, "more than %zu files for one job",
+			     sizeof(r->staged) / sizeof(r->staged[0]));
+			rc = -1;
+			goto out;
+		}
+		sf = &r->staged[r->nstaged];
+		snprintf(sf->local, sizeof(sf->local), "%s", local);
+		snprintf(sf->volume, sizeof(sf->volume), "%s%lld-%ld-%s",
+			 guest_prefix, (long long)r->job->id, r->job->attempt,
+			 base);
+		if (guest_vol_upload(r->place.gh, r->place.pool, sf->volume,
+				     local, sf->remote, sizeof(sf->remote),
+				     &r->w->cancel, err, errlen) < 0) {
+			rc = -1;
+			goto out;
+		}
+		r->nstaged++;
+		jlog(r, "uploaded %s to volume %s on host %s in %.2f s", base,
+		     sf->volume, r->place.name, now_monotonic() - mark);
+	}
+	snprintf(remote, len, "%s", sf->remote);
+out:
+	pthread_mutex_unlock(&r->stage_lock);
+	return rc;
+}
+
+/* Every volume of the attempt goes once its guests have. */
+static void unstage_all(struct run *r)
+{
+	char err[512];
+
+	for (unsigned i = 0; i < r->nstaged; i++) {
+		if (guest_vol_delete(r->place.gh, r->place.pool,
+				     r->staged[i].volume, err, sizeof(err)) < 0)
+			jlog(r, "volume %s not removed (removed when the host "
+			     "next connects): %s", r->staged[i].volume, err);
+	}
+	r->nstaged = 0;
+}
+
+/*
+ * After a libvirt call failed: was it the host? Then it is marked down,
+ * and err (the failed call's message) gets the connection's own reason
+ * ("no answer to keepalive probes"), which libvirt's close callback
+ * reports on the event loop thread, possibly just after the call has
+ * returned: it is given a moment.
+ */
+static void host_check(struct run *r, char *err, size_t errlen)
+{
+	char why[256];
+	size_t len = strlen(err);
+
+	if (r->place.local || hosts_usable(&r->place, why, sizeof(why)))
+		return;
+	for (int i = 0; i < 20 && strcmp(why, "connection not alive") == 0; i++) {
+		sleep_ms(50);
+		guest_host_alive(r->place.gh, why, sizeof(why));
+	}
+	hosts_failed(&r->place, why);
+	pthread_mutex_lock(&r->lock);
+	r->host_failed = 1;
+	pthread_mutex_unlock(&r->lock);
+	jlog(r, "host %s failed: %s (%s)", r->place.name, why, err);
+	if (strstr(err, why) == NULL && len < errlen)
+		snprintf(err + len, errlen - len, " (connection: %s)", why);
 }
 
 /* "kernel=6.1.0-57-cloud-amd64" out of the agent's header line. */
@@ -853,6 +984,11 @@ static void guest_name(const struct run *r, const char *phase, char *name,
  * while it waits for a slot ends as GUEST_CANCELLED. *times: as far as
  * the boot got.
  */
+static int boot_guest(struct run *r, struct guest_spec *specp,
+		      const struct boot_plan *plan, const char *name,
+		      const char *cmdline, enum guest_outcome *outcome,
+		      struct guest_times *times, char *err, size_t errlen);
+
 static int boot(struct run *r, const char *kernel, const char *initrd,
 		const struct boot_plan *plan, enum guest_outcome *outcome,
 		struct guest_times *times, char *err, size_t errlen)
@@ -860,11 +996,7 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	char name[64], cmdline[512], console[PATH_MAX + 32],
 		channel[PATH_MAX + 32], tag[64];
 	struct guest_spec spec = { 0 };
-	struct guest *g;
 	struct strbuf cb;
-	double waited, mark;
-	uint64_t seq;
-	int rc;
 
 	*times = (struct guest_times){ .cpu_s = -1 };
 	guest_name(r, plan->phase, name, sizeof(name));
@@ -905,35 +1037,93 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 	spec.channel_name = RCGATE_CHANNEL_NAME;
 	spec.job_tag = tag;
 	spec.destroy_later = 1;
+	if (!r->place.local) {
+		/* The host has none of our files: they go as volumes, and
+		 * the console and results come back as streams. */
+		char remote[2 + GUEST_MAX_DISKS][PATH_MAX];
+		const char *local[2 + GUEST_MAX_DISKS] = { kernel, initrd };
+
+		spec.streams = 1;
+		for (unsigned i = 0; i < spec.ndisks; i++)
+			local[2 + i] = spec.disks[i];
+		for (unsigned i = 0; i < 2 + spec.ndisks; i++) {
+			if (local[i] == NULL)
+				continue;
+			if (stage_file(r, local[i], remote[i], sizeof(remote[i]),
+				       err, errlen) < 0) {
+				if (r->w->cancel) {	/* stopped, not failed */
+					*outcome = GUEST_CANCELLED;
+					return 0;
+				}
+				/* A refused upload (pool full, connection
+				 * lost) is the host's failure either way. */
+				hosts_failed(&r->place, err);
+				pthread_mutex_lock(&r->lock);
+				r->host_failed = 1;
+				pthread_mutex_unlock(&r->lock);
+				return -1;
+			}
+		}
+		spec.kernel = remote[0];
+		spec.initrd = initrd != NULL ? remote[1] : NULL;
+		for (unsigned i = 0; i < spec.ndisks; i++)
+			spec.disks[i] = remote[2 + i];
+		return boot_guest(r, &spec, plan, name, cmdline, outcome, times,
+				  err, errlen);
+	}
+	return boot_guest(r, &spec, plan, name, cmdline, outcome, times, err,
+			  errlen);
+}
+
+/* The second half of boot: slots, the guest's life, the figures. */
+static int boot_guest(struct run *r, struct guest_spec *specp,
+		      const struct boot_plan *plan, const char *name,
+		      const char *cmdline, enum guest_outcome *outcome,
+		      struct guest_times *times, char *err, size_t errlen)
+{
+	const struct guest_spec spec = *specp;
+	struct slot_pool *domains = &slots.domains[r->place.index],
+		*run = &slots.run[r->place.index];
+	struct guest *g;
+	double waited, mark;
+	uint64_t seq;
+	int rc;
+
 	seq = r->prio + (plan->phase == NULL);
 	waited = now_monotonic();
-	if (slot_acquire(&slots.domains, r->target, plan->phase, seq,
+	if (slot_acquire(domains, r->target, plan->phase, seq,
 			 &r->w->cancel) < 0) {
 		*outcome = GUEST_CANCELLED;
 		return 0;
 	}
 	waited = now_monotonic() - waited;
-	jlog(r, "boot %s accel=%s timeout=%d s cmdline=\"%s\"", name,
-	     plan->use_kvm ? "kvm" : "tcg", plan->timeout_s, cmdline);
-	if (guest_create(sc.host, &spec, &g, times, err, errlen) < 0) {
-		slot_release(&slots.domains);
+	jlog(r, "boot %s on host %s accel=%s timeout=%d s cmdline=\"%s\"", name,
+	     r->place.name, plan->use_kvm ? "kvm" : "tcg", plan->timeout_s,
+	     cmdline);
+	if (guest_create(r->place.gh, &spec, &g, times, err, errlen) < 0) {
+		slot_release(domains);
+		host_check(r, err, errlen);
 		return -1;
 	}
 	mark = now_monotonic();
-	if (slot_acquire(&slots.run, r->target, plan->phase, seq,
+	if (slot_acquire(run, r->target, plan->phase, seq,
 			 &r->w->cancel) < 0) {
 		guest_discard(g);
-		slot_release(&slots.domains);
+		slot_release(domains);
 		*outcome = GUEST_CANCELLED;
 		return 0;
 	}
 	waited += now_monotonic() - mark;
 	atomic_fetch_add(&running_guests, 1);
+	hosts_guest_delta(&r->place, 1);
 	rc = guest_start_wait(g, plan->marker, plan->timeout_s, &r->w->cancel,
 			      outcome, times, err, errlen);
+	hosts_guest_delta(&r->place, -1);
 	atomic_fetch_sub(&running_guests, 1);
-	slot_release(&slots.run);
-	slot_release(&slots.domains);
+	slot_release(run);
+	slot_release(domains);
+	if (rc < 0)
+		host_check(r, err, errlen);
 	if (rc == 0 && *outcome == GUEST_COMPLETED &&
 	    boot_kind_of(plan->phase) != BOOT_CRASH_WRITE)
 		chain_length_learn(r->target, plan->phase, times->run_s);
@@ -967,7 +1157,15 @@ static int boot_outcome(struct run *r, int rc, enum guest_outcome outcome,
 	char console[PATH_MAX + 32], ktap[PATH_MAX + 32], *reason;
 
 	if (rc < 0) {
-		infra(r, "libvirt", err);
+		int host_failed;
+
+		pthread_mutex_lock(&r->lock);
+		host_failed = r->host_failed;
+		pthread_mutex_unlock(&r->lock);
+		if (host_failed)
+			infra_host(r, err);
+		else
+			infra(r, "libvirt", err);
 		return -1;
 	}
 	if (outcome == GUEST_COMPLETED)
@@ -1096,9 +1294,12 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 	/* The power cut: the guest's destroy began at the ready line; the
 	 * second boot may open the disk only once that qemu is gone. */
 	mark = now_monotonic();
-	if (disk_wait_released(d.path[0], &r->w->cancel, 60) < 0) {
+	/* On a host without our files the lock is on its copy: wait for
+	 * the destroy itself. */
+	if (!r->place.local ||
+	    disk_wait_released(d.path[0], &r->w->cancel, 60) < 0) {
 		guest_name(r, plan.phase, name, sizeof(name));
-		guest_wait_destroyed(sc.host, name);
+		guest_wait_destroyed(r->place.gh, name);
 	}
 	gone = now_monotonic() - mark;
 	pthread_mutex_lock(&r->lock);
@@ -1167,6 +1368,37 @@ static void log_steps(struct run *r, double total)
 		 s->start, s->guest, s->results, s->destroy, total, s->cpu);
 }
 
+/*
+ * Chooses the host the attempt runs on (hosts.c), waiting while every
+ * host that runs the target is down; records it on the job. -1 when it
+ * cannot run anywhere (recorded) or was cancelled.
+ */
+static int place_job(struct run *r, char *err, size_t errlen)
+{
+	int rc, waited = 0;
+
+	while ((rc = hosts_place(r->target->name, &r->place, err, errlen)) == 0) {
+		if (r->w->cancel || atomic_load(&stopping))
+			return -1;
+		if (!waited)
+			jlog(r, "waiting for a host that runs %s to be up",
+			     r->target->name);
+		waited = 1;
+		sleep_ms(500);
+	}
+	if (rc < 0) {
+		infra_as(r, "no_host", err, 1);
+		return -1;
+	}
+	jlog(r, "host %s (%s) runs this attempt%s", r->place.name, r->place.uri,
+	     r->place.accel < 0 ? "" : r->place.accel ? " under KVM"
+	     : " under TCG");
+	pthread_mutex_lock(&r->lock);
+	store_job_host(r->st, r->job->id, r->place.name, NULL, 0);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
 /* The crash test's two boots, on a thread of their own beside the suite's
  * boot (they use a disk of their own). */
 struct crash_chain {
@@ -1226,6 +1458,8 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 
 	memset(&disks, 0, sizeof(disks));
 	pthread_mutex_init(&r.lock, NULL);
+	pthread_mutex_init(&r.stage_lock, NULL);
+	r.place.index = -1;
 	/* Its boots' order among equals: the crash chain, then the suite. */
 	r.prio = atomic_fetch_add(&claim_seq, 1) * 2;
 	r.target = target_find(job->target);
@@ -1338,6 +1572,8 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		goto out;
 	}
 	r.steps.disks = lap(&mark);
+	if (place_job(&r, err, sizeof(err)) < 0)
+		goto out;
 	/* A bare image names no version; one built here is what make
 	 * kernelrelease said. */
 	if (kver[0] == '\0' && built_out.kernelrelease[0] != '\0')
@@ -1350,7 +1586,9 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	if (step && job->only_tests[0] != '\0')
 		snprintf(only, sizeof(only), RCGATE_KEY_ONLY "=%s", job->only_tests);
 	plan = (struct boot_plan){ NULL, &disks, only, RCGATE_MARKER, 1, timeout_s };
-	accel = accel_decision(r.target);
+	/* A configured host says which targets it runs under KVM; the
+	 * implicit one follows [jobs] accel (and probes). */
+	accel = r.place.accel >= 0 ? r.place.accel : accel_decision(r.target);
 	if (accel < 0) {
 		/* The probe is this job's own boot under KVM with a short
 		 * timeout: if it completes, its results count. */
@@ -1416,11 +1654,15 @@ out:
 	if (started > 0)
 		log_steps(&r, now_monotonic() - started);
 	remove_disks(&disks);
+	if (r.nstaged > 0)
+		unstage_all(&r);
+	hosts_release(&r.place);
 	phase_results_free(&phases[0]);
 	phase_results_free(&phases[1]);
 	phases[2] = (struct phase_results){ 0 };	/* its row is on the stack */
 	if (r.log != NULL)
 		fclose(r.log);
+	pthread_mutex_destroy(&r.stage_lock);
 	pthread_mutex_destroy(&r.lock);
 }
 
@@ -1512,20 +1754,36 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 		log_warn("%d job(s) ended as infra errors: the daemon had stopped"
 			 " unexpectedly during each of their attempts", failed);
 	/* Only this instance's guests: another rcgated on the same libvirt
-	 * names its own with its own id. */
-	if (guest_destroy_orphans(sc.host, guest_prefix, &orphans, err, errlen) < 0)
+	 * names its own with its own id. Remote hosts do this as they
+	 * connect (hosts.c). */
+	if (sc.host != NULL &&
+	    guest_destroy_orphans(sc.host, guest_prefix, &orphans, err, errlen) < 0)
+		return -1;
+	if (hosts_start(sc.cfg, sc.host, guest_prefix, err, errlen) < 0)
 		return -1;
 	if (orphans > 0)
 		log_info("destroyed %d orphaned guest(s)", orphans);
 	atomic_store(&stopping, 0);
 	pthread_mutex_lock(&slots.lock);
-	slots.run.free = (unsigned)sc.cfg->workers;
-	if (slots.run.free > MAX_SLOTS)
-		slots.run.free = MAX_SLOTS;
-	slots.domains.free = slots.run.free * 2;
-	slots.run.nwaiting = slots.domains.nwaiting = 0;
+	{
+		/* Each host's capacity in guests; as many workers for all. */
+		struct host_status hst[HOSTS_MAX];
+		size_t nh = hosts_status(hst, HOSTS_MAX);
+		unsigned total = 0;
+
+		for (size_t i = 0; i < nh; i++) {
+			slots.run[i].free = (unsigned)hst[i].capacity;
+			if (slots.run[i].free > MAX_SLOTS)
+				slots.run[i].free = MAX_SLOTS;
+			slots.domains[i].free = slots.run[i].free * 2;
+			slots.run[i].nwaiting = slots.domains[i].nwaiting = 0;
+			total += slots.run[i].free;
+		}
+		if (total > MAX_SLOTS)
+			total = MAX_SLOTS;
+		nworkers = total * WORKERS_PER_SLOT;
+	}
 	memset(slots.length, 0, sizeof(slots.length));
-	nworkers = slots.run.free * WORKERS_PER_SLOT;
 	pthread_mutex_unlock(&slots.lock);
 	for (unsigned i = 0; i < nworkers; i++) {
 		workers[i].index = i;
@@ -1561,6 +1819,7 @@ void sched_stop(void)
 	if (monitor_started)
 		pthread_join(monitor_thread, NULL);
 	monitor_started = 0;
+	hosts_stop();
 	if (nworkers > 0) {
 		/* A clean stop costs a job no attempt: what the workers left
 		 * unfinished is queued again as it was. */

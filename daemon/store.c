@@ -82,7 +82,7 @@ static const char *const query_sql[] = {
 		" a.kind, a.url, a.sha256, a.modules_url, a.modules_sha256,"
 		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256, a.git_ref,"
 		" j.built_sha256, j.build_seconds, j.built_commit, j.build_step,"
-		" j.build_done, j.build_total"
+		" j.build_done, j.build_total, j.host"
 		" FROM release_job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
@@ -93,7 +93,7 @@ static const char *const query_sql[] = {
 		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
 		" a.patch_sha256, a.git_ref, j.built_sha256, j.build_seconds,"
 		" j.built_commit, j.build_step, j.build_done, j.build_total,"
-		" j.bisection_id, j.git_commit, j.only_tests"
+		" j.host, j.bisection_id, j.git_commit, j.only_tests"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -1356,6 +1356,13 @@ int store_job_note(struct store *st, int64_t id, const char *accel,
 		       " kernel_version = coalesce(?, kernel_version)"
 		       " WHERE id = ?", err, errlen, "ssi", accel,
 		   kernel_version, id) < 0 ? -1 : 0;
+}
+
+int store_job_host(struct store *st, int64_t id, const char *host, char *err,
+		   size_t errlen)
+{
+	return run(st, "UPDATE job SET host = ? WHERE id = ?", err, errlen,
+		   "si", host, id) < 0 ? -1 : 0;
 }
 
 int store_job_mismatch(struct store *st, int64_t id, const char *message,

@@ -775,6 +775,7 @@
         ['Attempt', dash(job.attempt)],
         ['Worker', dash(job.worker)],
         ['Accel', dash(job.accel)],
+        ['Host', job.host ? h('a', { href: '#/hosts' }, job.host) : '—'],
         ['Boot', job.boot_seconds === null || job.boot_seconds === undefined ? '—' : Number(job.boot_seconds).toFixed(1) + ' s'],
         ['Kernel', dash(job.kernel_version)],
         ['Kernel identity', job.kernel_mismatch ? h('span', { class: 'error-inline' }, (job.custom ? 'custom build: ' : '') + job.kernel_mismatch) : null],
@@ -816,6 +817,34 @@
     return out;
   }
 
+  // ---- #/hosts ------------------------------------------------------
+
+  async function renderHosts(seq) {
+    setTitle('Hosts');
+    markNav('hosts');
+    const list = await api('/hosts');
+    if (seq !== renderSeq) return null;
+    const hosts = list.hosts || [];
+    const targets = (hh) => {
+      if (hh.accel === 'auto') return 'all (' + hh.tcg.join(', ') + '), KVM if it works';
+      const parts = [];
+      if (hh.kvm.length) parts.push('KVM: ' + hh.kvm.join(', '));
+      if (hh.tcg.length) parts.push('TCG: ' + hh.tcg.join(', '));
+      return parts.join('; ');
+    };
+    const cols = [
+      { label: 'Host', cell: (hh) => hh.name },
+      { label: 'State', cell: (hh) => h('span', null, badge(hh.state), ' since ', timeEl(hh.since)) },
+      { label: 'Load', cell: (hh) => hh.guests + ' guests, ' + hh.jobs + ' jobs / capacity ' + hh.capacity, cls: 'num' },
+      { label: 'Targets', cell: targets },
+      { label: 'URI', cell: (hh) => h('code', { class: 'url' }, hh.uri + (hh.local ? ' (local files)' : ' (volumes, streams)')) },
+      { label: 'Placed / failed', cell: (hh) => hh.placed + ' / ' + hh.failures, cls: 'num' },
+      { label: 'Last error', cell: (hh) => hh.error ? h('span', { class: 'error-inline' }, hh.error) : '—' },
+    ];
+    return [h('h1', null, 'Hypervisor hosts'),
+      hosts.length ? table(plural(hosts.length, 'host'), cols, hosts) : note('No hosts.')];
+  }
+
   // ---- router -------------------------------------------------------
 
   const routes = [
@@ -824,6 +853,7 @@
     { re: /^#\/regressions$/, fn: renderRegressions },
     { re: /^#\/regression\/(\d+)$/, fn: renderRegression },
     { re: /^#\/job\/(\d+)$/, fn: renderJob },
+    { re: /^#\/hosts$/, fn: renderHosts },
   ];
 
   function decode(s) {

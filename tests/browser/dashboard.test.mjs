@@ -283,6 +283,24 @@ test('the job page shows the job, its state history and its console log', T, asy
   await page.close();
 });
 
+test('the hosts page shows every host with its state, load and capacity', T, async () => {
+  const api = await getJSON('/api/v1/hosts');
+  const { page, errors } = await visit('#/hosts');
+  assert.equal(await page.locator('h1').innerText(), 'Hypervisor hosts');
+  const rows = page.locator('main tbody tr');
+  assert.equal(await rows.count(), api.hosts.length, 'one row per host');
+  for (let i = 0; i < api.hosts.length; i++) {
+    const hh = api.hosts[i];
+    const text = await rows.nth(i).innerText();
+    assert.ok(text.includes(hh.name) && text.includes(hh.state), `${hh.name}: name and state shown`);
+    assert.ok(text.includes('capacity ' + hh.capacity), `${hh.name}: capacity shown`);
+  }
+  assert.equal(await page.locator('nav a[href="#/hosts"]').count(), 1, 'the nav links to it');
+  await shot(page, 'hosts');
+  noErrors(errors, '#/hosts');
+  await page.close();
+});
+
 test('hostile strings from the API are shown as text, never run', T, async (t) => {
   const cases = [];
   for (const d of data.details.values()) {
@@ -311,7 +329,7 @@ test('hostile strings from the API are shown as text, never run', T, async (t) =
 });
 
 test('every page renders without console errors, one h1 each', T, async () => {
-  const hashes = ['#/', '#/regressions'];
+  const hashes = ['#/', '#/regressions', '#/hosts'];
   for (const r of data.releases) hashes.push('#/release/' + encodeURIComponent(r.version));
   for (const g of data.regressions) hashes.push('#/regression/' + g.id);
   const jobs = [...data.details.values()].flatMap((d) => d.jobs);

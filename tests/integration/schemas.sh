@@ -7,7 +7,7 @@
 # (tests/kernels/build-kernels) the regression endpoints are checked with
 # real regressions; without them, only their empty forms.
 . "$(dirname "$0")/lib.sh"
-echo "1..93"
+echo "1..94"
 PY=/usr/bin/python3
 SCHEMAS=$SRC/schemas
 VALIDATE="$PY $SRC/tests/integration/validate.py $SCHEMAS"
@@ -116,6 +116,8 @@ req GET /healthz
 valid 200 healthz "GET /healthz"
 req GET /api/v1/targets
 valid 200 targets "GET /api/v1/targets"
+req GET /api/v1/hosts
+valid 200 hosts "GET /api/v1/hosts (the implicit local host)"
 req GET /api/v1/states
 valid 200 states "GET /api/v1/states"
 req GET /api/v1/releases

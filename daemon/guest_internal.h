@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * guest_internal.h - what guest.c shares with guest_pool.c, the other
+ * file that calls libvirt. Nobody else includes it.
+ */
+#ifndef RCGATE_GUEST_INTERNAL_H
+#define RCGATE_GUEST_INTERNAL_H
+
+#include <libvirt/libvirt.h>
+
+#include "guest.h"
+
+virConnectPtr guest_host_conn(struct guest_host *);
+/* Around calls whose failure is expected: libvirt's report is logged at
+ * debug level only (this thread). */
+void guest_errors_expected(int on);
+
+#endif
