@@ -65,7 +65,7 @@ struct agent_config {
 	char phase_value[64]; /* for the infra line of an unknown phase */
 	long long expect;     /* rcgate.expect, -1 when not given */
 	unsigned int timeout_s;
-	char only[512];       /* rcgate.only: test names, "" for all */
+	char only[1024];      /* rcgate.only: test names, "" for all */
 };
 
 /* Module files whose finit_module failed, to tell "not supported by this
@@ -363,7 +363,7 @@ static void cmdline_apply(const char *line, struct agent_config *cfg,
 	const char *p = line;
 
 	while (*p != '\0') {
-		char word[512], err[128];
+		char word[1100], err[128];
 		size_t len = 0, i;
 		const char *eq;
 

@@ -289,19 +289,7 @@ static void announce_result(struct store *st, const struct engine_context *c,
 	    store_release_get(st, b->release_id, &rels, err, sizeof(err)) < 0)
 		return;
 	rel = rels.v;
-	if (rels.n == 1 && rel->message_id != NULL) {
-		memset(&ann, 0, sizeof(ann));
-		snprintf(ann.version, sizeof(ann.version), "%s", rel->version);
-		snprintf(ann.branch, sizeof(ann.branch), "%s", rel->branch);
-		snprintf(ann.subject, sizeof(ann.subject), "%s",
-			 rel->subject != NULL ? rel->subject : "");
-		snprintf(ann.message_id, sizeof(ann.message_id), "%s",
-			 rel->message_id);
-		snprintf(ann.from, sizeof(ann.from), "%s",
-			 rel->mail_from != NULL ? rel->mail_from : "");
-		ann.to = (char *)rel->mail_to;
-		ann.cc = (char *)rel->mail_cc;
-		ann.npatches = -1;
+	if (rels.n == 1 && engine_announcement(rel, &ann)) {
 		gmtime_r(&now, &tm);
 		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
 		email = report_followup_email(&ann, c->cfg->farm, rel->version,
@@ -394,13 +382,13 @@ static int drive(struct store *st, const struct engine_context *c,
 	const struct bisect_step_row *s;
 	enum bisect_verdict *v = NULL;
 	size_t n = ncommits(b->commits), next, lo, hi, judged = 0;
-	char err[512], why[600], only[512], commit[41];
+	char err[512], why[600], only[1024], commit[41];
 	int rc = -1, outcome, good_checked = b->good_tested != 0;
 
 	only_tests(b->tests, only, sizeof(only));
-	/* A long list would not fit the kernel command line: the whole
-	 * suite then, judged by the same tests. */
-	if (strlen(only) > 300)
+	/* A list that would not fit the kernel command line (armv7's is
+	 * 1024 bytes): the whole suite then, judged by the same tests. */
+	if (strlen(only) > 700)
 		only[0] = '\0';
 	if (store_bisect_steps(st, b->id, &steps, err, sizeof(err)) < 0)
 		return -1;

@@ -24,6 +24,24 @@
 #include "report.h"
 
 /* The consumer thread; engine_kick() may come from any thread. */
+int engine_announcement(const struct release_row *rel, struct announcement *ann)
+{
+	memset(ann, 0, sizeof(*ann));
+	if (rel->message_id == NULL)
+		return 0;
+	snprintf(ann->version, sizeof(ann->version), "%s", rel->version);
+	snprintf(ann->branch, sizeof(ann->branch), "%s", rel->branch);
+	snprintf(ann->subject, sizeof(ann->subject), "%s",
+		 rel->subject != NULL ? rel->subject : "");
+	snprintf(ann->message_id, sizeof(ann->message_id), "%s", rel->message_id);
+	snprintf(ann->from, sizeof(ann->from), "%s",
+		 rel->mail_from != NULL ? rel->mail_from : "");
+	ann->to = (char *)rel->mail_to;
+	ann->cc = (char *)rel->mail_cc;
+	ann->npatches = -1;
+	return 1;
+}
+
 static struct engine_context ectx;
 static pthread_t engine_thread;
 static int engine_running;
@@ -138,21 +156,8 @@ static int write_report(struct store *st, const struct config *cfg,
 	in.nregressions = nr;
 	in.targets = rt;
 	in.ntargets = jobs.n;
-	memset(&ann, 0, sizeof(ann));
-	if (rel->message_id != NULL) {
-		snprintf(ann.version, sizeof(ann.version), "%s", rel->version);
-		snprintf(ann.branch, sizeof(ann.branch), "%s", rel->branch);
-		snprintf(ann.subject, sizeof(ann.subject), "%s",
-			 rel->subject != NULL ? rel->subject : "");
-		snprintf(ann.message_id, sizeof(ann.message_id), "%s",
-			 rel->message_id);
-		snprintf(ann.from, sizeof(ann.from), "%s",
-			 rel->mail_from != NULL ? rel->mail_from : "");
-		ann.to = (char *)rel->mail_to;
-		ann.cc = (char *)rel->mail_cc;
-		ann.npatches = -1;
+	if (engine_announcement(rel, &ann))
 		in.ann = &ann;
-	}
 	text = report_text(&in);
 	if (text == NULL) {
 		errf(err, errlen, "cannot render the report");

@@ -464,7 +464,7 @@ struct job {
 	char git_ref[256];		/* kind git: commit or branch (url: the tree) */
 	int64_t bisection_id;		/* 0, or the bisection this step is of */
 	char git_commit[41];		/* a step: this commit, not git_ref */
-	char only_tests[512];		/* a step: only these ("" all; "-" none) */
+	char only_tests[1024];		/* a step: only these ("" all; "-" none) */
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */
@@ -850,6 +850,10 @@ struct engine_context {
 	const char *cache_dir;		/* NULL: no bisections (build/git) */
 };
 int engine_start(const struct engine_context *, char *err, size_t errlen);
+/* The announcement a release was made from, for a reply in its thread:
+ * 1, or 0 if it was not announced by mail (ann zeroed). */
+struct announcement;
+int engine_announcement(const struct release_row *, struct announcement *);
 void engine_stop(void);
 void engine_kick(void);
 /* One pass over the releases waiting for analysis, in the caller's

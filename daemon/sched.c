@@ -993,7 +993,7 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 		const struct boot_plan *plan, enum guest_outcome *outcome,
 		struct guest_times *times, char *err, size_t errlen)
 {
-	char name[64], cmdline[512], console[PATH_MAX + 32],
+	char name[64], cmdline[1536], console[PATH_MAX + 32],
 		channel[PATH_MAX + 32], tag[64];
 	struct guest_spec spec = { 0 };
 	struct strbuf cb;
@@ -1454,7 +1454,7 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	/* A bisection step: no crash test, no version check, maybe no boot. */
 	int step = job->bisection_id != 0;
 	int crash = sc.cfg->crash_test && !step;
-	char only[600] = "";
+	char only[1100] = "";
 
 	memset(&disks, 0, sizeof(disks));
 	pthread_mutex_init(&r.lock, NULL);

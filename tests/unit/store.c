@@ -150,6 +150,91 @@ static void test_migration_rebuilds_job_table(void **state)
 	store_close(st);
 }
 
+/* A bisection's life in the store: a confirmed regression of a git rc is
+ * a candidate once; steps are jobs that are not the rc's own; the answer
+ * ends it. */
+static void test_bisection_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	struct artifact_in a = { "x86_64", "git://127.0.0.1/linux.git", "", "git",
+				 NULL, NULL, 0, NULL, NULL, "linux-6.1.y" };
+	const char *bad = "c97d13d25d29b3b73348e209d928bb7b98c50fff";
+	const struct bisect_candidate *c;
+	const struct bisection_row *b;
+	const struct bisect_step_row *s;
+	struct rowset rows;
+	struct kversion kv;
+	char err[256], sql[512];
+	int64_t rel, bid;
+	json_t *jobs;
+	sqlite3 *raw;
+
+	assert_int_equal(kversion_parse("6.1.193-rc1", &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, "6.1.193-rc1", &kv, NULL, &a, 1,
+					      &rel, err, sizeof(err)), 0);
+	assert_int_equal(store_job_build_progress(f->st, 1, "done", 10, 10, bad,
+						  err, sizeof(err)), 0);
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO regression (id, signature, test, target, fs, state,"
+		 " first_seen, updated) VALUES (5, 's', 'ext4.write_seq_4096',"
+		 " 'x86_64', 'ext4', 'confirmed', 'x', 'x'), (6, 't',"
+		 " 'ext4.append_512', 'x86_64', 'ext4', 'confirmed', 'x', 'x');"
+		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
+		 " fails, seen) VALUES (5, %lld, 1, 2, 2, 'x'), (6, %lld, 1, 2, 2, 'x');",
+		 (long long)rel, (long long)rel);
+	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+
+	/* Both regressions: one candidate, judged by both tests. */
+	assert_int_equal(store_bisect_candidates(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	c = rows.v;
+	assert_int_equal(c->regression_id, 5);
+	assert_string_equal(c->bad, bad);
+	assert_non_null(strstr(c->tests, ",write_seq_4096,"));
+	assert_non_null(strstr(c->tests, ",append_512,"));
+	assert_int_equal(store_bisection_create(f->st, c, "677341a7c35e42f60cb22f7eba28f3c42a76cc50",
+						1, bad, "running", NULL, &bid, err,
+						sizeof(err)), 0);
+	rowset_free(&rows);
+	assert_int_equal(store_bisect_candidates(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 0);
+	rowset_free(&rows);
+
+	assert_int_equal(store_bisections_running(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	b = rows.v;
+	assert_int_equal(b->good_tested, 1);
+	assert_string_equal(b->commits, bad);
+	assert_int_equal(store_bisect_step_add(f->st, b->id, b->job_id, bad,
+					       "write_seq_4096", err, sizeof(err)), 0);
+	rowset_free(&rows);
+	assert_int_equal(store_bisect_steps(f->st, bid, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	s = rows.v;
+	assert_string_equal(s->state, "queued");
+	assert_string_equal(s->git_commit, bad);
+	assert_null(s->status);
+	rowset_free(&rows);
+	/* Not one of the rc's jobs. */
+	jobs = store_rows(f->st, Q_RELEASE_JOBS, err, sizeof(err), "i", rel);
+	assert_int_equal(json_array_size(jobs), 1);
+	json_decref(jobs);
+	assert_int_equal(store_bisection_finish(f->st, bid, "found", bad, "subject",
+						NULL, NULL, NULL, NULL, err,
+						sizeof(err)), 0);
+	assert_int_equal(store_bisections_running(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 0);
+	rowset_free(&rows);
+	jobs = store_rows(f->st, Q_REGRESSION_BISECTIONS, err, sizeof(err), "i",
+			  (int64_t)6);
+	assert_int_equal(json_array_size(jobs), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"culprit")), bad);
+	json_decref(jobs);
+}
+
 static void test_release_round_trip(void **state)
 {
 	struct fixture *f = *state;
@@ -426,6 +511,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_rebuilds_job_table,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bisection_round_trip,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_lifecycle, setup, teardown),
