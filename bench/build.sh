@@ -63,9 +63,9 @@ bare() {	# target -> seconds on stdout
 			TZ=UTC KBUILD_BUILD_TIMESTAMP="Tue Nov 28 00:00:00 UTC 2023" \
 			KBUILD_BUILD_USER=rcgate KBUILD_BUILD_HOST=rcgate KBUILD_BUILD_VERSION=1
 		set -- O=build ARCH=$arch CROSS_COMPILE=$cross "CC=ccache ${cross}gcc" LOCALVERSION=
-		make "$@" tinyconfig >/dev/null &&
+		make "$@" tinyconfig >/dev/null 2>&1 &&
 		cat "$SRC/configs/$t.config" >> build/.config &&
-		make "$@" olddefconfig >/dev/null &&
+		make "$@" olddefconfig >/dev/null 2>&1 &&
 		make "$@" -j"$JOBS" $img >/dev/null 2>"$WORK/bare-$t.err"
 	) || { echo "bench: bare build of $t failed" >&2; return 1; }
 	t1=$(date +%s.%N)
