@@ -159,17 +159,14 @@ static int tag_commit(const char *gitdir, const struct build_options *o,
 		      const char *version, char good[41])
 {
 	struct kversion kv;
-	char spec[80], err[256];
+	char base[48], spec[80], err[256];
 	const char *args[] = { "rev-parse", "--quiet", "--verify", spec, NULL };
 	char *out;
 
 	if (kversion_parse(version, &kv, NULL, 0) < 0)
 		return -1;
-	if (kv.patch > 1)
-		snprintf(spec, sizeof(spec), "v%ld.%ld.%ld^{commit}", kv.major,
-			 kv.minor, kv.patch - 1);
-	else
-		snprintf(spec, sizeof(spec), "v%ld.%ld^{commit}", kv.major, kv.minor);
+	kversion_previous(&kv, base, sizeof(base));
+	snprintf(spec, sizeof(spec), "v%s^{commit}", base);
 	out = gitsrc_git_out(gitdir, args, o, err, sizeof(err));
 	if (out == NULL)
 		return -1;
@@ -220,6 +217,7 @@ static int start(struct store *st, const struct engine_context *c,
 	}
 	if (out != NULL) {
 		size_t n = 0, cap = strlen(out) + 1;
+		char *save = NULL;
 
 		list = malloc(cap);
 		if (list == NULL) {
@@ -227,7 +225,8 @@ static int start(struct store *st, const struct engine_context *c,
 			return -1;
 		}
 		strbuf_init(&sb, list, cap);
-		for (char *p = strtok(out, "\n"); p != NULL; p = strtok(NULL, "\n")) {
+		for (char *p = strtok_r(out, "\n", &save); p != NULL;
+		     p = strtok_r(NULL, "\n", &save)) {
 			if (!gitsrc_is_commit(p))
 				continue;
 			strbuf_printf(&sb, "%s%s", n ? " " : "", p);
@@ -253,9 +252,9 @@ static int start(struct store *st, const struct engine_context *c,
 	if (rc < 0)
 		log_err("bisection of %s on %s: %s", cd->version, cd->target, err);
 	else
-		log_info("bisection %lld: regression %lld (%s on %s) in %s: %s%s",
+		log_info("bisection %lld: regression %lld (%s on %s) in %s: %s%s%s",
 			 (long long)id, (long long)cd->regression_id, cd->test,
-			 cd->target, cd->version, state, msg[0] ? ": " : "");
+			 cd->target, cd->version, state, msg[0] ? ": " : "", msg);
 	free(list);
 	return rc;
 }

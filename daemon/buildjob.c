@@ -30,19 +30,35 @@ static int is_cancelled(void *cls)
 	return cancel != NULL && *cancel;
 }
 
-static void build_opts(struct build_options *o, const struct config *cfg,
-		       const char *root, char *ccache, size_t clen,
-		       const char *cache_dir, const volatile int *cancel)
+/* Where a job's build works and logs, and its build options. */
+struct job_build {
+	char adir[PATH_MAX];		/* <cache>/artifacts */
+	char root[PATH_MAX];		/* <cache>/build */
+	char ccache[PATH_MAX];
+	char logpath[PATH_MAX];		/* <job dir>/build.log */
+	struct build_options o;
+};
+
+static int job_build_init(struct job_build *b, const struct config *cfg,
+			  const char *cache_dir, const char *job_dir,
+			  const volatile int *cancel, char *err, size_t errlen)
 {
+	if (pathf(b->adir, sizeof(b->adir), "%s/artifacts", cache_dir) < 0 ||
+	    pathf(b->root, sizeof(b->root), "%s/build", cache_dir) < 0 ||
+	    pathf(b->logpath, sizeof(b->logpath), "%s/" BUILD_LOG, job_dir) < 0) {
+		errf(err, errlen, "cache path too long");
+		return -1;
+	}
 	if (strcmp(cfg->build_ccache_dir, "none") == 0)
-		ccache[0] = '\0';
+		b->ccache[0] = '\0';
 	else if (cfg->build_ccache_dir[0] != '\0')
-		snprintf(ccache, clen, "%s", cfg->build_ccache_dir);
-	else if (pathf(ccache, clen, "%s/ccache", cache_dir) < 0)
-		ccache[0] = '\0';
-	*o = (struct build_options){ root, cfg->build_config_dir, ccache,
+		snprintf(b->ccache, sizeof(b->ccache), "%s", cfg->build_ccache_dir);
+	else if (pathf(b->ccache, sizeof(b->ccache), "%s/ccache", cache_dir) < 0)
+		b->ccache[0] = '\0';
+	b->o = (struct build_options){ b->root, cfg->build_config_dir, b->ccache,
 		cfg->build_jobs, cfg->build_timeout, is_cancelled,
 		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config };
+	return 0;
 }
 
 int buildjob_fetch(const struct job *job, const struct config *cfg,
@@ -50,54 +66,48 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 		   const volatile int *cancel, struct buildjob_src *s, char *err,
 		   size_t errlen)
 {
-	char adir[PATH_MAX], root[PATH_MAX], ccache[PATH_MAX], logpath[PATH_MAX];
-	struct build_options o;
+	/* A bisection step builds its own commit of the rc's tree. */
+	const char *ref = job->git_commit[0] != '\0' ? job->git_commit
+						     : job->git_ref;
+	struct job_build b;
 	FILE *blog;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	if (pathf(adir, sizeof(adir), "%s/artifacts", cache_dir) < 0 ||
-	    pathf(root, sizeof(root), "%s/build", cache_dir) < 0 ||
-	    pathf(logpath, sizeof(logpath), "%s/" BUILD_LOG, job_dir) < 0) {
-		errf(err, errlen, "cache path too long");
+	if (job_build_init(&b, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
 		return -1;
-	}
 	if (strcmp(job->kind, "git") != 0) {
-		if (mkdir_p(adir, 0755, err, errlen) < 0 ||
-		    fetch_artifact(job->url, job->sha256, adir,
+		if (mkdir_p(b.adir, 0755, err, errlen) < 0 ||
+		    fetch_artifact(job->url, job->sha256, b.adir,
 				   cfg->max_artifact_mb << 20, s->tarball,
 				   sizeof(s->tarball), joblog, cancel, err,
 				   errlen) < 0)
 			return -1;
 		if (job->patch_url[0] != '\0' &&
-		    fetch_artifact(job->patch_url, job->patch_sha256, adir,
+		    fetch_artifact(job->patch_url, job->patch_sha256, b.adir,
 				   cfg->max_artifact_mb << 20, s->patch,
 				   sizeof(s->patch), joblog, cancel, err,
 				   errlen) < 0)
 			return -1;
 		return 0;
 	}
-	build_opts(&o, cfg, root, ccache, sizeof(ccache), cache_dir, cancel);
-	if (mkdir_p(root, 0755, err, errlen) < 0)
+	if (mkdir_p(b.root, 0755, err, errlen) < 0)
 		return -1;
-	blog = fopen(logpath, "ae");
+	blog = fopen(b.logpath, "ae");
 	if (blog == NULL) {
-		errf(err, errlen, "build log %s: %s", logpath, strerror(errno));
+		errf(err, errlen, "build log %s: %s", b.logpath, strerror(errno));
 		return -1;
 	}
 	if (joblog != NULL) {
 		fprintf(joblog, "git: fetching %s for %s (git's output in "
-			BUILD_LOG ")\n", job->url, job->git_commit[0] != '\0'
-			? job->git_commit : job->git_ref);
+			BUILD_LOG ")\n", job->url, ref);
 		fflush(joblog);
 	}
-	/* A bisection step builds its own commit of the rc's tree. */
-	rc = gitsrc_fetch(job->url, job->git_commit[0] != '\0' ? job->git_commit
-			  : job->git_ref, fileno(blog), &o, s->gitdir,
+	rc = gitsrc_fetch(job->url, ref, fileno(blog), &b.o, s->gitdir,
 			  sizeof(s->gitdir), s->commit, err, errlen);
 	fclose(blog);
 	if (rc == 0 && joblog != NULL) {
-		fprintf(joblog, "git: %s is %s\n", job->git_ref, s->commit);
+		fprintf(joblog, "git: %s is %s\n", ref, s->commit);
 		fflush(joblog);
 	}
 	return rc;
@@ -111,24 +121,18 @@ int buildjob_build(const struct job *job, const struct target *t,
 		   void *pcls, struct buildjob_result *out, char *err,
 		   size_t errlen)
 {
-	char adir[PATH_MAX], root[PATH_MAX], ccache[PATH_MAX], logpath[PATH_MAX],
-		image[PATH_MAX], tree[PATH_MAX], said[64];
+	char image[PATH_MAX], tree[PATH_MAX], said[64];
 	struct build_source src = { 0 };
-	struct build_options o;
+	struct job_build b;
 	struct build_result res;
 	double waited = now_monotonic();
 	int rc, lockfd = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (pathf(adir, sizeof(adir), "%s/artifacts", cache_dir) < 0 ||
-	    pathf(root, sizeof(root), "%s/build", cache_dir) < 0 ||
-	    pathf(logpath, sizeof(logpath), "%s/" BUILD_LOG, job_dir) < 0) {
-		errf(err, errlen, "cache path too long");
+	if (job_build_init(&b, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
 		return -1;
-	}
-	build_opts(&o, cfg, root, ccache, sizeof(ccache), cache_dir, cancel);
-	o.progress = progress;
-	o.pcls = pcls;
+	b.o.progress = progress;
+	b.o.pcls = pcls;
 	if (progress != NULL)
 		progress(pcls, "waiting", -1, -1);
 	/* The build budget: a second build waits here, cancellable. */
@@ -141,16 +145,16 @@ int buildjob_build(const struct job *job, const struct target *t,
 	}
 	waited = now_monotonic() - waited;
 	if (s->gitdir[0] != '\0') {
-		FILE *blog = fopen(logpath, "ae");
+		FILE *blog = fopen(b.logpath, "ae");
 
 		if (progress != NULL)
 			progress(pcls, "checkout", -1, -1);
 		rc = blog == NULL ? -1
 			: gitsrc_checkout(s->gitdir, s->commit, t->name,
-					  fileno(blog), &o, tree, sizeof(tree),
+					  fileno(blog), &b.o, tree, sizeof(tree),
 					  &lockfd, err, errlen);
 		if (blog == NULL)
-			errf(err, errlen, "build log %s: %s", logpath,
+			errf(err, errlen, "build log %s: %s", b.logpath,
 			     strerror(errno));
 		else
 			fclose(blog);
@@ -183,7 +187,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 			t->name, waited);
 		fflush(joblog);
 	}
-	rc = build_kernel(&src, t, &o, logpath, &res, err, errlen);
+	rc = build_kernel(&src, t, &b.o, b.logpath, &res, err, errlen);
 unlock:
 	if (lockfd >= 0)
 		close(lockfd);
@@ -204,8 +208,8 @@ unlock:
 	if (rc < 0)
 		return -1;
 	/* Into the cache under its hash, as if CI had posted it. */
-	if (mkdir_p(adir, 0755, err, errlen) < 0 ||
-	    pathf(image, sizeof(image), "%s/%s", adir, res.image_sha256) < 0) {
+	if (mkdir_p(b.adir, 0755, err, errlen) < 0 ||
+	    pathf(image, sizeof(image), "%s/%s", b.adir, res.image_sha256) < 0) {
 		errf(err, errlen, "cache path too long");
 		return -1;
 	}

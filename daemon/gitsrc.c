@@ -99,14 +99,13 @@ bad:
 static void git_env(char *env[], char storage[][PATH_MAX + 32],
 		    const struct build_options *o)
 {
-	const char *root = o->root;
 	const char *path = getenv("PATH");
 	size_t i = 0;
 
 	snprintf(storage[0], sizeof(storage[0]), "PATH=%s",
 		 path != NULL ? path : "/usr/bin:/bin");
 	env[i++] = storage[0];
-	snprintf(storage[1], sizeof(storage[1]), "HOME=%s", root);
+	snprintf(storage[1], sizeof(storage[1]), "HOME=%s", o->root);
 	env[i++] = storage[1];
 	env[i++] = "GIT_CONFIG_NOSYSTEM=1";
 	snprintf(storage[2], sizeof(storage[2]), "GIT_CONFIG_GLOBAL=%s",
@@ -123,35 +122,33 @@ static void git_env(char *env[], char storage[][PATH_MAX + 32],
 
 /* Runs git with argv (argv[0] is "git"), its output into logfd; 0 if it
  * exited 0, the exit status if not, -1 with err if it could not run. */
-static int git(const char *const argv[], const char *root, int logfd,
+static int git(const char *const argv[], int logfd,
 	       const struct build_options *o, double deadline, char *err,
 	       size_t errlen)
 {
 	char store[3][PATH_MAX + 32];
 	char *env[12];
 
-	(void)root;
 	git_env(env, store, o);
 	return build_run(argv, NULL, env, logfd, o, deadline, err, errlen);
 }
 
 /* Runs git and returns what it printed (NUL-terminated, caller frees), or
  * NULL with err (exit status in *status when it ran). */
-static char *git_out(const char *const argv[], const char *root,
-		     const struct build_options *o, double deadline,
-		     int *status, char *err, size_t errlen)
+static char *git_out(const char *const argv[], const struct build_options *o,
+		     double deadline, int *status, char *err, size_t errlen)
 {
 	char *buf = NULL;
 	struct stat sb;
-	int fd = open(root, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int fd = open(o->root, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	int st;
 
 	*status = -1;
 	if (fd < 0) {
-		errf(err, errlen, "temporary file in %s: %s", root, strerror(errno));
+		errf(err, errlen, "temporary file in %s: %s", o->root, strerror(errno));
 		return NULL;
 	}
-	st = git(argv, root, fd, o, deadline, err, errlen);
+	st = git(argv, fd, o, deadline, err, errlen);
 	*status = st;
 	if (st != 0) {
 		if (st > 0)
@@ -190,12 +187,11 @@ char *gitsrc_git_out(const char *gitdir, const char *const args[],
 	for (size_t i = 0; args[i] != NULL && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	return git_out(argv, o->root, o, now_monotonic() + 600, &status, err,
-		       errlen);
+	return git_out(argv, o, now_monotonic() + 600, &status, err, errlen);
 }
 
 /* Resolves rev in gitdir to a commit id; 0, 1 if it is not there, -1. */
-static int resolve(const char *gitdir, const char *rev, const char *root,
+static int resolve(const char *gitdir, const char *rev,
 		   const struct build_options *o, char commit[41], char *err,
 		   size_t errlen)
 {
@@ -207,7 +203,7 @@ static int resolve(const char *gitdir, const char *rev, const char *root,
 
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
-	out = git_out(argv, root, o, now_monotonic() + 60, &status, err, errlen);
+	out = git_out(argv, o, now_monotonic() + 60, &status, err, errlen);
 	if (out == NULL)
 		return status > 0 ? 1 : -1;
 	snprintf(commit, 41, "%.40s", out);
@@ -291,7 +287,7 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 				       NULL };
 
 		fprintf(log, "git: new cached clone of %s in %s\n", url, gitdir);
-		if (git(init, o->root, logfd, o, deadline, err, errlen) != 0) {
+		if (git(init, logfd, o, deadline, err, errlen) != 0) {
 			if (err[0] == '\0')
 				errf(err, errlen, "git init %s failed", gitdir);
 			rm_rf(gitdir);
@@ -310,7 +306,7 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 			"+refs/tags/*:refs/tags/*", NULL };
 
 		fprintf(log, "git: fetching %s\n", url);
-		st = git(fetch, o->root, logfd, o, deadline, err, errlen);
+		st = git(fetch, logfd, o, deadline, err, errlen);
 		if (st != 0) {
 			if (st > 0)
 				errf(err, errlen, "git fetch %s exited with %d (its"
@@ -319,22 +315,22 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		}
 	}
 	if (gitsrc_is_commit(ref)) {
-		st = resolve(gitdir, ref, o->root, o, commit, err, errlen);
+		st = resolve(gitdir, ref, o, commit, err, errlen);
 		if (st == 1) {
 			/* Not on any branch or tag: ask for it by id. */
 			const char *byid[] = { "git", gd, "-c", "fetch.unpackLimit=1",
 					       "fetch", "--quiet", "--no-auto-gc",
 					       url, ref, NULL };
 
-			if (git(byid, o->root, logfd, o, deadline, err, errlen) < 0)
+			if (git(byid, logfd, o, deadline, err, errlen) < 0)
 				goto out;
-			st = resolve(gitdir, ref, o->root, o, commit, err, errlen);
+			st = resolve(gitdir, ref, o, commit, err, errlen);
 		}
 		if (st == 1)
 			errf(err, errlen, "commit %s is not in %s", ref, url);
 	} else {
 		snprintf(remote, sizeof(remote), "refs/remotes/origin/%s", ref);
-		st = resolve(gitdir, remote, o->root, o, commit, err, errlen);
+		st = resolve(gitdir, remote, o, commit, err, errlen);
 		if (st == 1)
 			errf(err, errlen, "%s has no branch %s", url, ref);
 	}
@@ -391,8 +387,8 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 				      "--detach", "--force", tree, commit, NULL };
 
 		rm_rf(tree);
-		git(prune, o->root, logfd, o, deadline, err, errlen);
-		st = git(add, o->root, logfd, o, deadline, err, errlen);
+		git(prune, logfd, o, deadline, err, errlen);
+		st = git(add, logfd, o, deadline, err, errlen);
 	} else {
 		const char *co[] = { "git", "-C", tree, "checkout", "--quiet",
 				     "--detach", "--force", commit, NULL };
@@ -401,9 +397,9 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		const char *clean[] = { "git", "-C", tree, "clean", "-ffdxq",
 					"-e", "/build/", NULL };
 
-		st = git(co, o->root, logfd, o, deadline, err, errlen);
+		st = git(co, logfd, o, deadline, err, errlen);
 		if (st == 0)
-			st = git(clean, o->root, logfd, o, deadline, err, errlen);
+			st = git(clean, logfd, o, deadline, err, errlen);
 	}
 	if (st != 0) {
 		if (st > 0)

@@ -157,6 +157,9 @@ int kversion_running(const char *release, const char *uts, char *out,
 /* Orders two versions of one branch: 6.1.63 < 6.1.64-rc1 < 6.1.64-rc2 <
  * 6.1.64 (a release comes after its rcs). <0, 0, >0. */
 int kversion_cmp(const struct kversion *a, const struct kversion *b);
+/* The release an rc applies to, "6.1.63" for 6.1.64-rc1 and "6.1" for
+ * 6.1.1-rc1 (its tarball, its tag v6.1.63). */
+void kversion_previous(const struct kversion *v, char *out, size_t len);
 /* 1 if running ("6.1.64", from kversion_running) is want's X.Y.Z: an rc
  * kernel says 6.1.64(-rc1) for 6.1.64-rc1. */
 int kversion_matches(const struct kversion *want, const char *running);

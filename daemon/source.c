@@ -58,13 +58,7 @@ int source_urls(const char *version, const char *patch_url, char *tarball,
 		errf(err, errlen, "patch URL does not end in %s", want);
 		return -1;
 	}
-	/* The previous release: 6.1.64-rc1 applies to 6.1.63, 6.1.1-rc1
-	 * to 6.1. */
-	if (kv.patch > 1)
-		snprintf(base, sizeof(base), "%ld.%ld.%ld", kv.major, kv.minor,
-			 kv.patch - 1);
-	else
-		snprintf(base, sizeof(base), "%ld.%ld", kv.major, kv.minor);
+	kversion_previous(&kv, base, sizeof(base));
 	dirlen = (size_t)(sr - patch_url);
 	if (pathf(name, nlen, "linux-%s.tar.xz", base) < 0 ||
 	    pathf(tarball, tlen, "%.*s/%s", (int)dirlen, patch_url, name) < 0 ||

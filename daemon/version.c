@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,4 +117,12 @@ int kversion_cmp(const struct kversion *a, const struct kversion *b)
 	if (a->rc == 0 || b->rc == 0)	/* the release after its rcs */
 		return a->rc == 0 ? 1 : -1;
 	return a->rc < b->rc ? -1 : 1;
+}
+
+void kversion_previous(const struct kversion *v, char *out, size_t len)
+{
+	if (v->patch > 1)
+		snprintf(out, len, "%ld.%ld.%ld", v->major, v->minor, v->patch - 1);
+	else
+		snprintf(out, len, "%ld.%ld", v->major, v->minor);
 }
