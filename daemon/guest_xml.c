@@ -260,35 +260,25 @@ static int xml_devices(struct xbuf *b, const struct guest_spec *s,
 			    "      <target port='0'/>\n"
 			    "    </serial>\n"
 			    "    <channel type='unix'>\n"
-			    "      <source mode='bind'/>\n"
-			    "      <target type='virtio' name='");
-		if (xml_text(b, "channel_name", s->channel_name, err,
-			     errlen) < 0)
-			return -1;
-		xbuf_printf(b, "'/>\n"
-			    "      <address type='virtio-serial' controller='0' "
-			    "bus='0' port='1'/>\n"
-			    "    </channel>\n"
-			    "    <memballoon model='none'/>\n"
-			    "  </devices>\n");
-		return 0;
-	}
-	if (s->console_log != NULL) {
-		xbuf_printf(b, "    <serial type='file'>\n"
+			    "      <source mode='bind'/>\n");
+	} else {
+		if (s->console_log != NULL) {
+			xbuf_printf(b, "    <serial type='file'>\n"
+				    "      <source path='");
+			if (xml_text(b, "console_log", s->console_log, err,
+				     errlen) < 0)
+				return -1;
+			xbuf_printf(b, "' append='off'/>\n"
+				    "      <target port='0'/>\n"
+				    "    </serial>\n");
+		}
+		xbuf_printf(b, "    <channel type='file'>\n"
 			    "      <source path='");
-		if (xml_text(b, "console_log", s->console_log, err,
-			     errlen) < 0)
+		if (xml_text(b, "channel_log", s->channel_log, err, errlen) < 0)
 			return -1;
-		xbuf_printf(b, "' append='off'/>\n"
-			    "      <target port='0'/>\n"
-			    "    </serial>\n");
+		xbuf_printf(b, "' append='off'/>\n");
 	}
-	xbuf_printf(b, "    <channel type='file'>\n"
-		    "      <source path='");
-	if (xml_text(b, "channel_log", s->channel_log, err, errlen) < 0)
-		return -1;
-	xbuf_printf(b, "' append='off'/>\n"
-		    "      <target type='virtio' name='");
+	xbuf_printf(b, "      <target type='virtio' name='");
 	if (xml_text(b, "channel_name", s->channel_name, err, errlen) < 0)
 		return -1;
 	xbuf_printf(b, "'/>\n"
