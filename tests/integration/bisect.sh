@@ -13,16 +13,7 @@
 # failing tests, and says so in the rc's thread.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-echo "1..12"
-if [ ! -r /usr/src/linux-source-6.1.tar.xz ] || ! command -v git >/dev/null; then
-	for i in $(seq 1 12); do skip_test "bisect $i" "no linux-source-6.1 or git (scripts/setup)"; done
-	exit 0
-fi
-SRV=$(mktemp -d)
-work=$(mktemp -d)
-git_serve_repo "$SRV" linux-stable-rc || { echo "Bail out! cannot make the git fixture"; exit 1; }
-REPO=$SRV/linux-stable-rc.git
-B=linux-6.1.y
+git_test_begin 12 "bisect"
 UPSTREAM=91562895f8030cb9a0470b1db49de79346a69f91
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
 h1=$(git_commit "$REPO" $B "README: a harmless backport" "commit 1111111111111111111111111111111111111111 upstream." \
@@ -42,8 +33,6 @@ rc1=$(git_version "$REPO" $B 193 -rc1)
 	{ echo "Bail out! cannot commit to the fixture"; exit 1; }
 git_daemon "$SRV" || { echo "Bail out! git daemon"; exit 1; }
 URL=$GIT_URL/linux-stable-rc.git
-CACHE=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
-KEY=$(printf '%s' "$URL" | sha256sum | cut -c1-16)
 
 start_smtpd
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
@@ -115,6 +104,5 @@ done
 check "the culprit is a follow-up in the rc's thread" [ -n "$sent" ]
 check "the follow-up names the upstream commit" sh -c "[ -n '$sent' ] && grep -q '$UPSTREAM' '$sent'"
 stop_smtpd
-stop_git_daemon
-rm -rf "$SRV" "$work" "$CACHE/build/git/$KEY.git" "$CACHE/build/git/$KEY.git.wt" "$CACHE/build/git/$KEY.git.lock"
+git_test_end
 exit 0

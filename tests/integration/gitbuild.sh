@@ -14,16 +14,7 @@
 #   infra errors that say why, never results.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-echo "1..19"
-if [ ! -r /usr/src/linux-source-6.1.tar.xz ] || ! command -v git >/dev/null; then
-	for i in $(seq 1 19); do skip_test "git build $i" "no linux-source-6.1 or git (scripts/setup)"; done
-	exit 0
-fi
-SRV=$(mktemp -d)
-work=$(mktemp -d)
-git_serve_repo "$SRV" linux-stable-rc || { echo "Bail out! cannot make the git fixture"; exit 1; }
-REPO=$SRV/linux-stable-rc.git
-B=linux-6.1.y
+git_test_begin 19 "git build"
 c1=$(git_commit "$REPO" $B "README: a harmless backport" "commit 1111111111111111111111111111111111111111 upstream." \
 	'sed:README:s/^Linux kernel$/Linux kernel (stable)/')
 c2=$(git_commit "$REPO" $B "Revert \"iomap: update ki_pos a little later in iomap_dio_complete\"" \
@@ -33,13 +24,6 @@ rc1=$(git_version "$REPO" $B 193 -rc1)
 [ -n "$c1" ] && [ -n "$c2" ] && [ -n "$rc1" ] || { echo "Bail out! cannot commit to the fixture"; exit 1; }
 git_daemon "$SRV" || { echo "Bail out! git daemon"; exit 1; }
 URL=$GIT_URL/linux-stable-rc.git
-CACHE=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
-KEY=$(printf '%s' "$URL" | sha256sum | cut -c1-16)
-cleanup_git() {
-	stop_git_daemon
-	rm -rf "$SRV" "$work" "$CACHE/build/git/$KEY.git" "$CACHE/build/git/$KEY.git.wt" \
-		"$CACHE/build/git/$KEY.git.lock"
-}
 
 start_smtpd
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
@@ -147,5 +131,5 @@ req GET /api/v1/releases/6.1.193-rc3
 check "neither has a regression; their gates are incomplete" \
 	[ "$r94" = 0 -a "$(jqb '.regressions | length')" = 0 -a "$(jqb .gate.verdict)" = incomplete ]
 stop_smtpd
-cleanup_git
+git_test_end
 exit 0

@@ -127,3 +127,28 @@ stop_git_daemon() {
 	wait "$GIT_DAEMON_PID" 2>/dev/null
 	GIT_DAEMON_PID=
 }
+
+# git_test_begin N WHAT: a git test's start: its TAP plan (every check
+# skipped, and the script ends, without linux-source-6.1 or git); SRV and
+# work, temporary; REPO, the served stable-rc-like tree, and B, its branch.
+git_test_begin() {
+	echo "1..$1"
+	if [ ! -r /usr/src/linux-source-6.1.tar.xz ] || ! command -v git >/dev/null; then
+		for i in $(seq 1 "$1"); do skip_test "$2 $i" "no linux-source-6.1 or git (scripts/setup)"; done
+		exit 0
+	fi
+	SRV=$(mktemp -d)
+	work=$(mktemp -d)
+	git_serve_repo "$SRV" linux-stable-rc || { echo "Bail out! cannot make the git fixture"; exit 1; }
+	REPO=$SRV/linux-stable-rc.git
+	B=linux-6.1.y
+}
+
+# git_test_end: the git daemon, the temporary directories and what rcgated
+# cached of the tree at URL (its clone, worktrees and lock).
+git_test_end() {
+	local key cache=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}/build/git
+	key=$(printf '%s' "$URL" | sha256sum | cut -c1-16)
+	stop_git_daemon
+	rm -rf "$SRV" "$work" "$cache/$key.git" "$cache/$key.git.wt" "$cache/$key.git.lock"
+}
