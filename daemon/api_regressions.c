@@ -86,6 +86,14 @@ static json_t *regression_json(int64_t id)
 				}
 				json_object_set_new(b, lists[l], ids);
 			}
+			/* Stored as JSON text (prereq.c): an array, or null. */
+			const char *pl = json_string_value(json_object_get(b, "prerequisites"));
+			json_t *list = pl != NULL ? json_loads(pl, 0, NULL) : NULL;
+
+			json_object_set_new(b, "prerequisites",
+					    json_is_array(list) ? list : json_null());
+			if (list != NULL && !json_is_array(list))
+				json_decref(list);
 		}
 		json_object_set_new(r, "bisections", bis);
 	}

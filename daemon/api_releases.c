@@ -847,7 +847,10 @@ int h_kcidb(struct http_request *req, struct http_response *resp)
 		kg[i] = (struct kcidb_regression){
 			jid(reg), json_string_value(json_object_get(reg, "test")),
 			json_string_value(json_object_get(reg, "target")),
-			(int)json_integer_value(json_object_get(reg, "flaky")) };
+			(int)json_integer_value(json_object_get(reg, "flaky")),
+			json_string_value(json_object_get(reg, "culprit")),
+			json_string_value(json_object_get(reg, "culprit_subject")),
+			json_string_value(json_object_get(reg, "culprit_upstream")) };
 	}
 	json_array_foreach(jobs, i, job) {
 		json_t *res;

@@ -34,6 +34,7 @@
 #include "rcgate.h"
 #include "build.h"
 #include "report.h"
+#include "prereq.h"
 
 int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
 		size_t *lo_out, size_t *hi_out)
@@ -259,61 +260,129 @@ static int start(struct store *st, const struct engine_context *c,
 	return rc;
 }
 
-/* Tells the bisected rc's thread (and the webhook) what was found. */
-static void announce_result(struct store *st, const struct engine_context *c,
-			    const struct bisection_row *b, const char *text)
+/* The follow-up's text for a finished bisection row (Q_BISECTION). */
+static void followup_text(const json_t *b, const char *farm, struct strbuf *sb)
+{
+#define F(k) json_string_value(json_object_get(b, k))
+	const char *state = F("state"), *upstream = F("culprit_upstream"),
+		*others = F("same_cause_in"), *prereqs = F("prerequisites"),
+		*pmsg = F("prereq_message"), *pstate = F("prereq_state");
+	long long reg = (long long)json_integer_value(json_object_get(b, "regression_id"));
+
+	if (state != NULL && strcmp(state, "found") == 0) {
+		strbuf_printf(sb, "%s bisected regression #%lld (%s on %s) in %s.\n\n"
+			      "First bad commit: %s (\"%s\")\n", farm, reg,
+			      F("test"), F("target"), F("version"), F("culprit"),
+			      F("culprit_subject") ? F("culprit_subject") : "");
+		if (upstream != NULL)
+			strbuf_printf(sb, "It is the backport of upstream commit"
+				      " %s.\n", upstream);
+		strbuf_printf(sb, "\nBisected between %.12s (good) and %.12s (the"
+			      " rc): %lld commits, %lld steps.\n", F("good"),
+			      F("bad"),
+			      (long long)json_integer_value(json_object_get(b, "commits")),
+			      (long long)json_integer_value(json_object_get(b, "steps")));
+		if (upstream != NULL && others != NULL)
+			strbuf_printf(sb, "\nThe same upstream commit was found by"
+				      " bisection in %s: one cause, in every"
+				      " branch that carries it.\n", others);
+	} else {
+		strbuf_printf(sb, "%s", F("message") ? F("message") : "");
+	}
+	if (pstate != NULL && strcmp(pstate, "pending") != 0) {
+		json_t *list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
+		size_t i;
+		json_t *c;
+
+		if (json_array_size(list) > 0) {
+			strbuf_printf(sb, "\nPrerequisite candidates. This is a hint,"
+				      " not a finding: upstream commits between the"
+				      " branch's base release and %.12s that this"
+				      " branch lacks and that touch what the culprit"
+				      " touches, best match first:\n", upstream);
+			json_array_foreach(list, i, c)
+				strbuf_printf(sb, "  %.12s (\"%s\"): %s\n",
+					json_string_value(json_object_get(c, "commit")),
+					json_string_value(json_object_get(c, "subject")),
+					json_string_value(json_object_get(c, "why")));
+		} else {
+			strbuf_printf(sb, "\nNo prerequisite candidates: %s.\n",
+				      pmsg != NULL ? pmsg : "none found");
+		}
+		json_decref(list);
+	}
+	strbuf_printf(sb, "\nThe regression: /api/v1/regressions/%lld\n", reg);
+#undef F
+}
+
+void bisect_announce(struct store *st, const struct config *cfg, int64_t id)
 {
 	struct rowset rels = { 0 };
 	const struct release_row *rel;
-	char err[512], date[64];
+	char err[512], date[64], text[8192];
 	struct announcement ann;
+	struct strbuf sb;
+	json_t *rows, *b;
 	char *email;
 	time_t now = time(NULL);
 	struct tm tm;
 
-	if (c->cfg->webhook_url[0] != '\0') {
-		json_t *p = json_pack("{s:s,s:s,s:I,s:s}", "event", "bisection",
-				      "version", b->version, "regression",
-				      (json_int_t)b->regression_id, "text", text);
+	rows = store_rows(st, Q_BISECTION, err, sizeof(err), "i", id);
+	b = json_array_get(rows, 0);
+	if (b == NULL) {
+		log_err("bisection %lld: no follow-up: %s", (long long)id,
+			rows == NULL ? err : "no such bisection");
+		json_decref(rows);
+		return;
+	}
+	strbuf_init(&sb, text, sizeof(text));
+	followup_text(b, cfg->farm, &sb);
+	if (cfg->webhook_url[0] != '\0') {
+		json_t *p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection",
+				      "version", json_string_value(json_object_get(b, "version")),
+				      "regression", json_object_get(b, "regression_id"),
+				      "text", text);
 		char *s = p != NULL ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS)
 				    : NULL;
 
 		if (s != NULL)
 			store_outbox_add(st, &(struct outbox_in){ "webhook",
-				c->cfg->webhook_url, s }, NULL, 0);
+				cfg->webhook_url, s }, NULL, 0);
 		free(s);
 		json_decref(p);
 	}
-	if (c->cfg->smtp_url[0] == '\0' ||
-	    store_release_get(st, b->release_id, &rels, err, sizeof(err)) < 0)
-		return;
-	rel = rels.v;
-	if (rels.n == 1 && engine_announcement(rel, &ann)) {
-		gmtime_r(&now, &tm);
-		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
-		email = report_followup_email(&ann, c->cfg->farm, rel->version,
-					      c->cfg->mail_from, date, text, err,
-					      sizeof(err));
-		if (email == NULL)
-			log_warn("bisection %lld: no mail: %s", (long long)b->id, err);
-		else if (store_outbox_add(st, &(struct outbox_in){ "smtp",
-				c->cfg->smtp_url, email }, err, sizeof(err)) < 0)
-			log_err("bisection %lld: %s", (long long)b->id, err);
-		free(email);
+	if (cfg->smtp_url[0] != '\0' &&
+	    store_release_get(st, json_integer_value(json_object_get(b, "release_id")),
+			      &rels, err, sizeof(err)) == 0) {
+		rel = rels.v;
+		if (rels.n == 1 && engine_announcement(rel, &ann)) {
+			gmtime_r(&now, &tm);
+			strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
+			email = report_followup_email(&ann, cfg->farm, rel->version,
+						      cfg->mail_from, date, text, err,
+						      sizeof(err));
+			if (email == NULL)
+				log_warn("bisection %lld: no mail: %s", (long long)id, err);
+			else if (store_outbox_add(st, &(struct outbox_in){ "smtp",
+					cfg->smtp_url, email }, err, sizeof(err)) < 0)
+				log_err("bisection %lld: %s", (long long)id, err);
+			free(email);
+		}
+		rowset_free(&rels);
 	}
-	rowset_free(&rels);
+	json_decref(rows);
 }
 
 static int finish(struct store *st, const struct engine_context *c,
-		  const struct bisection_row *b, size_t nsteps, int outcome,
-		  size_t lo, size_t hi, const char *why)
+		  const struct bisection_row *b, int outcome, size_t lo,
+		  size_t hi, const char *why)
 {
 	char root[PATH_MAX], gitdir[PATH_MAX], first[41], last[41], err[512],
-		upstream[41] = "", subject[256] = "", text[4096];
+		upstream[41] = "", subject[256] = "", text[2048];
 	const char *fmt[] = { "log", "-1", "--format=%s%n%n%b", first, NULL };
 	struct build_options o;
 	struct strbuf sb;
-	const char *state;
+	const char *state, *prereq = NULL;
 	char *log = NULL;
 
 	opts(&o, c, root, sizeof(root));
@@ -332,16 +401,10 @@ static int finish(struct store *st, const struct engine_context *c,
 	}
 	if (outcome == BISECT_FOUND) {
 		state = "found";
-		strbuf_printf(&sb, "%s bisected regression #%lld (%s on %s) in"
-			      " %s.\n\nFirst bad commit: %s (\"%s\")\n",
-			      c->cfg->farm, (long long)b->regression_id, b->test,
-			      b->target, b->version, last, subject);
-		if (upstream[0] != '\0')
-			strbuf_printf(&sb, "It is the backport of upstream commit"
-				      " %s.\n", upstream);
-		strbuf_printf(&sb, "\nBisected between %.12s (good) and %.12s (the"
-			      " rc): %zu commits, %zu steps.\n", b->good, b->bad,
-			      ncommits(b->commits), nsteps);
+		/* With an upstream tree, the follow-up waits for the
+		 * prerequisite search (prereq.c) and says both at once. */
+		if (upstream[0] != '\0' && c->cfg->bisect_upstream_git[0] != '\0')
+			prereq = "pending";
 	} else if (outcome == BISECT_AMBIGUOUS) {
 		state = "ambiguous";
 		strbuf_printf(&sb, "%s bisected regression #%lld (%s on %s) in"
@@ -355,22 +418,23 @@ static int finish(struct store *st, const struct engine_context *c,
 		state = "failed";
 		strbuf_printf(&sb, "%s", why);
 	}
-	strbuf_printf(&sb, "\nThe regression: /api/v1/regressions/%lld\n",
-		      (long long)b->regression_id);
 	if (store_bisection_finish(st, b->id, state,
 				   outcome == BISECT_FOUND ? last : NULL,
 				   subject[0] ? subject : NULL,
 				   upstream[0] ? upstream : NULL,
 				   outcome == BISECT_AMBIGUOUS ? first : NULL,
 				   outcome == BISECT_AMBIGUOUS ? last : NULL,
-				   outcome == BISECT_FOUND ? NULL : text, err,
-				   sizeof(err)) < 0)
+				   outcome == BISECT_FOUND ? NULL : text, prereq,
+				   err, sizeof(err)) < 0)
 		return -1;
-	log_info("bisection %lld: %s%s%s", (long long)b->id, state,
+	log_info("bisection %lld: %s%s%s%s", (long long)b->id, state,
 		 outcome == BISECT_FOUND ? ": " : "",
-		 outcome == BISECT_FOUND ? last : "");
-	if (outcome != BISECT_EMPTY)
-		announce_result(st, c, b, text);
+		 outcome == BISECT_FOUND ? last : "",
+		 prereq != NULL ? " (prerequisite search next)" : "");
+	if (prereq != NULL)
+		prereq_kick();
+	else if (outcome != BISECT_EMPTY)
+		bisect_announce(st, c->cfg, b->id);
 	return 0;
 }
 
@@ -407,7 +471,7 @@ static int drive(struct store *st, const struct engine_context *c,
 		if (strcmp(s[i].state, JS_CANCELLED) == 0) {
 			snprintf(why, sizeof(why), "Bisection stopped: step job %lld"
 				 " was cancelled.\n", (long long)s[i].id);
-			rc = finish(st, c, b, steps.n, BISECT_EMPTY, 0, 0, why);
+			rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
 			goto out;
 		}
 		if (strcmp(s[i].state, JS_DONE) == 0 && s[i].status != NULL &&
@@ -424,7 +488,7 @@ static int drive(struct store *st, const struct engine_context *c,
 					 " good end %.12s does not reproduce: %s %s"
 					 " there.\n", b->good, b->test, d == BISECT_BAD
 					 ? "fails" : "could not be judged");
-				rc = finish(st, c, b, steps.n, BISECT_EMPTY, 0, 0, why);
+				rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
 				goto out;
 			}
 			good_checked = 1;
@@ -456,7 +520,7 @@ static int drive(struct store *st, const struct engine_context *c,
 				 commit, hi - lo + 1, n);
 		goto out;
 	}
-	rc = finish(st, c, b, steps.n, outcome, lo, hi, NULL);
+	rc = finish(st, c, b, outcome, lo, hi, NULL);
 out:
 	if (rc < 0 && err[0] != '\0')
 		log_err("bisection %lld: %s", (long long)b->id, err);

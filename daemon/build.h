@@ -118,8 +118,8 @@ int gitsrc_makefile_version(const char *tree, char *out, size_t outlen);
 int build_verify_signed(const char *signed_path, const char *keyring,
 			const char *out, const char *home, char *err,
 			size_t errlen);
-/* What git --git-dir=gitdir args... printed (NUL-terminated, free it), or
- * NULL with err. */
+/* What git --git-dir=gitdir args... (at most 93) printed (NUL-terminated,
+ * free it; at most 32 MiB), or NULL with err. */
 char *gitsrc_git_out(const char *gitdir, const char *const args[],
 		     const struct build_options *o, char *err, size_t errlen);
 

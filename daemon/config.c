@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rcgate.h"
+#include "build.h"
 #include "hosts.h"
 
 enum dtype { D_STRING, D_LONG, D_ENUM };
@@ -130,6 +131,8 @@ static const struct directive directives[] = {
 	  "OpenPGP keyring (gpgv's --keyring) that signs sha256sums.asc beside the release tarballs; empty: the file's hashes are used unverified" },
 	{ "build", "git_config", D_STRING, OFF(build_git_config), "", 0, 0, NULL,
 	  "a git configuration file for fetches (e.g. url.<mirror>.insteadOf rules); empty: none" },
+	{ "bisect", "upstream_git", D_STRING, OFF(bisect_upstream_git), "", 0, 0, NULL,
+	  "the upstream (mainline) tree searched for the prerequisites a bisected backport may lack, e.g. https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git; empty: no search" },
 };
 
 #define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))
@@ -331,7 +334,9 @@ int config_parse(struct config *c, const char *text, const char *name,
 			errf(err, errlen, "%s:%d: value too long", name, lineno);
 			return -1;
 		}
-		if (directive_set(c, d, value, sub, sizeof(sub)) < 0) {
+		if (directive_set(c, d, value, sub, sizeof(sub)) < 0 ||
+		    (d->offset == OFF(bisect_upstream_git) && value[0] != '\0' &&
+		     gitsrc_url_check(value, sub, sizeof(sub)) < 0)) {
 			errf(err, errlen, "%s:%d: %s", name, lineno, sub);
 			return -1;
 		}

@@ -25,7 +25,7 @@
 #include "rcgate.h"
 #include "build.h"
 
-#define GIT_OUT_MAX (4u << 20)	/* what one git command may print to us */
+#define GIT_OUT_MAX (32u << 20)	/* what one git command may print to us */
 
 int gitsrc_is_commit(const char *s)
 {
@@ -176,7 +176,7 @@ out:
 char *gitsrc_git_out(const char *gitdir, const char *const args[],
 		     const struct build_options *o, char *err, size_t errlen)
 {
-	const char *argv[32];
+	const char *argv[96];
 	char gd[PATH_MAX + 16];
 	size_t n = 0;
 	int status;
@@ -184,7 +184,7 @@ char *gitsrc_git_out(const char *gitdir, const char *const args[],
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	argv[n++] = "git";
 	argv[n++] = gd;
-	for (size_t i = 0; args[i] != NULL && n < 31; i++)
+	for (size_t i = 0; args[i] != NULL && n < 95; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	return git_out(argv, o, now_monotonic() + 600, &status, err, errlen);

@@ -91,6 +91,12 @@ static void path_append(char *out, size_t len, const char *part)
 	out[n] = '\0';
 }
 
+/* An issue gains a version when its culprit is known. */
+static int issue_version(const struct kcidb_regression *g)
+{
+	return g->culprit != NULL ? 2 : 1;
+}
+
 static void set_string(json_t *o, const char *key, const char *value)
 {
 	if (value != NULL && value[0] != '\0')
@@ -116,16 +122,43 @@ json_t *kcidb_submission(const char *farm, const struct kcidb_release *rel,
 	set_string(co, "git_repository_branch", rel->git_branch);
 	set_string(co, "message_id", rel->message_id);
 	for (size_t i = 0; i < nregs; i++) {
-		char issue_id[96], comment[512];
+		char issue_id[96], comment[1024], report[1200];
+		const struct kcidb_regression *g = &regs[i];
+		json_t *issue;
 
-		if (regs[i].flaky)
+		if (g->flaky)
 			continue;
 		snprintf(issue_id, sizeof(issue_id), "%s:regression%lld", origin,
-			 (long long)regs[i].id);
-		snprintf(comment, sizeof(comment), "%s fails on %s (regression %lld)",
-			 regs[i].test, regs[i].target, (long long)regs[i].id);
-		json_array_append_new(issues, json_pack("{s:s,s:i,s:s,s:s}", "id",
-			issue_id, "version", 1, "origin", origin, "comment", comment));
+			 (long long)g->id);
+		if (g->culprit != NULL)
+			snprintf(comment, sizeof(comment), "%s fails on %s (regression"
+				 " %lld): first bad commit %s (\"%s\")%s%s", g->test,
+				 g->target, (long long)g->id, g->culprit,
+				 g->culprit_subject != NULL ? g->culprit_subject : "",
+				 g->culprit_upstream != NULL ? ", backport of upstream " : "",
+				 g->culprit_upstream != NULL ? g->culprit_upstream : "");
+		else
+			snprintf(comment, sizeof(comment), "%s fails on %s (regression"
+				 " %lld)", g->test, g->target, (long long)g->id);
+		issue = json_pack("{s:s,s:i,s:s,s:s}", "id", issue_id, "version",
+				  issue_version(g), "origin", origin, "comment",
+				  comment);
+		if (g->culprit != NULL) {
+			json_t *misc = json_pack("{s:s}", "culprit_commit", g->culprit);
+
+			if (g->culprit_upstream != NULL)
+				json_object_set_new(misc, "culprit_upstream",
+						    json_string(g->culprit_upstream));
+			json_object_set_new(issue, "culprit", json_pack("{s:b,s:b,s:b}",
+				"code", 1, "tool", 0, "harness", 0));
+			json_object_set_new(issue, "misc", misc);
+		}
+		if (public) {
+			snprintf(report, sizeof(report), "%s/api/v1/regressions/%lld",
+				 rel->public_url, (long long)g->id);
+			json_object_set_new(issue, "report_url", json_string(report));
+		}
+		json_array_append_new(issues, issue);
 	}
 	for (size_t j = 0; j < njobs; j++) {
 		const struct kcidb_job *job = &jobs[j];
@@ -169,7 +202,8 @@ json_t *kcidb_submission(const char *farm, const struct kcidb_release *rel,
 			json_array_append_new(incidents, json_pack(
 				"{s:s,s:s,s:s,s:i,s:s,s:b}", "id", incident_id,
 				"origin", origin, "issue_id", issue_id,
-				"issue_version", 1, "build_id", build_id, "present", 1));
+				"issue_version", issue_version(&regs[r]), "build_id",
+				build_id, "present", 1));
 		}
 		for (size_t k = 0; k < job->nresults; k++) {
 			const struct kcidb_result *res = &job->results[k];
@@ -212,8 +246,8 @@ json_t *kcidb_submission(const char *farm, const struct kcidb_release *rel,
 				json_array_append_new(incidents, json_pack(
 					"{s:s,s:s,s:s,s:i,s:s,s:b}", "id", incident_id,
 					"origin", origin, "issue_id", issue_id,
-					"issue_version", 1, "test_id", test_id,
-					"present", 1));
+					"issue_version", issue_version(&regs[r]),
+					"test_id", test_id, "present", 1));
 			}
 		}
 	}

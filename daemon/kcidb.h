@@ -38,6 +38,10 @@ struct kcidb_regression {
 	int64_t id;
 	const char *test, *target;
 	int flaky;
+	/* A bisection's first bad commit (NULL: not bisected): the issue
+	 * then says its culprit is the code, names the commit, and is
+	 * version 2 (KCIDB triages on an issue's highest version). */
+	const char *culprit, *culprit_subject, *culprit_upstream;
 };
 
 struct kcidb_release {

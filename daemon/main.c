@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "rcgate.h"
+#include "prereq.h"
 #include "announce.h"
 #include "guest.h"
 #include "hosts.h"
@@ -313,7 +314,8 @@ int main(int argc, char **argv)
 		if (notify_start(&cfg, db, err, sizeof(err)) < 0)
 			goto fail;
 		if (trigger_start(&cfg, db, err, sizeof(err)) < 0 ||
-		    source_start(&cfg, db, cache, err, sizeof(err)) < 0)
+		    source_start(&cfg, db, cache, err, sizeof(err)) < 0 ||
+		    prereq_start(&cfg, db, cache, err, sizeof(err)) < 0)
 			goto fail;
 	}
 	write_runfile(cfg.state_dir, "rcgated.pid", (long)getpid());
@@ -338,6 +340,7 @@ fail:
 	log_err("%s", err);
 stop:
 	http_stop(http);
+	prereq_stop();
 	source_stop();
 	trigger_stop();
 	notify_stop();

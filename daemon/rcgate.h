@@ -117,6 +117,7 @@ struct config {
 	char *build_announced_source;	/* "patch" or "git" */
 	char *build_keyring;		/* gpgv keyring for sha256sums.asc */
 	char *build_git_config;		/* GIT_CONFIG_GLOBAL of fetches */
+	char *bisect_upstream_git;	/* "": no prerequisite search */
 	char *mail_from;
 	char *smtp_url;		/* empty: no mail */
 	char *webhook_url;	/* empty: no webhook */
@@ -188,6 +189,11 @@ struct engine_context;
 struct store;
 int bisect_run_once(struct store *, const struct engine_context *,
 		    char *err, size_t errlen);
+/* Tells the bisected rc's thread (and the webhook) what bisection id
+ * found, from the store: the culprit, other rcs whose bisection named the
+ * same upstream commit, and the prerequisite candidates if searched. */
+struct config;
+void bisect_announce(struct store *, const struct config *, int64_t id);
 
 /* ---- jobstate.c: the job state table ---- */
 #define JS_QUEUED "queued"
@@ -317,7 +323,8 @@ enum store_query {
 	Q_BISECTION,		/* bisection id */
 	Q_REGRESSION_BISECTIONS,	/* regression id: its bisections, and
 				 * the regressions that share a culprit */
-	Q_BISECT_THREADS,	/* regression id: the rcs to tell (threads) */
+	Q_PREREQ_PENDING,	/* (none): bisections whose prerequisite
+				 * search is to run (prereq.c) */
 	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
@@ -436,11 +443,18 @@ int store_bisection_create(struct store *, const struct bisect_candidate *,
 int store_bisect_step_add(struct store *, int64_t bisection_id,
 			  int64_t rc_job_id, const char *commit,
 			  const char *only_tests, char *err, size_t errlen);
+/* prereq_state: NULL, or "pending" when the follow-up waits for the
+ * prerequisite search (prereq.c). */
 int store_bisection_finish(struct store *, int64_t id, const char *state,
 			   const char *culprit, const char *subject,
 			   const char *upstream, const char *range_first,
 			   const char *range_last, const char *message,
-			   char *err, size_t errlen);
+			   const char *prereq_state, char *err, size_t errlen);
+/* The search's answer: state "done" or "failed", list a JSON array (or
+ * NULL), message what it did or why it failed. */
+int store_prereq_finish(struct store *, int64_t id, const char *state,
+			const char *list, const char *message, char *err,
+			size_t errlen);
 /* One delivery (a follow-up mail or a webhook) outside a report. */
 struct outbox_in;
 int store_outbox_add(struct store *, const struct outbox_in *, char *err,

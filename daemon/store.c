@@ -144,11 +144,23 @@ static const char *const query_sql[] = {
 		" o.flaky, o.runs, o.fails, b.state AS branch_state, b.fixed_in,"
 		" (SELECT group_concat(r2.version, ' ') FROM occurrence o2"
 		"  JOIN release r2 ON r2.id = o2.release_id"
-		"  WHERE o2.regression_id = g.id AND r2.id != o.release_id) AS also_in"
+		"  WHERE o2.regression_id = g.id AND r2.id != o.release_id) AS also_in,"
+		" cb.culprit, cb.culprit_subject, cb.culprit_upstream"
 		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
 		" JOIN release r ON r.id = o.release_id"
 		" LEFT JOIN regression_branch b ON b.regression_id = g.id"
 		"  AND b.branch = r.branch"
+		/* its culprit: this rc's bisection, else another rc's */
+		" LEFT JOIN bisection cb ON cb.id = coalesce("
+		"  (SELECT b2.id FROM bisection b2 WHERE b2.release_id = o.release_id"
+		"   AND b2.target = g.target AND b2.state = 'found'"
+		"   AND (b2.test = 'build.kernel') = (g.test = 'build.kernel')),"
+		"  (SELECT b2.id FROM occurrence o3"
+		"   JOIN bisection b2 ON b2.release_id = o3.release_id"
+		"   AND b2.target = g.target"
+		"   AND (b2.test = 'build.kernel') = (g.test = 'build.kernel')"
+		"   WHERE o3.regression_id = g.id AND b2.state = 'found'"
+		"   ORDER BY b2.id LIMIT 1))"
 		" WHERE o.release_id = ? ORDER BY o.flaky, g.id",
 	[Q_REGRESSIONS] =
 		"SELECT g.id, g.test, g.target, g.fs, g.state, g.first_seen,"
@@ -289,12 +301,18 @@ static const char *const query_sql[] = {
 		" FROM job j JOIN bisection b ON b.id = j.bisection_id"
 		" WHERE j.bisection_id = ? ORDER BY j.id",
 	[Q_BISECTION] =
-		"SELECT b.id, b.regression_id, r.version, b.target, b.test, b.tree,"
-		" b.good, b.bad, b.good_tested, b.state, b.culprit,"
+		"SELECT b.id, b.regression_id, b.release_id, r.version, r.branch,"
+		" b.target, b.test, b.tree, b.good, b.bad, b.state, b.culprit,"
 		" b.culprit_subject, b.culprit_upstream, b.range_first,"
-		" b.range_last, b.message, b.created, b.finished,"
+		" b.range_last, b.message, b.prereq_state, b.prerequisites,"
+		" b.prereq_message,"
 		" length(b.commits) / 41 + (length(b.commits) % 41 > 0) AS commits,"
-		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps"
+		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
+		/* the other rcs whose bisection named the same upstream commit */
+		" (SELECT group_concat(r2.version || ' (' || r2.branch || ')', ', ')"
+		"  FROM bisection c JOIN release r2 ON r2.id = c.release_id"
+		"  WHERE c.culprit_upstream = b.culprit_upstream AND c.id != b.id"
+		"  AND c.state = 'found') AS same_cause_in"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.id = ?",
 	/* The bisections of the rcs it occurs in, on its target, of its
@@ -303,6 +321,7 @@ static const char *const query_sql[] = {
 	[Q_REGRESSION_BISECTIONS] =
 		"SELECT b.id, r.version, b.state, b.culprit, b.culprit_subject,"
 		" b.culprit_upstream, b.range_first, b.range_last, b.message,"
+		" b.prereq_state, b.prerequisites, b.prereq_message,"
 		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
 		" (SELECT group_concat(j.id) FROM job j"
 		"  WHERE j.bisection_id = b.id) AS jobs,"
@@ -319,13 +338,10 @@ static const char *const query_sql[] = {
 		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel')"
 		" JOIN release r ON r.id = b.release_id"
 		" WHERE g.id = ? ORDER BY b.id",
-	/* The affected rcs announced by mail: the threads a culprit goes to. */
-	[Q_BISECT_THREADS] =
-		"SELECT DISTINCT r.id, r.version, r.branch, r.subject, r.message_id,"
-		" r.mail_from, r.mail_to, r.mail_cc FROM occurrence o"
-		" JOIN release r ON r.id = o.release_id"
-		" WHERE o.regression_id = ? AND o.flaky = 0"
-		" AND r.message_id IS NOT NULL ORDER BY r.id",
+	[Q_PREREQ_PENDING] =
+		"SELECT b.id, r.version, b.tree, b.culprit, b.culprit_upstream, b.bad"
+		" FROM bisection b JOIN release r ON r.id = b.release_id"
+		" WHERE b.prereq_state = 'pending' ORDER BY b.id",
 };
 
 static int store_fail(struct store *st, const char *what, char *err,
@@ -725,17 +741,26 @@ int store_bisection_finish(struct store *st, int64_t id, const char *state,
 			   const char *culprit, const char *subject,
 			   const char *upstream, const char *range_first,
 			   const char *range_last, const char *message,
-			   char *err, size_t errlen)
+			   const char *prereq_state, char *err, size_t errlen)
 {
 	char now[32];
 
 	now_iso8601(now);
 	return run(st, "UPDATE bisection SET state = ?, culprit = ?,"
 		       " culprit_subject = ?, culprit_upstream = ?, range_first = ?,"
-		       " range_last = ?, message = ?, finished = ?"
+		       " range_last = ?, message = ?, finished = ?, prereq_state = ?"
 		       " WHERE id = ? AND state = 'running'", err, errlen,
-		   "ssssssssi", state, culprit, subject, upstream, range_first,
-		   range_last, message, now, id) < 0 ? -1 : 0;
+		   "sssssssssi", state, culprit, subject, upstream, range_first,
+		   range_last, message, now, prereq_state, id) < 0 ? -1 : 0;
+}
+
+int store_prereq_finish(struct store *st, int64_t id, const char *state,
+			const char *list, const char *message, char *err,
+			size_t errlen)
+{
+	return run(st, "UPDATE bisection SET prereq_state = ?, prerequisites = ?,"
+		       " prereq_message = ? WHERE id = ? AND prereq_state = 'pending'",
+		   err, errlen, "sssi", state, list, message, id) < 0 ? -1 : 0;
 }
 
 int store_outbox_add(struct store *st, const struct outbox_in *o, char *err,

@@ -718,6 +718,23 @@
     const bis = g.bisections || [];
     out.push(section('Bisection', 'bisect',
       bis.length ? table(null, bisCols, bis, { rowHeader: true }) : note('Not bisected (only confirmed regressions of rcs built from git are).')));
+    // Prerequisite candidates: a hint from the upstream tree, per bisection.
+    const preCols = [
+      { label: 'Upstream commit', cell: (p) => h('code', null, p.commit.slice(0, 12)) },
+      { label: 'Subject', cell: (p) => p.subject },
+      { label: 'Score', cell: (p) => String(p.score), cls: 'num' },
+      { label: 'Why', cell: (p) => p.why },
+    ];
+    for (const b of bis) {
+      if (!b.prereq_state) continue;
+      const list = b.prerequisites || [];
+      const title = 'Prerequisite candidates in ' + b.version;
+      const hint = note(b.prereq_state === 'pending'
+        ? 'Searching the upstream tree…'
+        : 'A hint, not a finding: upstream commits between the branch\'s base release and the culprit\'s upstream commit that this branch lacks and that touch what the culprit touches, best match first. ' + (b.prereq_message || ''));
+      out.push(section(title, 'prereq-' + b.id,
+        list.length ? h('div', null, hint, table(null, preCols, list)) : hint));
+    }
     const evCols = [
       { label: 'When', cell: (e) => timeEl(e.at) },
       { label: 'State', cell: (e) => badge(e.state) },

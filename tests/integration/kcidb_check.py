@@ -70,6 +70,7 @@ def main():
 
     checkouts, builds, tests, issues = (ids(k) for k in
                                         ("checkouts", "builds", "tests", "issues"))
+    issue_version = {o.get("id"): o.get("version") for o in doc.get("issues", [])}
     for b in doc.get("builds", []):
         if b.get("checkout_id") not in checkouts:
             problems.append("build %s: unknown checkout_id" % b.get("id"))
@@ -88,6 +89,14 @@ def main():
             problems.append("incident %s: unknown issue_id" % i.get("id"))
         if "test_id" in i and i["test_id"] not in tests:
             problems.append("incident %s: unknown test_id" % i.get("id"))
+        elif i.get("issue_id") in issues and \
+                i.get("issue_version") != issue_version.get(i["issue_id"]):
+            problems.append("incident %s: issue_version %r, the issue is at %r" %
+                            (i.get("id"), i.get("issue_version"),
+                             issue_version.get(i["issue_id"])))
+    for i in doc.get("issues", []):
+        if "culprit" in i and not any(i["culprit"].values()):
+            problems.append("issue %s: every culprit layer false (invalid)" % i.get("id"))
     for kind in ("checkouts", "builds", "tests"):
         for o in doc.get(kind, []):
             url = o.get("log_url")

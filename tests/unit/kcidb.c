@@ -69,7 +69,7 @@ static void test_submission(void **state)
 	};
 	const struct kcidb_job job = { 7, "x86_64", "odirect", "done", "tcg",
 				       "2023-11-25T10:00:00Z", results, 2 };
-	const struct kcidb_regression reg = { 3, "ext4.write_seq_512", "x86_64", 0 };
+	const struct kcidb_regression reg = { 3, "ext4.write_seq_512", "x86_64", 0, NULL, NULL, NULL };
 	const struct kcidb_release rel = { "6.1.64", 0,
 		"git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git",
 		"linux-6.1.y", NULL, "" };
@@ -110,7 +110,7 @@ static void test_build_failure(void **state)
 		{ 9, "x86_64", "odirect", "done", "tcg", "2023-11-25T10:00:00Z",
 		  ok, 2 },
 	};
-	const struct kcidb_regression reg = { 4, "build.kernel", "arm64", 0 };
+	const struct kcidb_regression reg = { 4, "build.kernel", "arm64", 0, NULL, NULL, NULL };
 	const struct kcidb_release rel = { "6.1.193-rc2", 2, NULL, NULL, NULL, "" };
 	json_t *s = kcidb_submission("rcgate", &rel, jobs, 2, &reg, 1);
 	json_t *builds = json_object_get(s, "builds"), *tests, *inc;
@@ -134,6 +134,46 @@ static void test_build_failure(void **state)
 	json_decref(s);
 }
 
+/* A bisected regression: its issue says the code is the culprit, names
+ * the first bad commit and its upstream, and is version 2, as are its
+ * incidents (KCIDB triages on an issue's highest version); with a public
+ * URL the issue's report is the regression's page. */
+static void test_culprit(void **state)
+{
+	const struct kcidb_result results[] = { { "ext4.write_seq_512", "fail", 1500 } };
+	const struct kcidb_job job = { 7, "x86_64", "odirect", "done", "tcg",
+				       "2023-11-25T10:00:00Z", results, 1 };
+	const struct kcidb_regression regs[] = {
+		{ 3, "ext4.write_seq_512", "x86_64", 0,
+		  "1b1c0e3b1d2c7d7b2a1f0e9d8c7b6a5f4e3d2c1b",
+		  "ext4: properly sync file size update after O_DIRECT write",
+		  "91562895f8030cb9a0470b1db49de79346a69f91" },
+		{ 5, "ext4.append_512", "x86_64", 0, NULL, NULL, NULL },
+	};
+	const struct kcidb_release rel = { "6.1.64-rc1", 1, NULL, NULL, NULL,
+					   "https://rcgate.example.org" };
+	json_t *s = kcidb_submission("rcgate", &rel, &job, 1, regs, 2), *i, *n;
+
+	(void)state;
+	i = json_array_get(json_object_get(s, "issues"), 0);
+	assert_int_equal(json_integer_value(json_object_get(i, "version")), 2);
+	assert_true(json_is_true(json_object_get(json_object_get(i, "culprit"), "code")));
+	assert_true(json_is_false(json_object_get(json_object_get(i, "culprit"), "harness")));
+	assert_non_null(strstr(json_string_value(json_object_get(i, "comment")),
+			       "first bad commit 1b1c0e3b1d2c"));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(i, "misc"),
+			    "culprit_upstream")), "91562895f8030cb9a0470b1db49de79346a69f91");
+	assert_string_equal(json_string_value(json_object_get(i, "report_url")),
+			    "https://rcgate.example.org/api/v1/regressions/3");
+	n = json_array_get(json_object_get(s, "incidents"), 0);
+	assert_int_equal(json_integer_value(json_object_get(n, "issue_version")), 2);
+	/* Not bisected: version 1, no culprit. */
+	i = json_array_get(json_object_get(s, "issues"), 1);
+	assert_int_equal(json_integer_value(json_object_get(i, "version")), 1);
+	assert_null(json_object_get(i, "culprit"));
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_origin),
 		cmocka_unit_test(test_submission),
 		cmocka_unit_test(test_build_failure),
+		cmocka_unit_test(test_culprit),
 	};
 	return cmocka_run_group_tests_name("kcidb", tests, NULL, NULL);
 }

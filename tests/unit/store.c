@@ -222,7 +222,8 @@ static void test_bisection_round_trip(void **state)
 	assert_int_equal(json_array_size(jobs), 1);
 	json_decref(jobs);
 	assert_int_equal(store_bisection_finish(f->st, bid, "found", bad, "subject",
-						NULL, NULL, NULL, NULL, err,
+						"91562895f8030cb9a0470b1db49de79346a69f91",
+						NULL, NULL, NULL, "pending", err,
 						sizeof(err)), 0);
 	assert_int_equal(store_bisections_running(f->st, &rows, err, sizeof(err)), 0);
 	assert_int_equal(rows.n, 0);
@@ -232,6 +233,38 @@ static void test_bisection_round_trip(void **state)
 	assert_int_equal(json_array_size(jobs), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
 		"culprit")), bad);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"prereq_state")), "pending");
+	json_decref(jobs);
+	/* The rc's regressions name their culprit (KCIDB's issue). */
+	jobs = store_rows(f->st, Q_RELEASE_REGRESSIONS, err, sizeof(err), "i", rel);
+	assert_int_equal(json_array_size(jobs), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 1),
+		"culprit")), bad);
+	json_decref(jobs);
+	/* The prerequisite search: pending once, its answer kept. */
+	jobs = store_rows(f->st, Q_PREREQ_PENDING, err, sizeof(err), "");
+	assert_int_equal(json_array_size(jobs), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"culprit_upstream")), "91562895f8030cb9a0470b1db49de79346a69f91");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"version")), "6.1.193-rc1");
+	json_decref(jobs);
+	assert_int_equal(store_prereq_finish(f->st, bid, "done", "[{\"commit\":\"x\"}]",
+					     "1 listed", err, sizeof(err)), 0);
+	/* only a pending search is answered */
+	assert_int_equal(store_prereq_finish(f->st, bid, "failed", NULL, "late", err,
+					     sizeof(err)), 0);
+	jobs = store_rows(f->st, Q_PREREQ_PENDING, err, sizeof(err), "");
+	assert_int_equal(json_array_size(jobs), 0);
+	json_decref(jobs);
+	jobs = store_rows(f->st, Q_BISECTION, err, sizeof(err), "i", bid);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"prereq_state")), "done");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"prereq_message")), "1 listed");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 0),
+		"commits")), 1);
 	json_decref(jobs);
 }
 

@@ -1,0 +1,807 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * prereq.c - after a bisection names a backport as the culprit, lists
+ * the upstream commits it may depend on that its branch lacks: in 2023
+ * the ext4 backport 91562895f803 needed iomap's 936e114a245b, and a
+ * person had to find that. This is a hint, ranked, never a verdict.
+ *
+ * The rules (prereq_scan, prereq_score: no I/O, unit-tested) read what a
+ * diff touches; the search (prereq_search) runs git in the cached clones:
+ *  1. the culprit's diff in the stable tree;
+ *  2. in the upstream tree ([bisect] upstream_git, fetched like any tree),
+ *     the branch's base release tag (v6.1) and the culprit's upstream
+ *     commit U, which must descend from it;
+ *  3. the files that define the functions the culprit calls (git grep at
+ *     U, names defined in more than 3 files skipped: wrappers, macros);
+ *  4. every commit in base..U that touches those files or the culprit's
+ *     own, scored against the culprit (prereq_score);
+ *  5. those the branch already has are dropped: named by a "commit X
+ *     upstream." line in base..rc, or with the same fingerprint (a
+ *     patch-id) as a branch commit;
+ *  6. the best PREREQ_MAX, newest first among equals.
+ * Its own thread, because a first fetch of an upstream tree can take an
+ * hour; the bisection's follow-up mail waits for it (bisect.c).
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "rcgate.h"
+#include "build.h"
+#include "prereq.h"
+
+/* ---- the rules ---- */
+
+static int in_set(char set[][PREREQ_NAME], size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(set[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static void set_add(char set[][PREREQ_NAME], size_t *n, size_t cap,
+		    const char *s, size_t len)
+{
+	char name[PREREQ_NAME];
+
+	if (len == 0 || len >= PREREQ_NAME || *n >= cap)
+		return;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	if (!in_set(set, *n, name))
+		memcpy(set[(*n)++], name, len + 1);
+}
+
+/* Calls and members that say nothing about what a change depends on. */
+static int common_name(const char *s, size_t len)
+{
+	static const char *const names[] = {
+		"if", "for", "while", "switch", "return", "sizeof", "typeof",
+		"likely", "unlikely", "defined", "WARN_ON", "WARN_ON_ONCE",
+		"BUG_ON", "BUG", "kfree", "kmalloc", "kzalloc", "kcalloc",
+		"vfree", "IS_ERR", "PTR_ERR", "ERR_PTR", "IS_ERR_OR_NULL",
+		"min", "max", "min_t", "max_t", "list_empty", "spin_lock",
+		"spin_unlock", "spin_lock_irqsave", "spin_unlock_irqrestore",
+		"mutex_lock", "mutex_unlock", "pr_err", "pr_warn", "pr_info",
+		"pr_debug", "printk", "memset", "memcpy", "strcmp", "strlen",
+		"ARRAY_SIZE", "READ_ONCE", "WRITE_ONCE", "container_of",
+		"EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL", "static_assert",
+		"flags", "size", "len", "data", "next", "prev", "list",
+		"lock", "count", "name", "type", "ops", "private", "state",
+	};
+
+	if (len < 3)
+		return 1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+			return 1;
+	return 0;
+}
+
+static int ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+
+static int ident_char(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* The function a hunk header's context names: the identifier before its
+ * first '(' ("ssize_t iomap_dio_complete(struct iomap_dio *dio)"). */
+static void hunk_function(const char *p, const char *end, struct prereq_sig *s)
+{
+	const char *paren = memchr(p, '(', (size_t)(end - p)), *b;
+
+	if (paren == NULL)
+		return;
+	b = paren;
+	while (b > p && isspace((unsigned char)b[-1]))
+		b--;
+	const char *e = b;
+
+	while (b > p && ident_char((unsigned char)b[-1]))
+		b--;
+	if (e > b && ident_start((unsigned char)*b) && !common_name(b, (size_t)(e - b)))
+		set_add(s->funcs, &s->nfuncs, PREREQ_FUNCS, b, (size_t)(e - b));
+}
+
+/* One changed line (without its +/-): its calls and members; a function
+ * definition's name when the line starts one at column 0. Appends the
+ * line without whitespace to norm (for the fingerprint). */
+static void changed_line(const char *p, const char *end, struct prereq_sig *s,
+			 struct strbuf *norm)
+{
+	const char *q = p;
+	int definition;
+
+	while (q < end && (*q == ' ' || *q == '\t'))
+		q++;
+	for (const char *c = p; c < end; c++)
+		if (!isspace((unsigned char)*c))
+			strbuf_printf(norm, "%c", *c);
+	strbuf_printf(norm, "\n");
+	/* A comment's words are not code. */
+	if (q < end && (*q == '*' || (end - q >= 2 && (q[1] == '*' || q[1] == '/') &&
+				      *q == '/')))
+		return;
+	definition = ident_start((unsigned char)*p) &&
+		     memchr(p, ';', (size_t)(end - p)) == NULL &&
+		     memchr(p, '(', (size_t)(end - p)) != NULL;
+	for (const char *c = p; c < end;) {
+		if (*c == '/' && c + 1 < end && (c[1] == '*' || c[1] == '/'))
+			break;
+		if (*c == '"' || *c == '\'') {
+			char quote = *c++;
+
+			while (c < end && *c != quote)
+				c += *c == '\\' && c + 1 < end ? 2 : 1;
+			c++;
+			continue;
+		}
+		if (!ident_start((unsigned char)*c) ||
+		    (c > p && ident_char((unsigned char)c[-1]))) {
+			c++;
+			continue;
+		}
+		const char *b = c, *a;
+
+		while (c < end && ident_char((unsigned char)*c))
+			c++;
+		size_t len = (size_t)(c - b);
+
+		for (a = c; a < end && (*a == ' ' || *a == '\t'); a++)
+			;
+		if (common_name(b, len))
+			continue;
+		if ((b - p >= 2 && b[-2] == '-' && b[-1] == '>') ||
+		    (b - p >= 1 && b[-1] == '.'))
+			set_add(s->members, &s->nmembers, PREREQ_MEMBERS, b, len);
+		else if (a < end && *a == '(') {
+			if (definition) {
+				set_add(s->funcs, &s->nfuncs, PREREQ_FUNCS, b, len);
+				definition = 0;	/* the rest are parameters */
+			} else {
+				set_add(s->calls, &s->ncalls, PREREQ_CALLS, b, len);
+			}
+		}
+	}
+}
+
+void prereq_scan(const char *diff, size_t len, struct prereq_sig *s)
+{
+	const char *p = diff, *end = diff + len;
+	char *nb = malloc(len + 1);
+	struct strbuf norm;
+	int changed = 0;
+
+	memset(s, 0, sizeof(*s));
+	strbuf_init(&norm, nb != NULL ? nb : s->fingerprint, nb != NULL ? len + 1 : 1);
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (eol == NULL)
+			eol = end;
+		if (strncmp(p, "diff --git ", 11) == 0) {
+			const char *b = NULL;
+
+			for (const char *c = p; c + 3 <= eol; c++)
+				if (memcmp(c, " b/", 3) == 0)
+					b = c + 3;	/* the last " b/" */
+			if (b != NULL && eol - b < PREREQ_PATH && s->nfiles < PREREQ_FILES) {
+				memcpy(s->files[s->nfiles], b, (size_t)(eol - b));
+				s->files[s->nfiles][eol - b] = '\0';
+				strbuf_printf(&norm, "%s\n", s->files[s->nfiles]);
+				s->nfiles++;
+			}
+		} else if (strncmp(p, "@@ ", 3) == 0) {
+			const char *h = p + 3;
+
+			while (h + 1 < eol && !(h[0] == '@' && h[1] == '@'))
+				h++;
+			if (h + 2 < eol)
+				hunk_function(h + 2, eol, s);
+		} else if ((*p == '+' && strncmp(p, "+++ ", 4) != 0) ||
+			   (*p == '-' && strncmp(p, "--- ", 4) != 0)) {
+			strbuf_printf(&norm, "%c", *p);
+			changed_line(p + 1, eol, s, &norm);
+			changed = 1;
+		}
+		p = eol + 1;
+	}
+	if (changed && nb != NULL)
+		sha256_hex(nb, norm.len, s->fingerprint);
+	else
+		s->fingerprint[0] = '\0';
+	free(nb);
+}
+
+int prereq_score(const struct prereq_sig *k, const struct prereq_sig *c,
+		 char *why, size_t whylen)
+{
+	struct strbuf sb;
+	int score = 0, members = 0;
+
+	strbuf_init(&sb, why, whylen);
+	for (size_t i = 0; i < c->nfuncs; i++) {
+		if (in_set((char (*)[PREREQ_NAME])k->calls, k->ncalls, c->funcs[i])) {
+			score += 4;
+			strbuf_printf(&sb, "%schanges %s(), which the culprit calls",
+				      sb.len ? "; " : "", c->funcs[i]);
+		} else if (in_set((char (*)[PREREQ_NAME])k->funcs, k->nfuncs,
+				  c->funcs[i])) {
+			score += 3;
+			strbuf_printf(&sb, "%schanges %s(), as the culprit does",
+				      sb.len ? "; " : "", c->funcs[i]);
+		}
+	}
+	for (size_t i = 0; i < c->ncalls; i++)
+		if (in_set((char (*)[PREREQ_NAME])k->funcs, k->nfuncs, c->calls[i])) {
+			score += 2;
+			strbuf_printf(&sb, "%scalls %s(), which the culprit changes",
+				      sb.len ? "; " : "", c->calls[i]);
+		}
+	for (size_t i = 0; i < c->nfiles; i++)
+		for (size_t j = 0; j < k->nfiles; j++)
+			if (strcmp(c->files[i], k->files[j]) == 0) {
+				score += 3;
+				strbuf_printf(&sb, "%stouches %s", sb.len ? "; " : "",
+					      c->files[i]);
+			}
+	for (size_t i = 0; i < c->nmembers && members < 3; i++)
+		if (in_set((char (*)[PREREQ_NAME])k->members, k->nmembers,
+			   c->members[i])) {
+			score++;
+			members++;
+			strbuf_printf(&sb, "%suses ->%s as the culprit does",
+				      sb.len ? "; " : "", c->members[i]);
+		}
+	return score;
+}
+
+/* ---- the search ---- */
+
+#define MAX_DEF_NAMES 24	/* called functions looked up */
+#define MAX_LOG 2000		/* upstream commits read */
+
+struct cand {
+	char commit[41];
+	char subject[200];
+	char why[600];
+	char fingerprint[65];
+	char files[4][PREREQ_PATH];
+	size_t nfiles;
+	int score;
+	size_t order;		/* in git log: 0 is the newest */
+};
+
+/* Splits `git log --format=%x01%H %s -p` output into commits: calls fn
+ * with each commit id, subject and diff. */
+static void each_commit(char *out, void (*fn)(void *, const char *id,
+					      const char *subject,
+					      const char *diff, size_t len),
+			void *arg)
+{
+	char *p = strchr(out, '\001');
+
+	while (p != NULL) {
+		char *next = strchr(p + 1, '\001'), *nl, *body;
+
+		if (next != NULL)
+			*next = '\0';
+		p++;
+		nl = strchr(p, '\n');
+		body = nl != NULL ? nl + 1 : p + strlen(p);
+		if (nl != NULL)
+			*nl = '\0';
+		if (strlen(p) > 41 && p[40] == ' ') {
+			p[40] = '\0';
+			if (gitsrc_is_commit(p))
+				fn(arg, p, p + 41, body, strlen(body));
+		}
+		p = next;
+	}
+}
+
+struct upstream_pass {
+	const struct prereq_sig *culprit;
+	const char *upstream;	/* U itself is not a candidate */
+	struct cand *v;
+	size_t n, cap, seen;
+	struct prereq_sig sig;	/* scratch */
+};
+
+static void upstream_commit(void *arg, const char *id, const char *subject,
+			    const char *diff, size_t len)
+{
+	struct upstream_pass *u = arg;
+	struct cand *c;
+	char why[600];
+	int score;
+
+	u->seen++;
+	if (strcmp(id, u->upstream) == 0)
+		return;
+	prereq_scan(diff, len, &u->sig);
+	score = prereq_score(u->culprit, &u->sig, why, sizeof(why));
+	if (score <= 0)
+		return;
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 32;
+		struct cand *v = realloc(u->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return;
+		u->v = v;
+		u->cap = cap;
+	}
+	c = &u->v[u->n];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->commit, sizeof(c->commit), "%s", id);
+	snprintf(c->subject, sizeof(c->subject), "%s", subject);
+	snprintf(c->why, sizeof(c->why), "%s", why);
+	memcpy(c->fingerprint, u->sig.fingerprint, sizeof(c->fingerprint));
+	for (size_t i = 0; i < u->sig.nfiles && c->nfiles < 4; i++)
+		memcpy(c->files[c->nfiles++], u->sig.files[i], PREREQ_PATH);
+	c->score = score;
+	c->order = u->n;
+	u->n++;
+}
+
+struct branch_pass {
+	struct cand *v;
+	size_t n;
+	struct prereq_sig sig;
+	size_t dropped;
+};
+
+static void drop(struct branch_pass *b, size_t i)
+{
+	b->v[i].score = 0;
+	b->dropped++;
+}
+
+static void branch_commit(void *arg, const char *id, const char *subject,
+			  const char *diff, size_t len)
+{
+	struct branch_pass *b = arg;
+
+	(void)id;
+	(void)subject;
+	prereq_scan(diff, len, &b->sig);
+	if (b->sig.fingerprint[0] == '\0')
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].score > 0 &&
+		    strcmp(b->v[i].fingerprint, b->sig.fingerprint) == 0)
+			drop(b, i);
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->score != y->score)
+		return y->score - x->score;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Is rev a commit of gitdir? Its id in out, or 0 with out "". */
+static int have_commit(const char *gitdir, const char *rev,
+		       const struct build_options *o, char out[41])
+{
+	char spec[PREREQ_NAME + 64], err[256];
+	const char *args[] = { "rev-parse", "--quiet", "--verify", spec, NULL };
+	char *s;
+
+	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+	out[0] = '\0';
+	s = gitsrc_git_out(gitdir, args, o, err, sizeof(err));
+	if (s == NULL)
+		return 0;
+	snprintf(out, 41, "%.40s", s);
+	free(s);
+	return gitsrc_is_commit(out);
+}
+
+/* The files that define the functions the culprit calls but does not
+ * define in its own files, added to *paths. */
+static void defining_files(const char *updir, const char *upstream,
+			   const struct prereq_sig *k, const struct build_options *o,
+			   char paths[][PREREQ_PATH], size_t *npaths, size_t cap)
+{
+	size_t looked = 0;
+
+	for (size_t i = 0; i < k->ncalls && looked < MAX_DEF_NAMES; i++) {
+		char re[PREREQ_NAME + 48], err[256], *out, *save = NULL;
+		const char *args[] = { "grep", "-l", "-E", "-e", re, upstream,
+				       "--", "*.c", "*.h", NULL };
+		char found[3][PREREQ_PATH];
+		size_t nfound = 0, many = 0;
+
+		if (in_set((char (*)[PREREQ_NAME])k->funcs, k->nfuncs, k->calls[i]))
+			continue;
+		looked++;
+		/* A definition starts at column 0 and names the function
+		 * after its type: "static inline ssize_t generic_write_sync(". */
+		snprintf(re, sizeof(re), "^[A-Za-z_].*[ *]%s\\(", k->calls[i]);
+		out = gitsrc_git_out(updir, args, o, err, sizeof(err));
+		if (out == NULL)
+			continue;	/* git grep exits 1 when nothing matches */
+		for (char *l = strtok_r(out, "\n", &save); l != NULL;
+		     l = strtok_r(NULL, "\n", &save)) {
+			const char *path = strchr(l, ':');
+
+			path = path != NULL ? path + 1 : l;
+			if (nfound == 3) {
+				many = 1;
+				break;
+			}
+			snprintf(found[nfound++], PREREQ_PATH, "%s", path);
+		}
+		free(out);
+		for (size_t f = 0; f < nfound && !many; f++) {
+			int dup = 0;
+
+			for (size_t j = 0; j < *npaths; j++)
+				dup |= strcmp(paths[j], found[f]) == 0;
+			if (!dup && *npaths < cap)
+				memcpy(paths[(*npaths)++], found[f], PREREQ_PATH);
+		}
+	}
+}
+
+/* The commit ids a branch's messages name as upstream ("commit X
+ * upstream." and the other forms bisect_upstream_id reads). */
+static void drop_named(const char *stdir, const char *range,
+		       const struct build_options *o, struct branch_pass *b)
+{
+	char err[256], *out, max[32];
+	const char *args[] = { "log", "--format=%x01%B", max, range, NULL };
+
+	snprintf(max, sizeof(max), "--max-count=%d", 20000);
+	out = gitsrc_git_out(stdir, args, o, err, sizeof(err));
+	if (out == NULL)
+		return;
+	for (char *p = strchr(out, '\001'); p != NULL;) {
+		char *next = strchr(p + 1, '\001'), id[41];
+
+		if (next != NULL)
+			*next = '\0';
+		if (bisect_upstream_id(p + 1, id) == 0)
+			for (size_t i = 0; i < b->n; i++)
+				if (b->v[i].score > 0 && strcmp(b->v[i].commit, id) == 0)
+					drop(b, i);
+		p = next;
+	}
+	free(out);
+}
+
+int prereq_search(const char *updir, const char *stdir, const char *culprit,
+		  const char *upstream, const char *base, const char *bad,
+		  const struct build_options *o, json_t **list, char *msg,
+		  size_t msglen)
+{
+	char err[512], basetag[64], upbase[41], stbase[41], range[128],
+		max[32], paths[PREREQ_FILES + MAX_DEF_NAMES][PREREQ_PATH];
+	const char *show[] = { "show", "-U0", "--no-color", "--format=",
+			       culprit, NULL };
+	struct prereq_sig *k = malloc(sizeof(*k));
+	struct upstream_pass up = { 0 };
+	struct branch_pass br = { 0 };
+	size_t npaths = 0, listed = 0;
+	char *out = NULL;
+	int rc = -1;
+
+	*list = NULL;
+	snprintf(basetag, sizeof(basetag), "v%s", base);
+	snprintf(max, sizeof(max), "--max-count=%d", MAX_LOG);
+	if (k == NULL) {
+		errf(msg, msglen, "out of memory");
+		return -1;
+	}
+	out = gitsrc_git_out(stdir, show, o, err, sizeof(err));
+	if (out == NULL) {
+		errf(msg, msglen, "the culprit's diff: %s", err);
+		goto done;
+	}
+	prereq_scan(out, strlen(out), k);
+	free(out);
+	out = NULL;
+	if (!have_commit(updir, upstream, o, range)) {
+		errf(msg, msglen, "the upstream tree has no commit %.12s", upstream);
+		goto done;
+	}
+	if (!have_commit(updir, basetag, o, upbase)) {
+		errf(msg, msglen, "the upstream tree has no tag %s (the branch's"
+		     " base release)", basetag);
+		goto done;
+	}
+	for (size_t i = 0; i < k->nfiles; i++)
+		memcpy(paths[npaths++], k->files[i], PREREQ_PATH);
+	defining_files(updir, upstream, k, o, paths, &npaths,
+		       sizeof(paths) / sizeof(paths[0]));
+	if (npaths == 0) {
+		errf(msg, msglen, "the culprit changes no file");
+		goto done;
+	}
+	{
+		const char *args[16 + PREREQ_FILES + MAX_DEF_NAMES];
+		size_t n = 0;
+
+		snprintf(range, sizeof(range), "%s..%s", upbase, upstream);
+		args[n++] = "log";
+		args[n++] = "--no-merges";
+		args[n++] = "--no-color";
+		args[n++] = "-p";
+		args[n++] = "-U0";
+		args[n++] = "--format=%x01%H %s";
+		args[n++] = max;
+		args[n++] = range;
+		args[n++] = "--";
+		for (size_t i = 0; i < npaths && n + 1 < sizeof(args) / sizeof(args[0]); i++)
+			args[n++] = paths[i];
+		args[n] = NULL;
+		out = gitsrc_git_out(updir, args, o, err, sizeof(err));
+	}
+	if (out == NULL) {
+		errf(msg, msglen, "git log %s in the upstream tree: %s", basetag, err);
+		goto done;
+	}
+	up.culprit = k;
+	up.upstream = upstream;
+	each_commit(out, upstream_commit, &up);
+	free(out);
+	out = NULL;
+	/* What the branch has: base..rc in the stable tree (the upstream
+	 * base commit when the stable tree has it, as real stable trees
+	 * do; else its own tag of the base release; else its history). */
+	br.v = up.v;
+	br.n = up.n;
+	if (have_commit(stdir, upbase, o, stbase) || have_commit(stdir, basetag, o, stbase))
+		snprintf(range, sizeof(range), "%s..%s", stbase, bad);
+	else
+		snprintf(range, sizeof(range), "%s", bad);
+	drop_named(stdir, range, o, &br);
+	{
+		const char *args[72];
+		size_t n = 0, nfile0;
+
+		args[n++] = "log";
+		args[n++] = "--no-merges";
+		args[n++] = "--no-color";
+		args[n++] = "-p";
+		args[n++] = "-U0";
+		args[n++] = "--format=%x01%H %s";
+		args[n++] = "--max-count=20000";
+		args[n++] = range;
+		args[n++] = "--";
+		nfile0 = n;
+		for (size_t i = 0; i < br.n && n < 70; i++)
+			for (size_t f = 0; f < br.v[i].nfiles && n < 70; f++) {
+				int dup = 0;
+
+				if (br.v[i].score <= 0)
+					break;
+				for (size_t j = nfile0; j < n; j++)
+					dup |= strcmp(args[j], br.v[i].files[f]) == 0;
+				if (!dup)
+					args[n++] = br.v[i].files[f];
+			}
+		args[n] = NULL;
+		if (n > nfile0) {
+			out = gitsrc_git_out(stdir, args, o, err, sizeof(err));
+			if (out != NULL)
+				each_commit(out, branch_commit, &br);
+			free(out);
+			out = NULL;
+		}
+	}
+	qsort(up.v, up.n, sizeof(*up.v), by_rank);
+	*list = json_array();
+	for (size_t i = 0; i < up.n && listed < PREREQ_MAX; i++) {
+		if (up.v[i].score <= 0)
+			continue;
+		json_array_append_new(*list, json_pack("{s:s,s:s,s:i,s:s}",
+			"commit", up.v[i].commit, "subject", up.v[i].subject,
+			"score", up.v[i].score, "why", up.v[i].why));
+		listed++;
+	}
+	snprintf(msg, msglen, "%zu upstream commits in %s..%.12s touch the files"
+		 " the culprit touches or defines what it calls; %zu of them"
+		 " relate to it, %zu the branch already has; %zu listed",
+		 up.seen, basetag, upstream, up.n, br.dropped, listed);
+	rc = 0;
+done:
+	free(up.v);
+	free(k);
+	return rc;
+}
+
+/* ---- the thread ---- */
+
+static const struct config *pcfg;
+static char *pdb, *pcache;
+static pthread_t prereq_thread;
+static int prereq_running;
+static atomic_int prereq_stopping;
+static pthread_mutex_t prereq_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t prereq_cv = PTHREAD_COND_INITIALIZER;
+static int prereq_pending;
+
+static int prereq_cancelled(void *cls)
+{
+	(void)cls;
+	return atomic_load(&prereq_stopping);
+}
+
+int prereq_run_once(struct store *st, const struct config *cfg,
+		    const char *cache_dir)
+{
+	json_t *todo;
+	char err[512], root[PATH_MAX];
+	size_t i;
+	json_t *b;
+	int done = 0;
+
+	todo = store_rows(st, Q_PREREQ_PENDING, err, sizeof(err), "");
+	if (todo == NULL) {
+		log_err("prerequisites: %s", err);
+		return -1;
+	}
+	snprintf(root, sizeof(root), "%s/build", cache_dir);
+	json_array_foreach(todo, i, b) {
+		struct build_options o = { .root = root, .timeout = 3600,
+					   .git_config = cfg->build_git_config,
+					   .cancelled = prereq_cancelled };
+		int64_t id = json_integer_value(json_object_get(b, "id"));
+		const char *version = json_string_value(json_object_get(b, "version"));
+		const char *tree = json_string_value(json_object_get(b, "tree"));
+		const char *culprit = json_string_value(json_object_get(b, "culprit"));
+		const char *upstream = json_string_value(json_object_get(b, "culprit_upstream"));
+		const char *bad = json_string_value(json_object_get(b, "bad"));
+		char updir[PATH_MAX], stdir[PATH_MAX], commit[41], msg[600];
+		char base[48];
+		struct kversion kv;
+		json_t *list = NULL;
+		int rc = -1;
+
+		if (atomic_load(&prereq_stopping))
+			break;
+		if (version == NULL || tree == NULL || culprit == NULL ||
+		    upstream == NULL || bad == NULL ||
+		    kversion_parse(version, &kv, msg, sizeof(msg)) < 0) {
+			snprintf(msg, sizeof(msg), "the bisection lacks a culprit"
+				 " or its upstream id");
+		} else if (gitsrc_clone_dir(root, tree, stdir, sizeof(stdir)) < 0) {
+			snprintf(msg, sizeof(msg), "the stable tree's path is too long");
+		} else {
+			char logpath[PATH_MAX + 16];
+			int logfd;
+
+			/* git's own messages about the upstream fetch */
+			snprintf(logpath, sizeof(logpath), "%s/prereq.log", root);
+			logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				     0644);
+			if (logfd < 0)
+				logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			snprintf(base, sizeof(base), "%s", kv.branch);
+			log_info("prerequisites: bisection %lld: fetching %s",
+				 (long long)id, cfg->bisect_upstream_git);
+			if (gitsrc_fetch(cfg->bisect_upstream_git, upstream, logfd,
+					 &o, updir, sizeof(updir), commit, err,
+					 sizeof(err)) < 0)
+				snprintf(msg, sizeof(msg), "the upstream tree %s: %s",
+					 cfg->bisect_upstream_git, err);
+			else
+				rc = prereq_search(updir, stdir, culprit, upstream,
+						   base, bad, &o, &list, msg,
+						   sizeof(msg));
+			if (logfd >= 0)
+				close(logfd);
+		}
+		if (atomic_load(&prereq_stopping)) {
+			json_decref(list);
+			break;	/* still pending: searched again at start */
+		}
+		{
+			char *s = list != NULL ? json_dumps(list, JSON_COMPACT) : NULL;
+
+			if (store_prereq_finish(st, id, rc == 0 ? "done" : "failed", s,
+						msg, err, sizeof(err)) < 0)
+				log_err("prerequisites: bisection %lld: %s",
+					(long long)id, err);
+			else {
+				log_info("prerequisites: bisection %lld: %s", (long long)id,
+					 msg);
+				bisect_announce(st, cfg, id);
+				done++;
+			}
+			free(s);
+		}
+		json_decref(list);
+	}
+	json_decref(todo);
+	return done;
+}
+
+void prereq_kick(void)
+{
+	pthread_mutex_lock(&prereq_mu);
+	prereq_pending = 1;
+	pthread_cond_signal(&prereq_cv);
+	pthread_mutex_unlock(&prereq_mu);
+}
+
+static void *prereq_main(void *arg)
+{
+	struct store *st;
+	char err[512];
+
+	(void)arg;
+	st = store_open(pdb, err, sizeof(err));
+	if (st == NULL) {
+		log_err("prerequisites: %s", err);
+		return NULL;
+	}
+	while (!atomic_load(&prereq_stopping)) {
+		struct timespec ts;
+
+		prereq_run_once(st, pcfg, pcache);
+		pthread_mutex_lock(&prereq_mu);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 60;
+		while (!prereq_pending && !atomic_load(&prereq_stopping) &&
+		       pthread_cond_timedwait(&prereq_cv, &prereq_mu, &ts) == 0)
+			;
+		prereq_pending = 0;
+		pthread_mutex_unlock(&prereq_mu);
+	}
+	store_close(st);
+	return NULL;
+}
+
+int prereq_start(const struct config *cfg, const char *db_path,
+		 const char *cache_dir, char *err, size_t errlen)
+{
+	if (cfg->bisect_upstream_git[0] == '\0')
+		return 0;
+	pcfg = cfg;
+	pdb = strdup(db_path);
+	pcache = strdup(cache_dir);
+	if (pdb == NULL || pcache == NULL) {
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	atomic_store(&prereq_stopping, 0);
+	if (pthread_create(&prereq_thread, NULL, prereq_main, NULL) != 0) {
+		errf(err, errlen, "cannot start the prerequisite thread");
+		return -1;
+	}
+	prereq_running = 1;
+	return 0;
+}
+
+void prereq_stop(void)
+{
+	if (prereq_running) {
+		atomic_store(&prereq_stopping, 1);
+		prereq_kick();
+		pthread_join(prereq_thread, NULL);
+		prereq_running = 0;
+	}
+	free(pdb);
+	free(pcache);
+	pdb = pcache = NULL;
+}
