@@ -301,7 +301,7 @@ static void followup_text(const json_t *b, const char *farm, struct strbuf *sb)
 				      " branch lacks and that touch what the culprit"
 				      " touches, best match first:\n", upstream);
 			json_array_foreach(list, i, c)
-				strbuf_printf(sb, "  %.12s (\"%s\"): %s\n",
+				strbuf_printf(sb, "  %.12s (\"%s\")\n      %s\n",
 					json_string_value(json_object_get(c, "commit")),
 					json_string_value(json_object_get(c, "subject")),
 					json_string_value(json_object_get(c, "why")));

@@ -12,9 +12,13 @@
  *     the branch's base release tag (v6.1) and the culprit's upstream
  *     commit U, which must descend from it;
  *  3. the files that define the functions the culprit calls (git grep at
- *     U, names defined in more than 3 files skipped: wrappers, macros);
+ *     U, names defined in more than 3 files skipped: wrappers, macros),
+ *     and those that call the operations it implements (its functions
+ *     assigned to a struct member: ".end_io = ext4_dio_write_end_io" in
+ *     its files makes every "->end_io(" caller at U relevant, up to 16);
  *  4. every commit in base..U that touches those files or the culprit's
- *     own, scored against the culprit (prereq_score);
+ *     own, its diff with whole functions (git -W), scored against the
+ *     culprit (prereq_score);
  *  5. those the branch already has are dropped: named by a "commit X
  *     upstream." line in base..rc, or with the same fingerprint (a
  *     patch-id) as a branch commit;
@@ -98,40 +102,26 @@ static int ident_char(int c)
 	return isalnum(c) || c == '_';
 }
 
-/* The function a hunk header's context names: the identifier before its
- * first '(' ("ssize_t iomap_dio_complete(struct iomap_dio *dio)"). */
-static void hunk_function(const char *p, const char *end, struct prereq_sig *s)
-{
-	const char *paren = memchr(p, '(', (size_t)(end - p)), *b;
-
-	if (paren == NULL)
-		return;
-	b = paren;
-	while (b > p && isspace((unsigned char)b[-1]))
-		b--;
-	const char *e = b;
-
-	while (b > p && ident_char((unsigned char)b[-1]))
-		b--;
-	if (e > b && ident_start((unsigned char)*b) && !common_name(b, (size_t)(e - b)))
-		set_add(s->funcs, &s->nfuncs, PREREQ_FUNCS, b, (size_t)(e - b));
-}
-
-/* One changed line (without its +/-): its calls and members; a function
- * definition's name when the line starts one at column 0. Appends the
- * line without whitespace to norm (for the fingerprint). */
-static void changed_line(const char *p, const char *end, struct prereq_sig *s,
-			 struct strbuf *norm)
+/* One line of a hunk (without its +/- or space): a function definition's
+ * name when the line starts one at column 0 (git -W puts the whole
+ * function in the hunk, its first line included); the ->x( and .x( calls
+ * of any line (what the code calls through a struct of operations); and
+ * for a changed line, its calls and members, and the line without
+ * whitespace appended to norm (the fingerprint). */
+static void scan_line(const char *p, const char *end, struct prereq_sig *s,
+		      struct strbuf *norm)
 {
 	const char *q = p;
 	int definition;
 
 	while (q < end && (*q == ' ' || *q == '\t'))
 		q++;
-	for (const char *c = p; c < end; c++)
-		if (!isspace((unsigned char)*c))
-			strbuf_printf(norm, "%c", *c);
-	strbuf_printf(norm, "\n");
+	if (norm != NULL) {
+		for (const char *c = p; c < end; c++)
+			if (!isspace((unsigned char)*c))
+				strbuf_printf(norm, "%c", *c);
+		strbuf_printf(norm, "\n");
+	}
 	/* A comment's words are not code. */
 	if (q < end && (*q == '*' || (end - q >= 2 && (q[1] == '*' || q[1] == '/') &&
 				      *q == '/')))
@@ -160,22 +150,25 @@ static void changed_line(const char *p, const char *end, struct prereq_sig *s,
 		while (c < end && ident_char((unsigned char)*c))
 			c++;
 		size_t len = (size_t)(c - b);
+		int member = (b - p >= 2 && b[-2] == '-' && b[-1] == '>') ||
+			     (b - p >= 1 && b[-1] == '.');
 
 		for (a = c; a < end && (*a == ' ' || *a == '\t'); a++)
 			;
-		if (common_name(b, len))
-			continue;
-		if ((b - p >= 2 && b[-2] == '-' && b[-1] == '>') ||
-		    (b - p >= 1 && b[-1] == '.'))
-			set_add(s->members, &s->nmembers, PREREQ_MEMBERS, b, len);
-		else if (a < end && *a == '(') {
-			if (definition) {
+		if (member && a < end && *a == '(' && len >= 3)
+			set_add(s->indirect, &s->nindirect, PREREQ_MEMBERS, b, len);
+		if (definition && a < end && *a == '(') {
+			if (!common_name(b, len))
 				set_add(s->funcs, &s->nfuncs, PREREQ_FUNCS, b, len);
-				definition = 0;	/* the rest are parameters */
-			} else {
-				set_add(s->calls, &s->ncalls, PREREQ_CALLS, b, len);
-			}
+			definition = 0;	/* the rest are parameters */
+			continue;
 		}
+		if (norm == NULL || common_name(b, len))
+			continue;
+		if (member)
+			set_add(s->members, &s->nmembers, PREREQ_MEMBERS, b, len);
+		else if (a < end && *a == '(')
+			set_add(s->calls, &s->ncalls, PREREQ_CALLS, b, len);
 	}
 }
 
@@ -184,7 +177,7 @@ void prereq_scan(const char *diff, size_t len, struct prereq_sig *s)
 	const char *p = diff, *end = diff + len;
 	char *nb = malloc(len + 1);
 	struct strbuf norm;
-	int changed = 0;
+	int changed = 0, in_hunk = 0;
 
 	memset(s, 0, sizeof(*s));
 	strbuf_init(&norm, nb != NULL ? nb : s->fingerprint, nb != NULL ? len + 1 : 1);
@@ -196,6 +189,7 @@ void prereq_scan(const char *diff, size_t len, struct prereq_sig *s)
 		if (strncmp(p, "diff --git ", 11) == 0) {
 			const char *b = NULL;
 
+			in_hunk = 0;
 			for (const char *c = p; c + 3 <= eol; c++)
 				if (memcmp(c, " b/", 3) == 0)
 					b = c + 3;	/* the last " b/" */
@@ -206,17 +200,16 @@ void prereq_scan(const char *diff, size_t len, struct prereq_sig *s)
 				s->nfiles++;
 			}
 		} else if (strncmp(p, "@@ ", 3) == 0) {
-			const char *h = p + 3;
-
-			while (h + 1 < eol && !(h[0] == '@' && h[1] == '@'))
-				h++;
-			if (h + 2 < eol)
-				hunk_function(h + 2, eol, s);
-		} else if ((*p == '+' && strncmp(p, "+++ ", 4) != 0) ||
-			   (*p == '-' && strncmp(p, "--- ", 4) != 0)) {
+			/* Its header names the function before the hunk's
+			 * first line: with -W that is the previous one, so
+			 * the functions come from the lines themselves. */
+			in_hunk = 1;
+		} else if (in_hunk && (*p == '+' || *p == '-')) {
 			strbuf_printf(&norm, "%c", *p);
-			changed_line(p + 1, eol, s, &norm);
+			scan_line(p + 1, eol, s, &norm);
 			changed = 1;
+		} else if (in_hunk && *p == ' ') {
+			scan_line(p + 1, eol, s, NULL);
 		}
 		p = eol + 1;
 	}
@@ -251,6 +244,14 @@ int prereq_score(const struct prereq_sig *k, const struct prereq_sig *c,
 			score += 2;
 			strbuf_printf(&sb, "%scalls %s(), which the culprit changes",
 				      sb.len ? "; " : "", c->calls[i]);
+		}
+	for (size_t i = 0; i < k->nimpl; i++)
+		if (in_set((char (*)[PREREQ_NAME])c->indirect, c->nindirect,
+			   k->impl_member[i])) {
+			score += 4;
+			strbuf_printf(&sb, "%schanges code that calls ->%s(), which the"
+				      " culprit's %s() implements", sb.len ? "; " : "",
+				      k->impl_member[i], k->impl_func[i]);
 		}
 	for (size_t i = 0; i < c->nfiles; i++)
 		for (size_t j = 0; j < k->nfiles; j++)
@@ -462,6 +463,101 @@ static void defining_files(const char *updir, const char *upstream,
 	}
 }
 
+/* The struct members the culprit's functions are assigned to in its
+ * files at the culprit (".end_io = ext4_dio_write_end_io,"): the
+ * operations it implements, into k->impl_*. */
+static void implemented(const char *stdir, const char *culprit,
+			struct prereq_sig *k, const struct build_options *o)
+{
+	char re[PREREQ_FUNCS * (PREREQ_NAME + 1) + 128], err[256], *out, *save = NULL;
+	const char *args[8 + PREREQ_FILES] = { "grep", "-h", "-E", "-e", re, culprit,
+					       "--" };
+	struct strbuf sb;
+	size_t n = 7;
+
+	if (k->nfuncs == 0)
+		return;
+	strbuf_init(&sb, re, sizeof(re));
+	strbuf_printf(&sb, "\\.[A-Za-z_][A-Za-z0-9_]*[[:space:]]*=[[:space:]]*&?(");
+	for (size_t i = 0; i < k->nfuncs; i++)
+		strbuf_printf(&sb, "%s%s", i ? "|" : "", k->funcs[i]);
+	strbuf_printf(&sb, ")[[:space:]]*,?[[:space:]]*$");
+	for (size_t i = 0; i < k->nfiles; i++)
+		args[n++] = k->files[i];
+	args[n] = NULL;
+	out = gitsrc_git_out(stdir, args, o, err, sizeof(err));
+	if (out == NULL)
+		return;		/* exit 1: no such assignment */
+	for (char *l = strtok_r(out, "\n", &save); l != NULL && k->nimpl < 8;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *m = strchr(l, '.'), *f;
+		size_t ml, fl;
+
+		if (m == NULL)
+			continue;
+		m++;
+		for (ml = 0; ident_char((unsigned char)m[ml]); ml++)
+			;
+		f = strchr(m + ml, '=');
+		if (f == NULL || ml == 0 || ml >= PREREQ_NAME)
+			continue;
+		for (f++; *f == ' ' || *f == '\t' || *f == '&'; f++)
+			;
+		for (fl = 0; ident_char((unsigned char)f[fl]); fl++)
+			;
+		if (fl == 0 || fl >= PREREQ_NAME)
+			continue;
+		memcpy(k->impl_member[k->nimpl], m, ml);
+		k->impl_member[k->nimpl][ml] = '\0';
+		memcpy(k->impl_func[k->nimpl], f, fl);
+		k->impl_func[k->nimpl][fl] = '\0';
+		if (in_set(k->funcs, k->nfuncs, k->impl_func[k->nimpl]))
+			k->nimpl++;
+	}
+	free(out);
+}
+
+/* The files (at upstream) that call the operations the culprit
+ * implements (->end_io(...)), at most 16 per operation, added to paths. */
+static void calling_files(const char *updir, const char *upstream,
+			  const struct prereq_sig *k, const struct build_options *o,
+			  char paths[][PREREQ_PATH], size_t *npaths, size_t cap)
+{
+	for (size_t i = 0; i < k->nimpl; i++) {
+		char re[PREREQ_NAME + 48], err[256], *out, *save = NULL;
+		const char *args[] = { "grep", "-l", "-E", "-e", re, upstream,
+				       "--", "*.c", NULL };
+		char found[16][PREREQ_PATH];
+		size_t nfound = 0;
+		int many = 0;
+
+		snprintf(re, sizeof(re), "(->|\\.)%s[[:space:]]*\\(", k->impl_member[i]);
+		out = gitsrc_git_out(updir, args, o, err, sizeof(err));
+		if (out == NULL)
+			continue;
+		for (char *l = strtok_r(out, "\n", &save); l != NULL;
+		     l = strtok_r(NULL, "\n", &save)) {
+			const char *path = strchr(l, ':');
+
+			if (nfound == 16) {
+				many = 1;	/* too common to mean anything */
+				break;
+			}
+			snprintf(found[nfound++], PREREQ_PATH, "%s",
+				 path != NULL ? path + 1 : l);
+		}
+		free(out);
+		for (size_t f = 0; f < nfound && !many; f++) {
+			int dup = 0;
+
+			for (size_t j = 0; j < *npaths; j++)
+				dup |= strcmp(paths[j], found[f]) == 0;
+			if (!dup && *npaths < cap)
+				memcpy(paths[(*npaths)++], found[f], PREREQ_PATH);
+		}
+	}
+}
+
 /* The commit ids a branch's messages name as upstream ("commit X
  * upstream." and the other forms bisect_upstream_id reads). */
 static void drop_named(const char *stdir, const char *range,
@@ -494,8 +590,8 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 		  size_t msglen)
 {
 	char err[512], basetag[64], upbase[41], stbase[41], range[128],
-		max[32], paths[PREREQ_FILES + MAX_DEF_NAMES][PREREQ_PATH];
-	const char *show[] = { "show", "-U0", "--no-color", "--format=",
+		max[32], paths[PREREQ_FILES + MAX_DEF_NAMES + 16][PREREQ_PATH];
+	const char *show[] = { "show", "-W", "--no-color", "--format=",
 			       culprit, NULL };
 	struct prereq_sig *k = malloc(sizeof(*k));
 	struct upstream_pass up = { 0 };
@@ -532,12 +628,15 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 		memcpy(paths[npaths++], k->files[i], PREREQ_PATH);
 	defining_files(updir, upstream, k, o, paths, &npaths,
 		       sizeof(paths) / sizeof(paths[0]));
+	implemented(stdir, culprit, k, o);
+	calling_files(updir, upstream, k, o, paths, &npaths,
+		      sizeof(paths) / sizeof(paths[0]));
 	if (npaths == 0) {
 		errf(msg, msglen, "the culprit changes no file");
 		goto done;
 	}
 	{
-		const char *args[16 + PREREQ_FILES + MAX_DEF_NAMES];
+		const char *args[16 + PREREQ_FILES + MAX_DEF_NAMES + 16];
 		size_t n = 0;
 
 		snprintf(range, sizeof(range), "%s..%s", upbase, upstream);
@@ -545,7 +644,7 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 		args[n++] = "--no-merges";
 		args[n++] = "--no-color";
 		args[n++] = "-p";
-		args[n++] = "-U0";
+		args[n++] = "-W";
 		args[n++] = "--format=%x01%H %s";
 		args[n++] = max;
 		args[n++] = range;
@@ -582,7 +681,7 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 		args[n++] = "--no-merges";
 		args[n++] = "--no-color";
 		args[n++] = "-p";
-		args[n++] = "-U0";
+		args[n++] = "-W";
 		args[n++] = "--format=%x01%H %s";
 		args[n++] = "--max-count=20000";
 		args[n++] = range;
@@ -619,7 +718,8 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 		listed++;
 	}
 	snprintf(msg, msglen, "%zu upstream commits in %s..%.12s touch the files"
-		 " the culprit touches or defines what it calls; %zu of them"
+		 " the culprit touches, define what it calls or call what it"
+		 " implements; %zu of them"
 		 " relate to it, %zu the branch already has; %zu listed",
 		 up.seen, basetag, upstream, up.n, br.dropped, listed);
 	rc = 0;

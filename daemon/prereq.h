@@ -13,11 +13,12 @@
 #define PREREQ_MEMBERS 48
 #define PREREQ_MAX 10		/* candidates listed */
 
-/* What a change touches, read from its unified diff (any context size):
- * the files, the functions it changes (the function a hunk is in, as
- * git's hunk header names it, and those whose definition line it
- * edits), the functions its changed lines call, and the struct members
- * they use (->x, .x). Comments and string literals are not read; the
+/* What a change touches, read from its unified diff with function
+ * context (git -W): the files, the functions it changes (each hunk holds
+ * whole functions: their definition lines at column 0), the functions
+ * its changed lines call, the struct members they use (->x, .x), and
+ * what any line of its hunks calls through a member (->x(): "indirect").
+ * Comments and string literals are not read; the
  * commonest helpers (kfree, IS_ERR, spin_lock, ...) are left out. The
  * fingerprint is a patch-id: SHA-256 of the files and changed lines
  * without whitespace or line numbers, so the same change applied at
@@ -27,14 +28,20 @@ struct prereq_sig {
 	char funcs[PREREQ_FUNCS][PREREQ_NAME];
 	char calls[PREREQ_CALLS][PREREQ_NAME];
 	char members[PREREQ_MEMBERS][PREREQ_NAME];
-	size_t nfiles, nfuncs, ncalls, nmembers;
+	char indirect[PREREQ_MEMBERS][PREREQ_NAME];	/* ->x( in its hunks */
+	/* Filled by the search, not the scan: the struct members the
+	 * culprit's functions are assigned to (".end_io = ext4_dio_write_end_io"
+	 * makes ext4_dio_write_end_io an implementation of ->end_io). */
+	char impl_member[8][PREREQ_NAME], impl_func[8][PREREQ_NAME];
+	size_t nfiles, nfuncs, ncalls, nmembers, nindirect, nimpl;
 	char fingerprint[65];	/* "" for a diff with no changed line */
 };
 void prereq_scan(const char *diff, size_t len, struct prereq_sig *sig);
 /* How strongly cand relates to the culprit: shared files (3 each), a
- * function the culprit calls that cand changes (4), a function both
- * change (3), one the culprit changes that cand calls (2), members both
- * use (1 each, at most 3). 0: unrelated. why gets the reasons in words
+ * function the culprit calls that cand changes (4), code that calls an
+ * operation the culprit implements (4), a function both change (3), one
+ * the culprit changes that cand calls (2), members both use (1 each, at
+ * most 3). 0: unrelated. why gets the reasons in words
  * ("changes generic_write_sync(), which the culprit calls; ..."). */
 int prereq_score(const struct prereq_sig *culprit, const struct prereq_sig *cand,
 		 char *why, size_t whylen);

@@ -1,25 +1,65 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Naming the culprit (issue 15), for real: a stable-rc-like tree
-# (gitlib.sh) whose branch linux-6.1.y goes from v6.1.192 through two
-# harmless backports, then "ext4: properly sync file size update after
-# O_DIRECT write" (commit 91562895f803 upstream; here its effect is the
-# 936e114a245b revert, the prerequisite the 2023 backport lacked), one
-# more harmless backport and "Linux 6.1.193-rc1": 5 commits after the good
-# end. 6.1.192 is built from the tag's commit and passes; 6.1.193-rc1 is
-# announced by mail, built, its ext4 regressions confirmed by a rerun; then
-# rcgated bisects them to the culprit within ceil(log2(5)) + 1 = 4 builds,
-# each step building one commit incrementally and running only the
-# failing tests, and says so in the rc's thread.
+# Naming the culprit (issue 15), for real, in two branches.
+#
+# A stable-rc-like tree (gitlib.sh) whose branch linux-6.1.y goes from
+# v6.1.192 through two iomap backports (one named by its "commit X
+# upstream." line but adapted on the way, one cherry-picked as is), then
+# "ext4: properly sync file size update after O_DIRECT write" (its effect
+# here is the 936e114a245b revert: the prerequisite the 2023 backport
+# lacked), one more harmless backport and "Linux 6.1.193-rc1": 5 commits
+# after the good end. 6.1.192 is built from the tag's commit and passes;
+# 6.1.193-rc1 is announced by mail, built, its ext4 regressions confirmed
+# by a rerun; then rcgated bisects them to the culprit within
+# ceil(log2(5)) + 1 = 4 builds, each step building one commit
+# incrementally and running only the failing tests, and says so in the
+# rc's thread with the culprit's upstream commit, and KCIDB's export of
+# the rc carries the culprit.
+#
+# An upstream tree ([bisect] upstream_git, a second repository) holds
+# v6.1 (= v6.6 here: the fixture's one base), five commits m1..m5 and the
+# culprit's upstream commit U. m1 changes the function the culprit
+# changes, m4 the function it calls (generic_write_sync), m2 an unrelated
+# file, m3 and m5 the culprit's file: the branch has m3 (by its line) and
+# m5 (by patch-id), so the prerequisite candidates are m1 then m4.
+#
+# A second branch, linux-6.6.y (the same sources, versioned 6.6.63), has
+# the same backport of U: 6.6.64-rc1 announced by mail is bisected from
+# the tag v6.6.63 (no 6.6 release was tested: the tag is checked first)
+# to its own culprit, whose follow-up says the same upstream commit was
+# found in 6.1.193-rc1; its branch lacks m3 and m5, so they are listed too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 12 "bisect"
-UPSTREAM=91562895f8030cb9a0470b1db49de79346a69f91
+git_test_begin 21 "bisect"
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
-h1=$(git_commit "$REPO" $B "README: a harmless backport" "commit 1111111111111111111111111111111111111111 upstream." \
-	'sed:README:s/^Linux kernel$/Linux kernel (stable)/')
-h2=$(git_commit "$REPO" $B "CREDITS: a harmless backport" "commit 2222222222222222222222222222222222222222 upstream." \
-	'sed:CREDITS:1s/^/ /')
+IOMAP=fs/iomap/direct-io.c
+T=$(printf '\t')
+
+# The upstream tree.
+git_serve_repo "$SRV" linux || { echo "Bail out! cannot make the upstream fixture"; exit 1; }
+UP=$SRV/linux.git
+GIT_DIR=$UP git update-ref refs/heads/master "$good" && GIT_DIR=$UP git tag v6.1 "$good" &&
+	GIT_DIR=$UP git tag v6.6 "$good" || { echo "Bail out! upstream tags"; exit 1; }
+m1=$(git_commit "$UP" master "iomap: say where the I/O began" "" \
+	"sed:$IOMAP:s|^${T}loff_t offset = iocb->ki_pos;\$|${T}loff_t offset = iocb->ki_pos;${T}/* where the I/O began */|")
+m2=$(git_commit "$UP" master "ext4: a comment in super.c" "" 'sed:fs/ext4/super.c:1s|$| /* m2 */|')
+m3=$(git_commit "$UP" master "iomap: name the private flags" "" \
+	"sed:$IOMAP:s|^ \\* iomap.h:\$| * iomap.h (m3):|")
+m4=$(git_commit "$UP" master "fs: a comment in generic_write_sync" "" \
+	"sed:include/linux/fs.h:s|^${T}${T}int ret = vfs_fsync_range(iocb->ki_filp,\$|${T}${T}int ret = vfs_fsync_range(iocb->ki_filp, /* m4 */|")
+m5=$(git_commit "$UP" master "iomap: a comment on IOMAP_DIO_WRITE_FUA" "" \
+	"sed:$IOMAP:s|^#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)\$|#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)${T}/* m5 */|")
+UPSTREAM=$(git_commit "$UP" master "ext4: properly sync file size update after O_DIRECT write" \
+	"(rcgate's test tree: reverting 936e114a245b stands in for the change.)" \
+	"patch:$SRC/tests/kernels/936e114a245b-revert.patch")
+[ -n "$m1" ] && [ -n "$m2" ] && [ -n "$m3" ] && [ -n "$m4" ] && [ -n "$m5" ] && [ -n "$UPSTREAM" ] ||
+	{ echo "Bail out! cannot commit to the upstream fixture"; exit 1; }
+
+# linux-6.1.y
+h1=$(git_commit "$REPO" $B "iomap: name the private flags" "commit $m3 upstream." \
+	"sed:$IOMAP:s|^ \\* iomap.h:\$| * iomap.h (m3, as backported):|")
+h2=$(git_commit "$REPO" $B "iomap: a comment on IOMAP_DIO_WRITE_FUA" "" \
+	"sed:$IOMAP:s|^#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)\$|#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)${T}/* m5 */|")
 culprit=$(git_commit "$REPO" $B "ext4: properly sync file size update after O_DIRECT write" \
 	"commit $UPSTREAM upstream.
 
@@ -29,16 +69,66 @@ prerequisite the 2023 backport lacked.)" \
 h4=$(git_commit "$REPO" $B "ext4: a comment" "commit 4444444444444444444444444444444444444444 upstream." \
 	'sed:fs/ext4/file.c:1s|$| /* h4 */|')
 rc1=$(git_version "$REPO" $B 193 -rc1)
-[ -n "$h1" ] && [ -n "$h2" ] && [ -n "$culprit" ] && [ -n "$h4" ] && [ -n "$rc1" ] ||
+# linux-6.6.y: v6.6.63, a harmless backport, the same culprit, 6.6.64-rc1.
+GIT_DIR=$REPO git update-ref refs/heads/linux-6.6.y "$good"
+v663=$(git_commit "$REPO" linux-6.6.y "Linux 6.6.63" "" \
+	"sed:Makefile:s/^PATCHLEVEL = .*/PATCHLEVEL = 6/;s/^SUBLEVEL = .*/SUBLEVEL = 63/;s/^EXTRAVERSION =.*/EXTRAVERSION =/")
+GIT_DIR=$REPO git tag v6.6.63 "$v663"
+a1=$(git_commit "$REPO" linux-6.6.y "CREDITS: a harmless backport" "commit 2222222222222222222222222222222222222222 upstream." \
+	'sed:CREDITS:1s/^/ /')
+culprit6=$(git_commit "$REPO" linux-6.6.y "ext4: properly sync file size update after O_DIRECT write" \
+	"commit $UPSTREAM upstream." "patch:$SRC/tests/kernels/936e114a245b-revert.patch")
+rc6=$(git_commit "$REPO" linux-6.6.y "Linux 6.6.64-rc1" "" \
+	"sed:Makefile:s/^SUBLEVEL = .*/SUBLEVEL = 64/;s/^EXTRAVERSION =.*/EXTRAVERSION = -rc1/")
+[ -n "$h1" ] && [ -n "$h2" ] && [ -n "$culprit" ] && [ -n "$h4" ] && [ -n "$rc1" ] &&
+	[ -n "$v663" ] && [ -n "$a1" ] && [ -n "$culprit6" ] && [ -n "$rc6" ] ||
 	{ echo "Bail out! cannot commit to the fixture"; exit 1; }
 git_daemon "$SRV" || { echo "Bail out! git daemon"; exit 1; }
 URL=$GIT_URL/linux-stable-rc.git
+EXTRA_URLS=$GIT_URL/linux.git
 
 start_smtpd
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
 	"timeout = 600" "[regressions]" "reruns = 1" "[notify]" "smtp_url = $SMTPD_URL" \
-	"[build]" "from_announcements = 1" "announced_source = git" "targets = x86_64"
+	"[build]" "from_announcements = 1" "announced_source = git" "targets = x86_64" \
+	"[bisect]" "upstream_git = $GIT_URL/linux.git"
 
+# announce VERSION SERIES BRANCH MSGID-SUFFIX: the 6.1.64-rc1 mail made
+# into VERSION's, its tree the fixture's; prints its Message-ID.
+announce() {
+	local v=$1 base=${1%-rc*} series=$2 branch=$3 prev
+	prev=${base%.*}.$((${base##*.} - 1))
+	sed -e "s/6\\.1\\.64-rc1/$v/g" -e "s/6\\.1\\.64/$base/g" -e "s/6\\.1\\.63/$prev/g" \
+		-e "s/\\[PATCH 6\\.1 /[PATCH $series /" -e "s/linux-6\\.1\\.y/$branch/g" \
+		-e "s/664207345@/664207$4@/" \
+		-e "s|git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git|$URL|" \
+		"$SRC/tests/data/mail/announce-6.1.64-rc1.eml" > "$work/$v.eml"
+	req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$work/$v.eml"
+	sed -n 's/^Message-I[Dd]: *//p' "$work/$v.eml" | head -1 | tr -d '\r<>'
+}
+# bisected REGRESSION VERSION: waits for the regression's bisection in
+# VERSION to end (and its prerequisite search); BODY is the regression.
+bisected() {
+	local deadline=$((SECONDS + 2400))
+	while [ $SECONDS -lt $deadline ]; do
+		req GET "/api/v1/regressions/$1"
+		case "$(jqb --arg v "$2" '[.bisections[] | select(.version == $v)][0] | (.state // "none") + "/" + (.prereq_state // "none")')" in
+		found/done|found/failed|found/none|ambiguous/*|failed/*) return 0 ;;
+		esac
+		sleep 5
+	done
+	return 1
+}
+# followup MSGID TEXT: the mail in MSGID's thread that contains TEXT.
+followup() {
+	local f=""
+	for _ in $(seq 1 30); do
+		f=$(grep -l "^In-Reply-To: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l -F "$2" 2>/dev/null | head -1)
+		[ -n "$f" ] && break
+		sleep 1
+	done
+	printf '%s' "$f"
+}
 
 # The good end: 6.1.192, built from the tag's commit.
 req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"6.1.192\",\"targets\":[\"x86_64\"],\"source\":{\"git\":\"$URL\",\"commit\":\"$good\"}}"
@@ -49,11 +139,7 @@ check "6.1.192 built from its commit passes every test" \
 	  "$(jqb '[.jobs[0].results[] | select(.status == "fail")] | length')" = 0 ]
 
 # The rc, announced by mail.
-sed -e 's/6\.1\.64-rc1/6.1.193-rc1/g' -e 's/6\.1\.64/6.1.193/g' -e 's/6\.1\.63/6.1.192/g' \
-	-e "s|git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git|$URL|" \
-	"$SRC/tests/data/mail/announce-6.1.64-rc1.eml" > "$work/rc1.eml"
-msgid=$(sed -n 's/^Message-I[Dd]: *//p' "$work/rc1.eml" | head -1 | tr -d '\r<>')
-req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$work/rc1.eml"
+msgid=$(announce 6.1.193-rc1 6.1 linux-6.1.y 345)
 settled 6.1.193-rc1 2400 || diag "6.1.193-rc1 did not settle"
 req GET /api/v1/releases/6.1.193-rc1
 check "the rc blocks on confirmed ext4 regressions (its job and its rerun failed)" \
@@ -62,15 +148,10 @@ reg=$(jqb '[.regressions[] | select(.test | startswith("ext4."))][0].id')
 nreg=$(jqb '[.regressions[] | select(.test | startswith("ext4."))] | length')
 diag "rc1: $nreg ext4 regressions, the first #$reg"
 
-# The bisection: steps until an answer.
-deadline=$((SECONDS + 2400))
-while [ $SECONDS -lt $deadline ]; do
-	req GET "/api/v1/regressions/$reg"
-	case "$(jqb '.bisections[0].state // "none"')" in found|ambiguous|failed) break ;; esac
-	sleep 5
-done
+# The bisection: steps until an answer, then the prerequisite search.
+bisected "$reg" 6.1.193-rc1 || diag "no answer in time"
 printf '%s' "$BODY" > "$work/regression.json"
-diag "bisection: $(jqb -c '.bisections[0] | {state, culprit, culprit_upstream, steps, jobs, message}')"
+diag "bisection: $(jqb -c '.bisections[0] | {state, culprit, culprit_upstream, steps, jobs, message, prereq_state, prereq_message}')"
 check "one bisection of the rc, and it found the culprit" \
 	[ "$(jqb '.bisections | length')" = 1 -a "$(jqb '.bisections[0].state')" = found -a \
 	  "$(jqb '.bisections[0].culprit')" = "$culprit" ]
@@ -79,6 +160,10 @@ check "the culprit's subject and its upstream commit (from 'commit X upstream.')
 	  "$(jqb '.bisections[0].culprit_upstream')" = "$UPSTREAM" ]
 steps=$(jqb '.bisections[0].steps')
 check "within ceil(log2(5)) + 1 = 4 builds ($steps)" [ "$steps" -ge 1 -a "$steps" -le 4 ]
+diag "prerequisites: $(jqb -c '[.bisections[0].prerequisites[]? | {commit: .commit[0:12], score, why}]')"
+check "prerequisite candidates: m1 (changes iomap_dio_complete) then m4 (changes generic_write_sync); not m2 (unrelated), m3 or m5 (the branch has them)" \
+	[ "$(jqb -c '[.bisections[0].prerequisites[]?.commit]')" = "[\"$m1\",\"$m4\"]" -a \
+	  "$(jqb '.bisections[0].prereq_state')" = done ]
 check "the regression is valid for schemas/regression.json (jsonschema)" \
 	sh -c "/usr/bin/python3 '$SRC/tests/integration/validate.py' '$SRC/schemas' regression < '$work/regression.json'"
 step=$(jqb '.bisections[0].jobs[0]')
@@ -90,19 +175,68 @@ check "a step is a job: one commit, only the failing tests, not the rc's version
 check "the step job is valid for schemas/job.json (jsonschema)" \
 	sh -c "/usr/bin/python3 '$SRC/tests/integration/validate.py' '$SRC/schemas' job < '$work/step.json'"
 req GET /api/v1/releases/6.1.193-rc1
-check "steps are not the rc's own jobs: its jobs and gate are as before" \
-	[ "$(jqb '.jobs | length')" = 2 -a "$(jqb .gate.verdict)" = block ]
+check "steps are not the rc's own jobs: its jobs and gate are as before; its regressions name the culprit" \
+	[ "$(jqb '.jobs | length')" = 2 -a "$(jqb .gate.verdict)" = block -a \
+	  "$(jqb "[.regressions[] | select(.test | startswith(\"ext4.\")) | .culprit] | unique | join(\" \")")" = "$culprit" ]
 req GET "/api/v1/regressions/$(jqb '[.regressions[] | select(.test | startswith("ext4."))][-1].id')"
 check "every ext4 regression of the rc shows the same bisection" \
 	[ "$(jqb '.bisections[0].culprit')" = "$culprit" ]
-sent=""
-for _ in $(seq 1 30); do
-	sent=$(grep -l "^In-Reply-To: <$msgid>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l "First bad commit: $culprit" 2>/dev/null | head -1)
-	[ -n "$sent" ] && break
-	sleep 1
-done
+sent=$(followup "$msgid" "First bad commit: $culprit")
 check "the culprit is a follow-up in the rc's thread" [ -n "$sent" ]
-check "the follow-up names the upstream commit" sh -c "[ -n '$sent' ] && grep -q '$UPSTREAM' '$sent'"
+check "the follow-up names the upstream commit and the prerequisite candidates, as a hint" \
+	sh -c "[ -n '$sent' ] && grep -q '$UPSTREAM' '$sent' && grep -q 'This is a hint' '$sent' &&
+		grep -q '^  ${m1:0:12} (\"iomap: say where the I/O began\")' '$sent' &&
+		grep -q '^      changes iomap_dio_complete(), as the culprit does' '$sent' &&
+		! grep -q '${m3:0:12}' '$sent'"
+# KCIDB: the issue says the code is the culprit and names the commit.
+req GET /api/v1/releases/6.1.193-rc1/kcidb.json
+printf '%s' "$BODY" > "$work/kcidb.json"
+check "kcidb.json: each ext4 regression's issue has culprit.code and the first bad commit (version 2)" \
+	[ "$(jqb "[.issues[] | select(.comment | test(\"^ext4\")) | select(.culprit.code == true and .version == 2 and (.comment | contains(\"$culprit\")) and .misc.culprit_upstream == \"$UPSTREAM\")] | length")" = "$nreg" ]
+if /usr/bin/python3 "$SRC/tests/integration/kcidb_check.py" "$SRC/tests/data/kcidb/v5.3-rules.json" \
+	--version 6.1.193-rc1 --suite odirect < "$work/kcidb.json" 2> "$work/kcidb.err"; then
+	ok "kcidb.json with culprits keeps KCIDB v5.3's rules (incidents at their issue's version)"
+else
+	not_ok "kcidb.json with culprits keeps KCIDB v5.3's rules"; diag "$(head -20 "$work/kcidb.err")"
+fi
+
+# The second branch.
+msgid6=$(announce 6.6.64-rc1 6.6 linux-6.6.y 346)
+settled 6.6.64-rc1 2400 || diag "6.6.64-rc1 did not settle"
+req GET /api/v1/releases/6.6.64-rc1
+check "6.6.64-rc1 (linux-6.6.y, built from its head) blocks on ext4 regressions" \
+	[ "$(jqb .gate.verdict)" = block -a "$(jqb '.jobs[0].built_commit')" = "$rc6" -a \
+	  "$(jqb '[.regressions[] | select(.test | startswith("ext4."))] | length')" -ge 1 ]
+reg6=$(jqb '[.regressions[] | select(.test | startswith("ext4."))][0].id')
+diag "6.6.64-rc1: ext4 regressions $(jqb -c '[.regressions[] | select(.test | startswith("ext4.")) | .id]') (6.1.193-rc1's first: #$reg)"
+bisected "$reg6" 6.6.64-rc1 || diag "no answer in time for 6.6.64-rc1"
+printf '%s' "$BODY" > "$work/regression6.json"
+diag "bisection: $(jqb -c '[.bisections[] | select(.version == "6.6.64-rc1")][0] | {state, culprit, steps, message, prereq_state}')"
+b6='[.bisections[] | select(.version == "6.6.64-rc1")][0]'
+check "linux-6.6.y's own culprit found, the same upstream commit" \
+	[ "$(jqb "$b6.state")" = found -a "$(jqb "$b6.culprit")" = "$culprit6" -a \
+	  "$(jqb "$b6.culprit_upstream")" = "$UPSTREAM" ]
+steps6=$(jqb "$b6.steps")
+check "within ceil(log2(3)) + 1 = 3 builds, the tag v6.6.63 checked first ($steps6)" \
+	[ "$steps6" -ge 2 -a "$steps6" -le 3 ]
+check "its prerequisite candidates include m3 and m5, which linux-6.6.y lacks; m1 first" \
+	[ "$(jqb -c "[$b6.prerequisites[]?.commit] | (.[0] == \"$m1\") and any(.[]; . == \"$m3\") and any(.[]; . == \"$m5\") and (any(.[]; . == \"$m2\") | not)")" = true ]
+# One cause across branches: the same regression (one signature) shows
+# both rcs' bisections; a regression of another signature is linked to
+# it by the upstream commit (same_cause).
+joined() {
+	req GET "/api/v1/regressions/$reg"
+	if [ "$reg6" = "$reg" ]; then
+		[ "$(jqb '[.bisections[] | select(.state == "found")] | length')" = 2 -a \
+		  "$(jqb '[.bisections[] | select(.state == "found") | .culprit_upstream] | unique | join(" ")')" = "$UPSTREAM" ]
+	else
+		[ "$(jqb --argjson r "$reg6" '[.bisections[].same_cause[]] | any(.[]; . == $r)')" = true ]
+	fi
+}
+check "one cause in both branches: regression #$reg and 6.6.64-rc1's #$reg6 joined by the upstream commit" joined
+sent6=$(followup "$msgid6" "First bad commit: $culprit6")
+check "6.6.64-rc1's thread gets its culprit, and that 6.1.193-rc1's bisection found the same upstream commit" \
+	sh -c "[ -n '$sent6' ] && grep -q 'found by bisection in 6.1.193-rc1' '$sent6' && grep -q '$UPSTREAM' '$sent6'"
 stop_smtpd
 git_test_end
 exit 0

@@ -145,10 +145,13 @@ git_test_begin() {
 }
 
 # git_test_end: the git daemon, the temporary directories and what rcgated
-# cached of the tree at URL (its clone, worktrees and lock).
+# cached of the trees at URL and at EXTRA_URLS (clones, worktrees, locks).
 git_test_end() {
-	local key cache=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}/build/git
-	key=$(printf '%s' "$URL" | sha256sum | cut -c1-16)
+	local key u cache=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}/build/git
 	stop_git_daemon
-	rm -rf "$SRV" "$work" "$cache/$key.git" "$cache/$key.git.wt" "$cache/$key.git.lock"
+	rm -rf "$SRV" "$work"
+	for u in "$URL" ${EXTRA_URLS:-}; do
+		key=$(printf '%s' "$u" | sha256sum | cut -c1-16)
+		rm -rf "$cache/$key.git" "$cache/$key.git.wt" "$cache/$key.git.lock"
+	done
 }

@@ -28,12 +28,18 @@ static int has(char set[][PREREQ_NAME], size_t n, const char *s)
 
 #define HAS(sig, field, s) has((sig)->field, (sig)->n##field, s)
 
+/* As git show -W prints it: each hunk holds whole functions, and its
+ * header names the function before it (here "previous", not changed). */
 static const char culprit_diff[] =
 	"diff --git a/fs/iomap/direct-io.c b/fs/iomap/direct-io.c\n"
 	"index 1111111..2222222 100644\n"
 	"--- a/fs/iomap/direct-io.c\n"
 	"+++ b/fs/iomap/direct-io.c\n"
-	"@@ -114,9 +114,8 @@ ssize_t iomap_dio_complete(struct iomap_dio *dio)\n"
+	"@@ -80,20 +80,19 @@ int previous(void)\n"
+	" ssize_t iomap_dio_complete(struct iomap_dio *dio)\n"
+	" {\n"
+	" \tif (dops && dops->end_io)\n"
+	" \t\tret = dops->end_io(iocb, dio->size, ret, dio->flags);\n"
 	"-\tif (ret > 0) {\n"
 	"-\t\tiocb->ki_pos += ret;\n"
 	"+\t/* a comment naming fake_call(x) and ->fake_member */\n"
@@ -42,16 +48,20 @@ static const char culprit_diff[] =
 	"+\tpr_err(\"not_a_call(%d)\", ret);\n"
 	"+\tiocb->ki_pos += ret;\n"
 	"+\tkfree(dio);\n"
+	" \treturn ret;\n"
+	" }\n"
 	"@@ -200,2 +199,3 @@ static int other(void)\n"
 	"+static void iomap_dio_new_helper(struct kiocb *iocb, long n)\n";
 
 static void test_scan(void **state)
 {
 	struct prereq_sig *s = malloc(sizeof(*s)), *t = malloc(sizeof(*t));
-	/* The same change at other lines, with other whitespace. */
+	/* The same change at other lines, with other whitespace and
+	 * another context. */
 	static const char moved[] =
 		"diff --git a/fs/iomap/direct-io.c b/fs/iomap/direct-io.c\n"
-		"@@ -80,9 +80,8 @@ ssize_t iomap_dio_complete(struct iomap_dio *dio)\n"
+		"@@ -180,9 +180,8 @@ int previous(void)\n"
+		" ssize_t iomap_dio_complete(struct iomap_dio *dio)\n"
 		"-    if (ret > 0) {\n"
 		"-\t\tiocb->ki_pos  +=  ret;\n"
 		"+\t/* a comment naming fake_call(x) and ->fake_member */\n"
@@ -67,12 +77,17 @@ static void test_scan(void **state)
 	prereq_scan(culprit_diff, strlen(culprit_diff), s);
 	assert_int_equal(s->nfiles, 1);
 	assert_string_equal(s->files[0], "fs/iomap/direct-io.c");
-	/* the hunks' functions and the one whose definition it adds */
+	/* the functions its hunks hold, and the one whose definition it
+	 * adds; not the hunk headers' */
 	assert_true(HAS(s, funcs, "iomap_dio_complete"));
-	assert_true(HAS(s, funcs, "other"));
 	assert_true(HAS(s, funcs, "iomap_dio_new_helper"));
+	assert_false(HAS(s, funcs, "previous"));
+	assert_false(HAS(s, funcs, "other"));
 	assert_true(HAS(s, calls, "generic_write_sync"));
 	assert_true(HAS(s, members, "ki_pos"));
+	/* what the code calls through a member, context included */
+	assert_true(HAS(s, indirect, "end_io"));
+	assert_false(HAS(s, members, "end_io"));	/* context: not changed */
 	/* not from comments or strings, not the commonest helpers */
 	assert_false(HAS(s, calls, "fake_call"));
 	assert_false(HAS(s, members, "fake_member"));
@@ -82,7 +97,7 @@ static void test_scan(void **state)
 	assert_false(HAS(s, members, "flags"));
 	assert_false(HAS(s, calls, "iomap_dio_new_helper"));
 	assert_int_equal(strlen(s->fingerprint), 64);
-	/* a patch-id: line numbers and whitespace do not count ... */
+	/* a patch-id: line numbers, whitespace and context do not count ... */
 	prereq_scan(moved, strlen(moved), t);
 	assert_string_equal(s->fingerprint, t->fingerprint);
 	/* ... the code does */
@@ -111,22 +126,41 @@ static void test_score(void **state)
 	char why[600];
 	static const char changes_callee[] =
 		"diff --git a/include/linux/fs.h b/include/linux/fs.h\n"
-		"@@ -2972 +2972 @@ static inline ssize_t generic_write_sync(struct kiocb *iocb, ssize_t count)\n"
+		"@@ -2970,8 +2970,8 @@ extern int vfs_fsync(struct file *file, int datasync);\n"
+		" static inline ssize_t generic_write_sync(struct kiocb *iocb, ssize_t count)\n"
+		" {\n"
 		"-\t\tint ret = vfs_fsync_range(iocb->ki_filp,\n"
-		"+\t\tint ret = vfs_fsync_range(iocb->ki_filp, /* x */\n";
+		"+\t\tint ret = vfs_fsync_range(iocb->ki_filp, /* x */\n"
+		" }\n";
 	static const char same_function[] =
 		"diff --git a/fs/iomap/direct-io.c b/fs/iomap/direct-io.c\n"
-		"@@ -84 +84 @@ ssize_t iomap_dio_complete(struct iomap_dio *dio)\n"
+		"@@ -80,5 +80,5 @@\n"
+		" ssize_t iomap_dio_complete(struct iomap_dio *dio)\n"
+		" {\n"
 		"-\tloff_t offset = iocb->ki_pos;\n"
-		"+\tloff_t offset = iocb->ki_pos; /* where it began */\n";
+		"+\tloff_t offset = iocb->ki_pos; /* where it began */\n"
+		" }\n";
 	static const char caller[] =
 		"diff --git a/fs/xfs/xfs_file.c b/fs/xfs/xfs_file.c\n"
-		"@@ -10 +10 @@ static int xfs_dio_write(struct kiocb *iocb)\n"
+		"@@ -10,4 +10,4 @@\n"
+		" static int xfs_dio_write(struct kiocb *iocb)\n"
+		" {\n"
 		"-\treturn 0;\n"
-		"+\treturn iomap_dio_complete(dio);\n";
+		"+\treturn iomap_dio_complete(dio);\n"
+		" }\n";
+	static const char calls_the_operation[] =
+		"diff --git a/fs/direct-io.c b/fs/direct-io.c\n"
+		"@@ -10,5 +10,5 @@\n"
+		" static ssize_t dio_complete(struct dio *dio, ssize_t ret)\n"
+		" {\n"
+		" \t\terr = dio->end_io(dio->iocb, offset, ret, dio->private);\n"
+		"-\tret = 0;\n"
+		"+\tret = 1;\n"
+		" }\n";
 	static const char unrelated[] =
 		"diff --git a/fs/ext4/super.c b/fs/ext4/super.c\n"
-		"@@ -10 +10 @@ static int ext4_fill_super(struct super_block *sb)\n"
+		"@@ -10,4 +10,4 @@\n"
+		" static int ext4_fill_super(struct super_block *sb)\n"
 		"-\tsb->s_flags = 0;\n"
 		"+\tsb->s_flags = 1;\n";
 
@@ -143,6 +177,15 @@ static void test_score(void **state)
 	prereq_scan(caller, strlen(caller), c);
 	assert_int_equal(prereq_score(k, c, why, sizeof(why)), 2);
 	assert_string_equal(why, "calls iomap_dio_complete(), which the culprit changes");
+	/* the culprit implements ->end_io (the search fills that in) */
+	prereq_scan(calls_the_operation, strlen(calls_the_operation), c);
+	assert_int_equal(prereq_score(k, c, why, sizeof(why)), 0);
+	snprintf(k->impl_member[0], PREREQ_NAME, "end_io");
+	snprintf(k->impl_func[0], PREREQ_NAME, "ext4_dio_write_end_io");
+	k->nimpl = 1;
+	assert_int_equal(prereq_score(k, c, why, sizeof(why)), 4);
+	assert_string_equal(why, "changes code that calls ->end_io(), which the"
+			    " culprit's ext4_dio_write_end_io() implements");
 	prereq_scan(unrelated, strlen(unrelated), c);
 	assert_int_equal(prereq_score(k, c, why, sizeof(why)), 0);
 	assert_string_equal(why, "");
@@ -239,6 +282,8 @@ static const char dio_c[] =
 	"\tloff_t offset = iocb->ki_pos;\n"
 	"\tssize_t ret = dio->error;\n"
 	"\n"
+	"\tif (dio->dops && dio->dops->end_io)\n"
+	"\t\tret = dio->dops->end_io(iocb, ret);\n"
 	"\tif (ret > 0) {\n"
 	"\t\tiocb->ki_pos += ret;\n"
 	"\t\tif (dio->flags & DIO_SYNC)\n"
@@ -257,7 +302,8 @@ static const char fs_h[] =
 
 static void test_search(void **state)
 {
-	char m1[41], m2[41], m3[41], m4[41], m5[41], u[41], h[41], bad[41],
+	char m1[41], m2[41], m3[41], m4[41], m5[41], u[41], u2[41], h[41],
+		bad[41], bad2[41],
 		msg[600], root[128], updir[128], stdir[128], body[200];
 	struct build_options o = { 0 };
 	json_t *list = NULL;
@@ -283,6 +329,9 @@ static void test_search(void **state)
 	put("up", "fs/iomap/dio.c", dio_c);
 	put("up", "include/fs.h", fs_h);
 	put("up", "fs/ext4/super.c", "int ext4_fill_super(void)\n{\n\treturn 0;\n}\n");
+	put("up", "fs/ext4/file.c", "static int ext4_end_io(struct kiocb *iocb, long size)\n"
+	    "{\n\treturn 0;\n}\n\nstatic const struct dio_ops ext4_dio_ops = {\n"
+	    "\t.end_io = ext4_end_io,\n};\n");
 	sh("git -C %s/up add -A && git -C %s/up commit -qm 'Linux 6.1' &&"
 	   " git -C %s/up tag v6.1", dir, dir, dir);
 	edit("up", "fs/iomap/dio.c", "offset = iocb->ki_pos;",
@@ -296,6 +345,7 @@ static void test_search(void **state)
 	edit("up", "fs/iomap/dio.c", "#define DIO_SYNC 1", "#define DIO_SYNC 1\t/* m5 */",
 	     "iomap: comment DIO_SYNC", m5);
 	edit("up", "fs/iomap/dio.c", fix_old, fix_new, "iomap: sync before ki_pos", u);
+	edit("up", "fs/ext4/file.c", "return 0;", "return size;", "ext4: end_io says the size", u2);
 	/* stable: the base, m3 backported with its line, m5 cherry-picked
 	 * without one, and the culprit (u's change) */
 	sh("git clone -q %s/up %s/st && git -C %s/st reset -q --hard v6.1 &&"
@@ -308,6 +358,8 @@ static void test_search(void **state)
 	     "iomap: comment DIO_SYNC", h);
 	snprintf(body, sizeof(body), "iomap: sync before ki_pos\n\ncommit %s upstream.\n", u);
 	edit("st", "fs/iomap/dio.c", fix_old, fix_new, body, bad);
+	snprintf(body, sizeof(body), "ext4: end_io says the size\n\ncommit %s upstream.\n", u2);
+	edit("st", "fs/ext4/file.c", "return 0;", "return size;", body, bad2);
 
 	snprintf(root, sizeof(root), "%s", dir);
 	snprintf(updir, sizeof(updir), "%s/up/.git", dir);
@@ -332,6 +384,19 @@ static void test_search(void **state)
 	assert_non_null(strstr(msg, "2 the branch already has; 2 listed"));
 	json_decref(list);
 	(void)m2;
+
+	/* A culprit that implements an operation (.end_io = ext4_end_io):
+	 * m1 changes code that calls ->end_io(); u does too, but the
+	 * branch has it (by its line); m3 and m5 touch that file elsewhere. */
+	assert_int_equal(prereq_search(updir, stdir, bad2, u2, "6.1", bad2, &o, &list,
+				       msg, sizeof(msg)), 0);
+	assert_int_equal(json_array_size(list), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0),
+			    "commit")), m1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0),
+			    "why")), "changes code that calls ->end_io(), which the"
+			    " culprit's ext4_end_io() implements");
+	json_decref(list);
 
 	/* the culprit's upstream commit is not in the tree */
 	assert_int_equal(prereq_search(updir, stdir, bad, bad, "6.1", bad, &o, &list,
