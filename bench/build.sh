@@ -44,7 +44,7 @@ bare() {	# target -> seconds on stdout
 	local t=$1 arch cross img tree=$WORK/bare/src
 	case $t in
 	x86_64) arch=x86_64 cross= img=bzImage ;;
-	i386) arch=i386 cross=i686-linux-gnu- img=bzImage ;;
+	i386) arch=i386 cross= img=bzImage ;;	# host gcc -m32, as targets.c
 	arm64) arch=arm64 cross=aarch64-linux-gnu- img=Image ;;
 	armv7) arch=arm cross=arm-linux-gnueabihf- img=zImage ;;
 	esac

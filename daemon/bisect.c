@@ -295,16 +295,27 @@ static void followup_text(const json_t *b, const char *farm, struct strbuf *sb)
 		json_t *c;
 
 		if (json_array_size(list) > 0) {
-			strbuf_printf(sb, "\nPrerequisite candidates. This is a hint,"
-				      " not a finding: upstream commits between the"
+			strbuf_printf(sb, "\nPrerequisite candidates. This is a hint, not"
+				      " a finding: upstream commits\nbetween the"
 				      " branch's base release and %.12s that this"
-				      " branch lacks and that touch what the culprit"
+				      " branch\nlacks and that touch what the culprit"
 				      " touches, best match first:\n", upstream);
-			json_array_foreach(list, i, c)
-				strbuf_printf(sb, "  %.12s (\"%s\")\n      %s\n",
+			json_array_foreach(list, i, c) {
+				const char *why = json_string_value(json_object_get(c, "why"));
+
+				strbuf_printf(sb, "  %.12s (\"%s\")\n",
 					json_string_value(json_object_get(c, "commit")),
-					json_string_value(json_object_get(c, "subject")),
-					json_string_value(json_object_get(c, "why")));
+					json_string_value(json_object_get(c, "subject")));
+				/* one reason a line */
+				while (why != NULL && *why != '\0') {
+					size_t n = strcspn(why, ";");
+
+					strbuf_printf(sb, "      %.*s\n", (int)n, why);
+					why += n;
+					while (*why == ';' || *why == ' ')
+						why++;
+				}
+			}
 		} else {
 			strbuf_printf(sb, "\nNo prerequisite candidates: %s.\n",
 				      pmsg != NULL ? pmsg : "none found");
@@ -535,6 +546,23 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 	struct rowset todo = { 0 };
 	int queued = 0;
 
+	/* A search that waits for an upstream tree no longer configured
+	 * (the daemon restarted without [bisect] upstream_git) ends here,
+	 * so its follow-up is not held back for ever. */
+	if (c->cfg->bisect_upstream_git[0] == '\0') {
+		json_t *p = store_rows(st, Q_PREREQ_PENDING, err, errlen, ""), *row;
+		size_t i;
+
+		json_array_foreach(p, i, row) {
+			int64_t id = json_integer_value(json_object_get(row, "id"));
+
+			if (store_prereq_finish(st, id, "failed", NULL, "[bisect]"
+						" upstream_git is no longer set", err,
+						errlen) == 0)
+				bisect_announce(st, c->cfg, id);
+		}
+		json_decref(p);
+	}
 	if (store_bisect_candidates(st, &todo, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < todo.n; i++)

@@ -29,8 +29,6 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +40,7 @@
 #include "rcgate.h"
 #include "build.h"
 #include "prereq.h"
+#include "consumer.h"
 
 /* ---- the rules ---- */
 
@@ -416,8 +415,46 @@ static int have_commit(const char *gitdir, const char *rev,
 	return gitsrc_is_commit(out);
 }
 
+/* The paths of the files at upstream (*.c, and *.h with headers) whose
+ * lines match the extended regex re, added to paths unless more than
+ * max match (a name that common says nothing). */
+static void grep_files(const char *updir, const char *upstream, const char *re,
+		       int headers, size_t max, const struct build_options *o,
+		       char paths[][PREREQ_PATH], size_t *npaths, size_t cap)
+{
+	const char *args[] = { "grep", "-l", "-E", "-e", re, upstream, "--",
+			       "*.c", headers ? "*.h" : NULL, NULL };
+	char err[256], *out, *save = NULL, found[16][PREREQ_PATH];
+	size_t nfound = 0;
+
+	out = gitsrc_git_out(updir, args, o, err, sizeof(err));
+	if (out == NULL)
+		return;		/* git grep exits 1 when nothing matches */
+	for (char *l = strtok_r(out, "\n", &save); l != NULL;
+	     l = strtok_r(NULL, "\n", &save)) {
+		const char *path = strchr(l, ':');	/* "<commit>:<path>" */
+
+		if (nfound == max || nfound == 16) {
+			free(out);
+			return;
+		}
+		snprintf(found[nfound++], PREREQ_PATH, "%s", path != NULL ? path + 1 : l);
+	}
+	free(out);
+	for (size_t f = 0; f < nfound; f++) {
+		int dup = 0;
+
+		for (size_t j = 0; j < *npaths; j++)
+			dup |= strcmp(paths[j], found[f]) == 0;
+		if (!dup && *npaths < cap)
+			memcpy(paths[(*npaths)++], found[f], PREREQ_PATH);
+	}
+}
+
 /* The files that define the functions the culprit calls but does not
- * define in its own files, added to *paths. */
+ * define itself, added to *paths: a definition starts at column 0 and
+ * names the function after its type ("static inline ssize_t
+ * generic_write_sync("); a name defined in more than 3 files is skipped. */
 static void defining_files(const char *updir, const char *upstream,
 			   const struct prereq_sig *k, const struct build_options *o,
 			   char paths[][PREREQ_PATH], size_t *npaths, size_t cap)
@@ -425,41 +462,13 @@ static void defining_files(const char *updir, const char *upstream,
 	size_t looked = 0;
 
 	for (size_t i = 0; i < k->ncalls && looked < MAX_DEF_NAMES; i++) {
-		char re[PREREQ_NAME + 48], err[256], *out, *save = NULL;
-		const char *args[] = { "grep", "-l", "-E", "-e", re, upstream,
-				       "--", "*.c", "*.h", NULL };
-		char found[3][PREREQ_PATH];
-		size_t nfound = 0, many = 0;
+		char re[PREREQ_NAME + 48];
 
 		if (in_set((char (*)[PREREQ_NAME])k->funcs, k->nfuncs, k->calls[i]))
 			continue;
 		looked++;
-		/* A definition starts at column 0 and names the function
-		 * after its type: "static inline ssize_t generic_write_sync(". */
 		snprintf(re, sizeof(re), "^[A-Za-z_].*[ *]%s\\(", k->calls[i]);
-		out = gitsrc_git_out(updir, args, o, err, sizeof(err));
-		if (out == NULL)
-			continue;	/* git grep exits 1 when nothing matches */
-		for (char *l = strtok_r(out, "\n", &save); l != NULL;
-		     l = strtok_r(NULL, "\n", &save)) {
-			const char *path = strchr(l, ':');
-
-			path = path != NULL ? path + 1 : l;
-			if (nfound == 3) {
-				many = 1;
-				break;
-			}
-			snprintf(found[nfound++], PREREQ_PATH, "%s", path);
-		}
-		free(out);
-		for (size_t f = 0; f < nfound && !many; f++) {
-			int dup = 0;
-
-			for (size_t j = 0; j < *npaths; j++)
-				dup |= strcmp(paths[j], found[f]) == 0;
-			if (!dup && *npaths < cap)
-				memcpy(paths[(*npaths)++], found[f], PREREQ_PATH);
-		}
+		grep_files(updir, upstream, re, 1, 3, o, paths, npaths, cap);
 	}
 }
 
@@ -524,37 +533,10 @@ static void calling_files(const char *updir, const char *upstream,
 			  char paths[][PREREQ_PATH], size_t *npaths, size_t cap)
 {
 	for (size_t i = 0; i < k->nimpl; i++) {
-		char re[PREREQ_NAME + 48], err[256], *out, *save = NULL;
-		const char *args[] = { "grep", "-l", "-E", "-e", re, upstream,
-				       "--", "*.c", NULL };
-		char found[16][PREREQ_PATH];
-		size_t nfound = 0;
-		int many = 0;
+		char re[PREREQ_NAME + 48];
 
 		snprintf(re, sizeof(re), "(->|\\.)%s[[:space:]]*\\(", k->impl_member[i]);
-		out = gitsrc_git_out(updir, args, o, err, sizeof(err));
-		if (out == NULL)
-			continue;
-		for (char *l = strtok_r(out, "\n", &save); l != NULL;
-		     l = strtok_r(NULL, "\n", &save)) {
-			const char *path = strchr(l, ':');
-
-			if (nfound == 16) {
-				many = 1;	/* too common to mean anything */
-				break;
-			}
-			snprintf(found[nfound++], PREREQ_PATH, "%s",
-				 path != NULL ? path + 1 : l);
-		}
-		free(out);
-		for (size_t f = 0; f < nfound && !many; f++) {
-			int dup = 0;
-
-			for (size_t j = 0; j < *npaths; j++)
-				dup |= strcmp(paths[j], found[f]) == 0;
-			if (!dup && *npaths < cap)
-				memcpy(paths[(*npaths)++], found[f], PREREQ_PATH);
-		}
+		grep_files(updir, upstream, re, 0, 16, o, paths, npaths, cap);
 	}
 }
 
@@ -582,6 +564,23 @@ static void drop_named(const char *stdir, const char *range,
 		p = next;
 	}
 	free(out);
+}
+
+/* git log's arguments up to "--" (the paths follow): every non-merge
+ * commit of range, newest first, "\001<id> <subject>" and its diff with
+ * whole functions. Returns how many it wrote. */
+static size_t log_args(const char **args, const char *max, const char *range)
+{
+	static const char *const fixed[] = { "log", "--no-merges", "--no-color",
+					     "-p", "-W", "--format=%x01%H %s" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		args[n++] = fixed[i];
+	args[n++] = max;
+	args[n++] = range;
+	args[n++] = "--";
+	return n;
 }
 
 int prereq_search(const char *updir, const char *stdir, const char *culprit,
@@ -637,18 +636,10 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 	}
 	{
 		const char *args[16 + PREREQ_FILES + MAX_DEF_NAMES + 16];
-		size_t n = 0;
+		size_t n;
 
 		snprintf(range, sizeof(range), "%s..%s", upbase, upstream);
-		args[n++] = "log";
-		args[n++] = "--no-merges";
-		args[n++] = "--no-color";
-		args[n++] = "-p";
-		args[n++] = "-W";
-		args[n++] = "--format=%x01%H %s";
-		args[n++] = max;
-		args[n++] = range;
-		args[n++] = "--";
+		n = log_args(args, max, range);
 		for (size_t i = 0; i < npaths && n + 1 < sizeof(args) / sizeof(args[0]); i++)
 			args[n++] = paths[i];
 		args[n] = NULL;
@@ -675,18 +666,9 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 	drop_named(stdir, range, o, &br);
 	{
 		const char *args[72];
-		size_t n = 0, nfile0;
+		size_t n, nfile0;
 
-		args[n++] = "log";
-		args[n++] = "--no-merges";
-		args[n++] = "--no-color";
-		args[n++] = "-p";
-		args[n++] = "-W";
-		args[n++] = "--format=%x01%H %s";
-		args[n++] = "--max-count=20000";
-		args[n++] = range;
-		args[n++] = "--";
-		nfile0 = n;
+		n = nfile0 = log_args(args, "--max-count=20000", range);
 		for (size_t i = 0; i < br.n && n < 70; i++)
 			for (size_t f = 0; f < br.v[i].nfiles && n < 70; f++) {
 				int dup = 0;
@@ -732,18 +714,16 @@ done:
 /* ---- the thread ---- */
 
 static const struct config *pcfg;
-static char *pdb, *pcache;
-static pthread_t prereq_thread;
-static int prereq_running;
-static atomic_int prereq_stopping;
-static pthread_mutex_t prereq_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t prereq_cv = PTHREAD_COND_INITIALIZER;
-static int prereq_pending;
+static char *pcache;
+static int prereq_pass(struct store *, void *);
+static struct consumer prereq_consumer = {
+	.name = "prerequisites", .pass = prereq_pass, .period = 60,
+};
 
 static int prereq_cancelled(void *cls)
 {
 	(void)cls;
-	return atomic_load(&prereq_stopping);
+	return consumer_stopping(&prereq_consumer);
 }
 
 int prereq_run_once(struct store *st, const struct config *cfg,
@@ -777,7 +757,7 @@ int prereq_run_once(struct store *st, const struct config *cfg,
 		json_t *list = NULL;
 		int rc = -1;
 
-		if (atomic_load(&prereq_stopping))
+		if (consumer_stopping(&prereq_consumer))
 			break;
 		if (version == NULL || tree == NULL || culprit == NULL ||
 		    upstream == NULL || bad == NULL ||
@@ -811,7 +791,7 @@ int prereq_run_once(struct store *st, const struct config *cfg,
 			if (logfd >= 0)
 				close(logfd);
 		}
-		if (atomic_load(&prereq_stopping)) {
+		if (consumer_stopping(&prereq_consumer)) {
 			json_decref(list);
 			break;	/* still pending: searched again at start */
 		}
@@ -836,40 +816,15 @@ int prereq_run_once(struct store *st, const struct config *cfg,
 	return done;
 }
 
-void prereq_kick(void)
+static int prereq_pass(struct store *st, void *arg)
 {
-	pthread_mutex_lock(&prereq_mu);
-	prereq_pending = 1;
-	pthread_cond_signal(&prereq_cv);
-	pthread_mutex_unlock(&prereq_mu);
+	(void)arg;
+	return prereq_run_once(st, pcfg, pcache);
 }
 
-static void *prereq_main(void *arg)
+void prereq_kick(void)
 {
-	struct store *st;
-	char err[512];
-
-	(void)arg;
-	st = store_open(pdb, err, sizeof(err));
-	if (st == NULL) {
-		log_err("prerequisites: %s", err);
-		return NULL;
-	}
-	while (!atomic_load(&prereq_stopping)) {
-		struct timespec ts;
-
-		prereq_run_once(st, pcfg, pcache);
-		pthread_mutex_lock(&prereq_mu);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 60;
-		while (!prereq_pending && !atomic_load(&prereq_stopping) &&
-		       pthread_cond_timedwait(&prereq_cv, &prereq_mu, &ts) == 0)
-			;
-		prereq_pending = 0;
-		pthread_mutex_unlock(&prereq_mu);
-	}
-	store_close(st);
-	return NULL;
+	consumer_kick(&prereq_consumer);
 }
 
 int prereq_start(const struct config *cfg, const char *db_path,
@@ -878,30 +833,17 @@ int prereq_start(const struct config *cfg, const char *db_path,
 	if (cfg->bisect_upstream_git[0] == '\0')
 		return 0;
 	pcfg = cfg;
-	pdb = strdup(db_path);
 	pcache = strdup(cache_dir);
-	if (pdb == NULL || pcache == NULL) {
+	if (pcache == NULL) {
 		errf(err, errlen, "out of memory");
 		return -1;
 	}
-	atomic_store(&prereq_stopping, 0);
-	if (pthread_create(&prereq_thread, NULL, prereq_main, NULL) != 0) {
-		errf(err, errlen, "cannot start the prerequisite thread");
-		return -1;
-	}
-	prereq_running = 1;
-	return 0;
+	return consumer_start(&prereq_consumer, db_path, err, errlen);
 }
 
 void prereq_stop(void)
 {
-	if (prereq_running) {
-		atomic_store(&prereq_stopping, 1);
-		prereq_kick();
-		pthread_join(prereq_thread, NULL);
-		prereq_running = 0;
-	}
-	free(pdb);
+	consumer_stop(&prereq_consumer);
 	free(pcache);
-	pdb = pcache = NULL;
+	pcache = NULL;
 }

@@ -4,7 +4,7 @@
  * announcement names its stable-review patch (patch-6.1.64-rc1.gz, which
  * applies to 6.1.63); on kernel.org's layout the release tarball and the
  * sha256sums.asc that lists it sit in the directory above stable-review/.
- * One consumer thread (as the engine's and notify's) takes every announced
+ * One consumer thread (consumer.c) takes every announced
  * rc that has a patch URL and no kernels, learns the patch's hash (nobody
  * publishes one; the announcement from a configured sender is the anchor),
  * reads the tarball's hash from sha256sums.asc, and creates one job of
@@ -16,8 +16,6 @@
  * resolve keeps its error (source_error) and waits for a POST.
  */
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +25,14 @@
 
 #include "rcgate.h"
 #include "build.h"
+#include "consumer.h"
 
 static const struct config *scfg;
-static char *sdb, *scache;
-static pthread_t source_thread;
-static int source_running;
-static atomic_int source_stopping;
-static pthread_mutex_t source_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t source_cv = PTHREAD_COND_INITIALIZER;
-static int source_pending;
+static char *scache;
+static int source_pass(struct store *, void *);
+static struct consumer source_consumer = {
+	.name = "source", .pass = source_pass, .period = 30,
+};
 
 int source_urls(const char *version, const char *patch_url, char *tarball,
 		size_t tlen, char *sums, size_t slen, char *name, size_t nlen,
@@ -233,7 +230,7 @@ static int source_run_once(struct store *st)
 		return -1;
 	}
 	t = todo.v;
-	for (size_t i = 0; i < todo.n && !atomic_load(&source_stopping); i++) {
+	for (size_t i = 0; i < todo.n && !consumer_stopping(&source_consumer); i++) {
 		char e2[512] = "";
 		int rc = resolve(st, &t[i], e2, sizeof(e2));
 
@@ -247,41 +244,17 @@ static int source_run_once(struct store *st)
 	return made;
 }
 
-void source_kick(void)
+static int source_pass(struct store *st, void *arg)
 {
-	pthread_mutex_lock(&source_mu);
-	source_pending = 1;
-	pthread_cond_signal(&source_cv);
-	pthread_mutex_unlock(&source_mu);
+	(void)arg;
+	if (source_run_once(st) > 0)
+		sched_kick();
+	return 0;
 }
 
-static void *source_main(void *arg)
+void source_kick(void)
 {
-	struct store *st;
-	char err[512];
-
-	(void)arg;
-	st = store_open(sdb, err, sizeof(err));
-	if (st == NULL) {
-		log_err("source: %s", err);
-		return NULL;
-	}
-	while (!atomic_load(&source_stopping)) {
-		struct timespec ts;
-
-		if (source_run_once(st) > 0)
-			sched_kick();
-		pthread_mutex_lock(&source_mu);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 30;
-		while (!source_pending && !atomic_load(&source_stopping) &&
-		       pthread_cond_timedwait(&source_cv, &source_mu, &ts) == 0)
-			;
-		source_pending = 0;
-		pthread_mutex_unlock(&source_mu);
-	}
-	store_close(st);
-	return NULL;
+	consumer_kick(&source_consumer);
 }
 
 int source_start(const struct config *cfg, const char *db_path,
@@ -290,30 +263,17 @@ int source_start(const struct config *cfg, const char *db_path,
 	if (!cfg->build_from_announcements)
 		return 0;
 	scfg = cfg;
-	sdb = strdup(db_path);
 	scache = strdup(cache_dir);
-	if (sdb == NULL || scache == NULL) {
+	if (scache == NULL) {
 		errf(err, errlen, "out of memory");
 		return -1;
 	}
-	atomic_store(&source_stopping, 0);
-	if (pthread_create(&source_thread, NULL, source_main, NULL) != 0) {
-		errf(err, errlen, "cannot start the source thread");
-		return -1;
-	}
-	source_running = 1;
-	return 0;
+	return consumer_start(&source_consumer, db_path, err, errlen);
 }
 
 void source_stop(void)
 {
-	if (source_running) {
-		atomic_store(&source_stopping, 1);
-		source_kick();
-		pthread_join(source_thread, NULL);
-		source_running = 0;
-	}
-	free(sdb);
+	consumer_stop(&source_consumer);
 	free(scache);
-	sdb = scache = NULL;
+	scache = NULL;
 }
