@@ -38,6 +38,15 @@ sed -e 's/^SUBLEVEL = .*/SUBLEVEL = 193/' -e 's/^EXTRAVERSION =.*/EXTRAVERSION =
 	diff -u --label a/README --label b/README "$WORK/README.a" "$WORK/README.b"
 } | gzip -9n > "$FILES/patch-6.1.193-rc1.gz"
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+# The cache's direct+preprocessed hits and misses since the last call:
+# a ratio far from 1 with misses in one column is the cache, not rcgated.
+cc_zero() { CCACHE_DIR=$CCACHE ccache -z >/dev/null; }
+cc_delta() {
+	CCACHE_DIR=$CCACHE ccache --print-stats | awk '
+		$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
+		$1 == "cache_miss" { m += $2 }
+		END { printf "%d/%d", h, m }'
+}
 
 # Bare kbuild: what build.c runs, by hand, in a plain tree.
 bare() {	# target -> seconds on stdout
@@ -79,11 +88,13 @@ trap 'stop_daemon; stop_httpd; rm -rf "$STATE" "$WORK"' EXIT
 TSHA=$(sha "$TARBALL")
 PSHA=$(sha "$FILES/patch-6.1.193-rc1.gz")
 
-printf '%-7s %10s %10s %10s %7s  %s\n' target cold_bare rcgated bare ratio "rcgated steps"
+printf '%-7s %10s %10s %10s %7s  %s\n' target cold_bare rcgated bare ratio "rcgated steps; ccache hit/miss cold, rcgated, bare"
 n=0
 for t in $TARGETS; do
 	n=$((n + 1))
+	cc_zero
 	cold=$(bare "$t") || continue
+	cc_cold=$(cc_delta); cc_zero
 	v=6.1.193-rc$n
 	req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$v\",\"targets\":[\"$t\"],\"source\":{\"tarball\":\"$HTTPD_URL/files/linux-6.1.192.tar.xz\",\"tarball_sha256\":\"$TSHA\",\"patch\":\"$HTTPD_URL/files/patch-6.1.193-rc1.gz\",\"patch_sha256\":\"$PSHA\"}}"
 	[ "$CODE" = 201 ] || { echo "bench: POST $v: $CODE $BODY" >&2; continue; }
@@ -97,7 +108,9 @@ for t in $TARGETS; do
 	secs=$(jqb .build_seconds)
 	steps=$(jqb '"\(.build_done) kbuild steps, \(.build_step)"')
 	req POST "/api/v1/releases/$v/cancel" -H "$(auth)" >/dev/null
+	cc_rcg=$(cc_delta); cc_zero
 	warm=$(bare "$t") || continue
-	printf '%-7s %10s %10.1f %10s %7.3f  %s\n' "$t" "$cold" "$secs" "$warm" \
-		"$(awk -v a="$secs" -v b="$warm" 'BEGIN { print a / b }')" "$steps"
+	printf '%-7s %10s %10.1f %10s %7.3f  %s; %s, %s, %s\n' "$t" "$cold" "$secs" "$warm" \
+		"$(awk -v a="$secs" -v b="$warm" 'BEGIN { print a / b }')" "$steps" \
+		"$cc_cold" "$cc_rcg" "$(cc_delta)"
 done
