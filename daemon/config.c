@@ -105,6 +105,8 @@ static const struct directive directives[] = {
 	  "addresses whose rc announcements count (the stable maintainers); '*': anyone" },
 	{ "jobs", "filesystems", D_STRING, OFF(filesystems), "ext4 xfs btrfs", 0, 0, NULL,
 	  "filesystems tested, one scratch disk each (ext4, xfs, btrfs; up to 4)" },
+	{ "jobs", "kernel_args", D_STRING, OFF(kernel_args), "cryptomgr.notests", 0, 0, NULL,
+	  "added to every guest's kernel command line; the default skips the kernel's crypto self-tests at boot (0.7-2 s of a TCG boot; rcgate does not read their result); empty: none" },
 	{ "jobs", "crash_test", D_LONG, OFF(crash_test), "1", 0, 1, NULL,
 	  "1: after the suite, the power-cut test (two more boots)" },
 	{ "fetch", "local_dirs", D_STRING, OFF(local_dirs), "", 0, 0, NULL,
@@ -244,6 +246,49 @@ static int unquote(char *v)
 	return 0;
 }
 
+/*
+ * [jobs] kernel_args goes into the domain XML's <cmdline> (escaped there) and
+ * from there to the guest kernel: printable words only, not rcgate's own
+ * keys (the agent's port and disks), and no "--", after which the kernel
+ * hands everything to init as arguments.
+ */
+static int kernel_args_check(const char *v, char *err, size_t errlen)
+{
+	const char *w = v;
+
+	if (strlen(v) > KERNEL_ARGS_MAX) {
+		errf(err, errlen, "kernel_args: longer than %d bytes",
+		     KERNEL_ARGS_MAX);
+		return -1;
+	}
+	for (const char *p = v; *p != '\0'; p++) {
+		if (*p != ' ' && (*p < 0x21 || *p > 0x7e || *p == '"')) {
+			errf(err, errlen, "kernel_args: byte 0x%02x is not"
+			     " allowed (printable ASCII words without '\"')",
+			     (unsigned char)*p);
+			return -1;
+		}
+	}
+	while (*w != '\0') {
+		size_t n;
+
+		w += strspn(w, " ");
+		n = strcspn(w, " ");
+		if (n == 0)
+			break;
+		if (strncmp(w, "rcgate.", 7) == 0 || (n == 2 && w[0] == '-' &&
+						      w[1] == '-')) {
+			errf(err, errlen, "kernel_args: '%.*s' is not allowed"
+			     " (rcgate.* keys are rcgate's own; after '--' the"
+			     " kernel hands the words to init)",
+			     (int)(n < 64 ? n : 64), w);
+			return -1;
+		}
+		w += n;
+	}
+	return 0;
+}
+
 int config_parse(struct config *c, const char *text, const char *name,
 		 char *err, size_t errlen)
 {
@@ -336,7 +381,9 @@ int config_parse(struct config *c, const char *text, const char *name,
 		}
 		if (directive_set(c, d, value, sub, sizeof(sub)) < 0 ||
 		    (d->offset == OFF(bisect_upstream_git) && value[0] != '\0' &&
-		     gitsrc_url_check(value, sub, sizeof(sub)) < 0)) {
+		     gitsrc_url_check(value, sub, sizeof(sub)) < 0) ||
+		    (d->offset == OFF(kernel_args) &&
+		     kernel_args_check(value, sub, sizeof(sub)) < 0)) {
 			errf(err, errlen, "%s:%d: %s", name, lineno, sub);
 			return -1;
 		}

@@ -99,6 +99,8 @@ struct config {
 	long guest_memory;	/* MiB */
 	long disk_size;		/* MiB */
 	char *filesystems;	/* "ext4 xfs btrfs": one disk and suite each */
+	char *kernel_args;	/* added to every guest's command line */
+#define KERNEL_ARGS_MAX 256
 	long crash_test;	/* 1: power-cut test after the suite */
 	long max_artifact_mb;
 	long max_body_kb;
@@ -239,6 +241,9 @@ struct target {
 	 * host's gcc, which builds x86_64 and i386 alike), the image's make
 	 * target and where it lands under the build directory. */
 	const char *kbuild_arch, *cross_compile, *image_target, *image_path;
+	/* Added to its guests' command line (NULL: none): probes that cost
+	 * boot time and find nothing on the emulated machine. */
+	const char *boot_args;
 };
 const struct target *target_find(const char *name);
 size_t target_count(void);

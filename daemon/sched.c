@@ -1010,6 +1010,10 @@ static int boot(struct run *r, const char *kernel, const char *initrd,
 		spec.disks[i] = plan->disks->path[i];
 	}
 	spec.ndisks = plan->disks->n;
+	if (r->target->boot_args != NULL)
+		strbuf_printf(&cb, " %s", r->target->boot_args);
+	if (sc.cfg->kernel_args[0] != '\0')
+		strbuf_printf(&cb, " %s", sc.cfg->kernel_args);
 	if (plan->extra_cmdline[0] != '\0')
 		strbuf_printf(&cb, " %s", plan->extra_cmdline);
 	if (cb.overflow) {

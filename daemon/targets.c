@@ -27,16 +27,18 @@ static const char *const mmio_modules[] = {
 static const struct target targets[] = {
 	{ "x86_64", "x86_64", "/usr/bin/qemu-system-x86_64", "q35", NULL,
 	  "ttyS0", 0, pci_modules, 1.0,
-	  "x86_64", NULL, "bzImage", "arch/x86/boot/bzImage" },
+	  "x86_64", NULL, "bzImage", "arch/x86/boot/bzImage", NULL },
 	{ "i386", "i686", "/usr/bin/qemu-system-i386", "pc", NULL,
 	  "ttyS0", 0, pci_modules, 1.0,
-	  "i386", NULL, "bzImage", "arch/x86/boot/bzImage" },
+	  "i386", NULL, "bzImage", "arch/x86/boot/bzImage",
+	  /* ISA Plug and Play probing: 0.36 s of a TCG boot, no ISA cards. */
+	  "noisapnp" },
 	{ "arm64", "aarch64", "/usr/bin/qemu-system-aarch64", "virt",
 	  "cortex-a57", "ttyAMA0", 0, pci_modules, 1.5,
-	  "arm64", "aarch64-linux-gnu-", "Image", "arch/arm64/boot/Image" },
+	  "arm64", "aarch64-linux-gnu-", "Image", "arch/arm64/boot/Image", NULL },
 	{ "armv7", "armv7l", "/usr/bin/qemu-system-arm", "virt", "cortex-a15",
 	  "ttyAMA0", 1, mmio_modules, 1.5,
-	  "arm", "arm-linux-gnueabihf-", "zImage", "arch/arm/boot/zImage" },
+	  "arm", "arm-linux-gnueabihf-", "zImage", "arch/arm/boot/zImage", NULL },
 };
 
 size_t target_count(void)

@@ -41,6 +41,10 @@ steps_named() {	# every step of the job's time has a name and a figure
 	grep -Eq '^.*guest [^ ]+: completed after [0-9.]+ s \(define [0-9.]+ s, wait [0-9.]+ s, start [0-9.]+ s, run [0-9.]+ s, destroy [0-9.]+ s; cpu [0-9.]+ s; span [0-9.]+ [0-9.]+\)' "$STATE/body"
 }
 check "the job log says where the job's time went, step by step" steps_named
+# [jobs] kernel_args reaches the guest kernel (the default skips the crypto
+# self-tests, 0.7-2 s of a TCG boot); the second daemon below sets it empty.
+check "the guest kernel's command line has the default kernel_args" \
+	grep -Eq 'Kernel command line: console=ttyS0 panic=-1 .* cryptomgr\.notests' "$STATE/body"
 diag "$(grep 'time: fetch' "$STATE/body")"
 stop_daemon
 rm -rf "$STATE"
@@ -48,7 +52,7 @@ rm -rf "$STATE"
 # The kernel that ran must be the release's version: Debian's 6.1.192
 # submitted as 6.1.64-rc1 is refused once it says what it is, unless the
 # artifact is marked custom (then it is tested and the mismatch shown).
-start_daemon "attempts = 2" "filesystems = ext4" "crash_test = 0"
+start_daemon "attempts = 2" "filesystems = ext4" "crash_test = 0" "kernel_args ="
 req POST /api/v1/releases -H "$(auth)" \
 	-d '{"version":"6.1.64-rc1","artifacts":[{"target":"x86_64","url":"file://'"$DEB"'","sha256":"'"$SHA"'"}]}'
 req POST /api/v1/releases -H "$(auth)" \
@@ -63,6 +67,13 @@ fi
 wait_release 6.1.65-rc1 600
 check "marked custom, the same kernel is tested and the mismatch is shown" \
 	[ "$(jqb '.jobs[0].state')" = done -a "$(jqb '.jobs[0].custom')" = true -a "$(jqb '.jobs[0].kernel_mismatch | test("not 6.1.65-rc1")')" = true ]
+req GET "/api/v1/jobs/$(jqb '.jobs[0].id')/log"
+if grep -q 'Kernel command line: console=ttyS0 panic=-1 ' "$STATE/body" &&
+	! grep -q 'cryptomgr' "$STATE/body"; then
+	ok "with kernel_args empty the guest's command line has none"
+else
+	not_ok "with kernel_args empty the guest's command line has none"; diag "$(grep 'Kernel command line' "$STATE/body")"
+fi
 stop_daemon
 rm -rf "$STATE"
 

@@ -24,6 +24,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.workers, 2);
 	assert_string_equal(c.accel, "auto");
 	assert_int_equal(c.attempts, 2);
+	assert_string_equal(c.kernel_args, "cryptomgr.notests");
 	uri = config_libvirt_uri(&c);
 	assert_string_equal(uri, "qemu:///embed?root=/var/lib/rcgate/libvirt");
 	free(uri);
@@ -53,6 +54,10 @@ static void test_golden_file(void **state)
 	config_free(&c);
 }
 
+#define RPT16 "xxxxxxxxxxxxxxxx"
+#define RPT256 RPT16 RPT16 RPT16 RPT16 RPT16 RPT16 RPT16 RPT16 \
+	RPT16 RPT16 RPT16 RPT16 RPT16 RPT16 RPT16 RPT16
+
 struct bad_case {
 	const char *text;
 	const char *error;	/* substring the message must contain */
@@ -73,6 +78,14 @@ static const struct bad_case bad_cases[] = {
 	{ "[jobs]\nworkers = +2\n", "workers: '+2' is not a number" },
 	{ "[notify]\nwebhook_secret = \"abc\n", "t:2: unterminated quoted value" },
 	{ "[notify]\nwebhook_secret = \"abc\" x\n", "t:2: unterminated quoted value" },
+	/* Words for the guest kernel, not for the agent or init. */
+	{ "[jobs]\nkernel_args = quiet rcgate.disks=/dev/vda:ext4\n",
+	  "t:2: kernel_args: 'rcgate.disks=/dev/vda:ext4' is not allowed" },
+	{ "[jobs]\nkernel_args = quiet -- sh\n", "kernel_args: '--' is not allowed" },
+	{ "[jobs]\nkernel_args = \"a\tb\"\n", "kernel_args: byte 0x09 is not allowed" },
+	{ "[jobs]\nkernel_args = nomodeset caf\xc3\xa9\n", "kernel_args: byte 0xc3" },
+	{ "[jobs]\nkernel_args = \"a\\\"b\"\n", "kernel_args: byte 0x22" },
+	{ "[jobs]\nkernel_args = x" RPT256 "\n", "kernel_args: longer than 256 bytes" },
 };
 
 /* A '#' is a comment only on a line of its own or after a blank; quoted
