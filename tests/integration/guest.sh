@@ -5,11 +5,11 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..15"
+echo "1..17"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
-	for i in $(seq 1 15); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	for i in $(seq 1 17); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
 	exit 0
 fi
 start_daemon "timeout = 240" "attempts = 1"
