@@ -252,6 +252,8 @@ static int unquote(char *v)
  * keys (the agent's port and disks), and no "--", after which the kernel
  * hands everything to init as arguments.
  */
+#define KERNEL_ARGS_MAX 256
+
 static int kernel_args_check(const char *v, char *err, size_t errlen)
 {
 	const char *w = v;

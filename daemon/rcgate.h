@@ -100,7 +100,6 @@ struct config {
 	long disk_size;		/* MiB */
 	char *filesystems;	/* "ext4 xfs btrfs": one disk and suite each */
 	char *kernel_args;	/* added to every guest's command line */
-#define KERNEL_ARGS_MAX 256
 	long crash_test;	/* 1: power-cut test after the suite */
 	long max_artifact_mb;
 	long max_body_kb;
