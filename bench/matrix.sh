@@ -10,7 +10,9 @@
 #
 # 1.00 means the cores did nothing but run guests. It lists the idle gaps:
 # the times when fewer guests than cores were running, from the boots'
-# spans in the job logs.
+# spans in the job logs, and who else had the CPU: the host's busy time
+# split into guests, rcgated (with its mkfs and libvirt helpers) and the
+# rest of the machine.
 #
 # The same release shape runs twice: the first pays libvirt's capability
 # probe per qemu binary (cached in the embed root of a long-running rcgated)
@@ -27,16 +29,47 @@ trap 'stop_daemon; rm -rf "$STATE" "$WORK"' EXIT
 WORKERS=$("$RCGATED" -n -v -f "$STATE/rcgated.conf" 2>/dev/null | sed -n 's/^workers = //p')
 FILESYSTEMS=$("$RCGATED" -n -v -f "$STATE/rcgated.conf" 2>/dev/null | sed -n 's/^filesystems = //p')
 
+# CPU seconds so far: rcgated's own, its reaped children's (mkfs, libvirt's
+# helpers; qemu is daemonized and not among them), and the whole host's
+# busy time from /proc/stat (every state but idle and iowait).
+cpu_sample() {
+	local hz
+	hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.2f %.2f ", ($12 + $13) / hz, ($14 + $15) / hz }' "/proc/$DAEMON_PID/stat"
+	awk -v hz="$hz" '$1 == "cpu" { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat
+}
+
 release() {	# release version: submit on every target, wait; prints submit time
 	local t0
+	cpu_sample > "$WORK/cpu.$1.before"
 	t0=$(date +%s.%N)
 	req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$1\",\"artifacts\":$(artifacts_json)}"
 	[ "$CODE" = 201 ] || { echo "bench: POST $1: $CODE $BODY" >&2; return 1; }
-	wait_release "$1" 1800 || { echo "bench: release $1 did not finish" >&2; return 1; }
+	python3 "$WORK/wait.py" "$BASE/api/v1/releases/$1" 1800 ||
+		{ echo "bench: release $1 did not finish" >&2; return 1; }
+	req GET "/api/v1/releases/$1"
 	[ "$(jqb '[.jobs[] | select(.state != "done")] | length')" = 0 ] ||
 		{ echo "bench: $1: $(jqb '[.jobs[] | "\(.target) \(.state) \(.error)"] | join("; ")')" >&2; return 1; }
+	cpu_sample > "$WORK/cpu.$1.after"
 	echo "$t0"
 }
+
+# The wait itself must not take the guests' CPU: lib.sh's wait_release
+# runs curl and jq every second, about 60 ms of CPU each time, 2 core-s
+# of a 34 s release. One process on one kept-alive connection instead.
+cat > "$WORK/wait.py" <<'EOF'
+import http.client, json, sys, time, urllib.parse
+url, limit = urllib.parse.urlsplit(sys.argv[1]), float(sys.argv[2])
+conn, deadline = http.client.HTTPConnection(url.hostname, url.port), time.monotonic() + limit
+while time.monotonic() < deadline:
+    conn.request("GET", url.path)
+    r = conn.getresponse()
+    body = r.read()
+    if r.status == 200 and json.loads(body).get("state") in ("done", "infra_error", "cancelled"):
+        sys.exit(0)
+    time.sleep(0.5)
+sys.exit(1)
+EOF
 
 cat > "$WORK/matrix.py" <<'EOF'
 # The boots of a release on one time line: argv = submit time, cores,
@@ -44,12 +77,14 @@ cat > "$WORK/matrix.py" <<'EOF'
 import re, sys
 from datetime import datetime, timezone
 t0, cores, label, detail = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+before, after = ([float(x) for x in open(f).read().split()] for f in sys.argv[5:7])
+own, children, host = (a - b for a, b in zip(after, before))
 stamp = re.compile(r"^(\S+Z) ")
 guest = re.compile(r" guest (\S+): \w+ after [0-9.]+ s \(.*define ([0-9.]+) s.*cpu (-?[0-9.]+) s; span ([0-9.]+) ([0-9.]+)\)")
 def unix(s):
     return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 boots, end = [], t0
-for path in sys.argv[5:]:
+for path in sys.argv[7:]:
     target = "?"
     for line in open(path):
         m = stamp.match(line)
@@ -85,6 +120,8 @@ print("%s: wall %.2f s (submit to the last results stored), %d boots, guest CPU 
       % (label, wall, len(boots), cpu, cores, ideal, wall / ideal if ideal > 0 else 0))
 print("  idle core-seconds %.2f (%.1f%% of wall x cores); guest CPU / guest span %.3f"
       % (idle, 100 * idle / (wall * cores), cpu / sum(b[1] - b[0] for b in boots)))
+print("  host CPU busy %.2f s: guests %.2f, rcgated %.2f (its children, mkfs and libvirt's helpers, %.2f), the rest %.2f"
+      % (host, cpu, own, children, host - cpu - own - children))
 if not detail:
     sys.exit(0)
 print("  boots (seconds from submit):")
@@ -102,7 +139,8 @@ analyse() {	# analyse version submit-time label detail
 	local files=()
 	req GET "/api/v1/releases/$1"
 	for j in $(jqb '.jobs[].id'); do files+=("$STATE/jobs/$j/1/job.log"); done
-	python3 "$WORK/matrix.py" "$2" "$CORES" "$3" "$4" "${files[@]}"
+	python3 "$WORK/matrix.py" "$2" "$CORES" "$3" "$4" "$WORK/cpu.$1.before" \
+		"$WORK/cpu.$1.after" "${files[@]}"
 }
 
 echo "matrix: one release on four targets, filesystems $FILESYSTEMS + crash test, workers $WORKERS, $CORES cores"
