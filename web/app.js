@@ -951,6 +951,10 @@
   window.addEventListener('hashchange', () => route());
   clockTimer = setInterval(tickCountdowns, 30000);
   void clockTimer;
+  // Busy from the first moment: route() runs only once /states answers,
+  // and until then the page must not look rendered (empty, not busy).
+  main.setAttribute('aria-busy', 'true');
+  main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
   health();
   api('/states').then((j) => { jobStates = j.job_states || []; })
     .catch(() => { jobStates = []; })
