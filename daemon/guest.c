@@ -58,7 +58,8 @@ static const char embed_qemu_conf[] =
 	"dynamic_ownership = 0\n"
 	"remember_owner = 0\n"
 	"security_driver = \"none\"\n"
-	"cgroup_controllers = [ ]\n";
+	"cgroup_controllers = [ ]\n"
+	"capability_filters = [ \"cpu-unavailable-features\" ]\n";
 /* Unprivileged (rcgated's [daemon] user): qemu runs as the daemon's own
  * user, which owns the embed root; naming root there would make libvirt
  * try to chown its state directories and fail. */
@@ -68,7 +69,8 @@ static const char embed_qemu_conf_user[] =
 	"dynamic_ownership = 0\n"
 	"remember_owner = 0\n"
 	"security_driver = \"none\"\n"
-	"cgroup_controllers = [ ]\n";
+	"cgroup_controllers = [ ]\n"
+	"capability_filters = [ \"cpu-unavailable-features\" ]\n";
 
 /* A domain being destroyed in the background (guest_spec.destroy_later). */
 struct teardown {
