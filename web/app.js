@@ -887,6 +887,12 @@
     return moving.length > 0 && main.querySelector(moving.join(', ')) !== null;
   }
 
+  // Busy, with a note that says so, until the page's data is in.
+  function showLoading() {
+    main.setAttribute('aria-busy', 'true');
+    main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
+  }
+
   async function route(opts) {
     const quiet = opts && opts.quiet;
     const seq = ++renderSeq;
@@ -897,10 +903,7 @@
       match = r.re.exec(hash);
       if (match) { fn = r.fn; break; }
     }
-    if (!quiet) {
-      main.setAttribute('aria-busy', 'true');
-      main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
-    }
+    if (!quiet) showLoading();
     let nodes;
     try {
       if (!fn) {
@@ -953,8 +956,7 @@
   void clockTimer;
   // Busy from the first moment: route() runs only once /states answers,
   // and until then the page must not look rendered (empty, not busy).
-  main.setAttribute('aria-busy', 'true');
-  main.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
+  showLoading();
   health();
   api('/states').then((j) => { jobStates = j.job_states || []; })
     .catch(() => { jobStates = []; })

@@ -350,15 +350,12 @@ test('every page renders without console errors, one h1 each', T, async () => {
 });
 
 test('a page is busy, saying so, until its first data arrives', T, async () => {
-  // /states is the first request app.js waits for; hold it back a second.
-  const slow = async (page) => {
-    await page.route(/\/api\/v1\/states$/, async (r) => {
-      await new Promise((res) => setTimeout(res, 1000));
-      await r.continue();
-    });
-  };
   const page = await context.newPage();
-  await slow(page);
+  // /states is the first request app.js waits for; hold it back a second.
+  await page.route(/\/api\/v1\/states$/, async (r) => {
+    await new Promise((res) => setTimeout(res, 1000));
+    await r.continue();
+  });
   await page.goto(BASE + '/#/regressions', { waitUntil: 'load' });
   const early = await page.evaluate(() => {
     const m = document.getElementById('main');

@@ -124,6 +124,12 @@ b_why() {
 		"rcgated.log:" "$(grep 'host=b\|host b' "$STATE/rcgated.log" | tail -n 12)" \
 		"libvirtd.log:" "$(tail -n 8 "$LV/libvirtd.log" 2>/dev/null)"
 }
+# check_b_up DESCRIPTION: host b comes back within 30 s (rcgated retries
+# every 3 s); the ok line says how long, a failure says why.
+check_b_up() {
+	local t0=$SECONDS
+	if wait_b up 30; then ok "$1 ($((SECONDS - t0)) s)"; else not_ok "$1"; b_why; fi
+}
 b_leftovers() { lv list --all --name 2>/dev/null | grep "$PREFIX"; lv vol-list rcgate-test 2>/dev/null | grep "$PREFIX"; }
 # target test status, one a line, sorted: what "equal results" compares.
 results() { jqb '.jobs[] | .target as $t | .results[] | "\($t) \(.test) \(.status)"' | sort; }
@@ -198,10 +204,7 @@ check "/metrics shows host b down and counts its failure" \
 
 # ---- b returns when its daemon does; the killed guest and volumes go ----
 start_lvd
-# 90 s: it retries every 3 s, but the reconnect also destroys what the
-# last run left there, slow when guest-booting tests share the cores.
-t0=$SECONDS
-if wait_b up 90; then ok "host b is up again once its daemon answers ($((SECONDS - t0)) s)"; else not_ok "host b is up again once its daemon answers"; b_why; fi
+check_b_up "host b is up again once its daemon answers"
 left=$(b_leftovers)
 check "the guest and volumes left by the kill were removed from host b" [ -z "$left" ]
 [ -n "$left" ] && diag "left: $left"
@@ -223,10 +226,7 @@ else
 fi
 check "host b is down while it hangs" [ "$(host_b state)" != up ]
 [ -n "$hung" ] && kill -CONT "$LVD_PID"
-# 90 s: it retries every 3 s, but the reconnect also destroys what the
-# last run left there, slow when guest-booting tests share the cores.
-t0=$SECONDS
-if wait_b up 90; then ok "host b is up again once it answers ($((SECONDS - t0)) s)"; else not_ok "host b is up again once it answers"; b_why; fi
+check_b_up "host b is up again once it answers"
 left=$(b_leftovers)
 check "the hung guest and its volumes were removed from host b" [ -z "$left" ]
 
