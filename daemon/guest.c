@@ -97,6 +97,11 @@ struct guest_host {
 	pthread_mutex_t closed_lock;
 	char closed[160];
 	int close_cb;		/* the callback is registered */
+	/* Calls on a connection through libvirt's RPC client go one thread
+	 * at a time: see guest_rpc_enter. Recursive, so that a helper that
+	 * takes it may be called with it held. */
+	pthread_mutex_t rpc;
+	int rpc_serial;
 };
 
 /* Everything below is process-wide because libvirt's event loop is. */
@@ -172,6 +177,33 @@ static const char *last_error(void)
 virConnectPtr guest_host_conn(struct guest_host *h)
 {
 	return h->conn;
+}
+
+/*
+ * libvirt's RPC client before 10.3 (Debian 12 has 9.0.0-4+deb12u2) has a
+ * use-after-return, CVE-2024-4418: each wait in virNetClientIOEventLoop
+ * adds a GLib watch on the socket whose data is on the waiting thread's
+ * stack, and a wait that somebody else ends (another thread's call, a
+ * keepalive probe, a close) leaves that watch behind. The next thread
+ * that waits on the client runs it on the dead frame: rcgated crashed
+ * that way in hosts.sh, in virNetClientIOEventFD, after a hung host came
+ * back. With our threads in libvirt one at a time per connection, only
+ * libvirt's own event loop ends a wait: a keepalive probe leaves the
+ * watch on a live frame, which the next readable event removes before
+ * the call can complete; a close leaves it on a client nobody waits on
+ * again, as no thread of ours is queued inside libvirt to take over.
+ * The embedded driver has no RPC client and keeps its parallel calls.
+ */
+void guest_rpc_enter(struct guest_host *h)
+{
+	if (h != NULL && h->rpc_serial)
+		pthread_mutex_lock(&h->rpc);
+}
+
+void guest_rpc_leave(struct guest_host *h)
+{
+	if (h != NULL && h->rpc_serial)
+		pthread_mutex_unlock(&h->rpc);
 }
 
 void guest_errors_expected(int on)
@@ -392,6 +424,15 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_init(&h->closed_lock, NULL);
 	pthread_cond_init(&h->gone, NULL);
+	{
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&h->rpc, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
+	h->rpc_serial = strncmp(uri, EMBED_PREFIX, strlen(EMBED_PREFIX)) != 0;
 	/* Remote URIs need the loop too (keepalive), so every host uses it. */
 	if (loop_get(err, errlen) < 0) {
 		free(h);
@@ -418,6 +459,7 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 			 " (the QEMU driver needs its system account even "
 			 "as root: see docs/libvirt.md)");
 		loop_put();
+		pthread_mutex_destroy(&h->rpc);
 		pthread_cond_destroy(&h->gone);
 		pthread_mutex_destroy(&h->closed_lock);
 		pthread_mutex_destroy(&h->lock);
@@ -451,6 +493,7 @@ void guest_host_close(struct guest_host *h)
 		pthread_cond_wait(&h->gone, &h->lock);
 	pthread_mutex_unlock(&h->lock);
 	if (h->conn != NULL) {
+		guest_rpc_enter(h);
 		if (h->close_cb) {
 			errors_expected = 1;
 			virConnectUnregisterCloseCallback(h->conn, on_close);
@@ -463,11 +506,13 @@ void guest_host_close(struct guest_host *h)
 		else if (refs < 0)
 			glog(GUEST_LOG_WARN, "virConnectClose: %s",
 			     last_error());
+		guest_rpc_leave(h);
 	}
 	/* The embedded driver shuts down inside virConnectClose, which
 	 * still needs the loop: stop it only afterwards. */
 	if (h->uses_loop)
 		loop_put();
+	pthread_mutex_destroy(&h->rpc);
 	pthread_cond_destroy(&h->gone);
 	pthread_mutex_destroy(&h->closed_lock);
 	pthread_mutex_destroy(&h->lock);
@@ -538,13 +583,15 @@ static int marker_poll(struct marker_scan *s, const char *path,
 }
 
 /* 1: still running, 0: stopped or gone. */
-static int domain_running(virDomainPtr dom)
+static int domain_running(struct guest_host *h, virDomainPtr dom)
 {
 	int state, reason, rc;
 
+	guest_rpc_enter(h);
 	errors_expected = 1;
 	rc = virDomainGetState(dom, &state, &reason, 0);
 	errors_expected = 0;
+	guest_rpc_leave(h);
 	if (rc < 0)
 		return 0;	/* a transient domain vanishes when it stops */
 	return state == VIR_DOMAIN_RUNNING || state == VIR_DOMAIN_BLOCKED ||
@@ -552,17 +599,18 @@ static int domain_running(virDomainPtr dom)
 }
 
 /* Destroy; "already gone" is success. */
-static int domain_destroy(virDomainPtr dom, const char *name, char *err,
-			  size_t errlen)
+static int domain_destroy(struct guest_host *h, virDomainPtr dom,
+			  const char *name, char *err, size_t errlen)
 {
-	int code;
+	int code, rc;
 
+	guest_rpc_enter(h);
 	errors_expected = 1;
-	if (virDomainDestroy(dom) == 0) {
-		errors_expected = 0;
-		return 0;
-	}
+	rc = virDomainDestroy(dom);
 	errors_expected = 0;
+	guest_rpc_leave(h);
+	if (rc == 0)
+		return 0;
 	code = last_error_code();
 	if (code == VIR_ERR_NO_DOMAIN || code == VIR_ERR_OPERATION_INVALID)
 		return 0;
@@ -590,14 +638,16 @@ static double now_unix(void)
 
 /* The guest's qemu process's CPU time so far (all its threads), in
  * seconds; -1 when the driver does not say. */
-static double domain_cpu_seconds(virDomainPtr dom)
+static double domain_cpu_seconds(struct guest_host *h, virDomainPtr dom)
 {
 	virDomainInfo info;
 	int rc;
 
+	guest_rpc_enter(h);
 	errors_expected = 1;
 	rc = virDomainGetInfo(dom, &info);
 	errors_expected = 0;
+	guest_rpc_leave(h);
 	return rc < 0 ? -1 : (double)info.cpuTime / 1e9;
 }
 
@@ -626,7 +676,7 @@ static void *teardown_main(void *arg)
 
 	/* domain_destroy logs its own failure; the orphan sweep at the
 	 * next start is the safety net for a domain that stays. */
-	if (domain_destroy(t->dom, t->name, err, sizeof(err)) == 0)
+	if (domain_destroy(t->host, t->dom, t->name, err, sizeof(err)) == 0)
 		glog(GUEST_LOG_DEBUG, "guest destroyed name=%s destroy=%.2fs"
 		     " (in the background)", t->name, now_monotonic() - start);
 	virDomainFree(t->dom);
@@ -742,14 +792,16 @@ struct guest_stream {
 	size_t written;
 };
 
-static void stream_close(struct guest_stream *s)
+static void stream_close(struct guest_host *h, struct guest_stream *s)
 {
 	if (s->st != NULL) {
+		guest_rpc_enter(h);
 		errors_expected = 1;
 		if (!s->eof)
 			virStreamAbort(s->st);
 		virStreamFree(s->st);
 		errors_expected = 0;
+		guest_rpc_leave(h);
 		s->st = NULL;
 	}
 	if (s->fd >= 0)
@@ -767,9 +819,11 @@ static int stream_open(struct guest_host *h, virDomainPtr dom,
 		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
 		return -1;
 	}
+	guest_rpc_enter(h);
 	s->st = virStreamNew(h->conn, VIR_STREAM_NONBLOCK);
 	if (s->st == NULL) {
 		snprintf(err, errlen, "virStreamNew: %s", last_error());
+		guest_rpc_leave(h);
 		return -1;
 	}
 	/* FORCE: a stream left from a crashed daemon does not hold it. */
@@ -783,8 +837,10 @@ static int stream_open(struct guest_host *h, virDomainPtr dom,
 			 channel != NULL ? channel : "console", last_error());
 		virStreamFree(s->st);
 		s->st = NULL;
+		guest_rpc_leave(h);
 		return -1;
 	}
+	guest_rpc_leave(h);
 	return 0;
 }
 
@@ -793,18 +849,23 @@ static int stream_open(struct guest_host *h, virDomainPtr dom,
  * and -1 returned with err set: the caller decides whether that matters
  * (a connection gone does; a console that ended with its domain does not).
  */
-static int stream_pump(struct guest_stream *s, char *err, size_t errlen)
+static int stream_pump(struct guest_host *h, struct guest_stream *s, char *err,
+		       size_t errlen)
 {
 	char buf[16384];
 
 	for (int i = 0; s->st != NULL && !s->eof && i < 64; i++) {
+		/* Not serialised: a non-blocking receive takes what the
+		 * client has queued and never waits on the socket. */
 		int n = virStreamRecv(s->st, buf, sizeof(buf));
 
 		if (n == -2)
 			return 0;
 		if (n == 0) {
 			s->eof = 1;
+			guest_rpc_enter(h);
 			virStreamFinish(s->st);
+			guest_rpc_leave(h);
 			return 0;
 		}
 		if (n < 0) {
@@ -854,8 +915,8 @@ struct guest {
 
 static void guest_free(struct guest *g)
 {
-	stream_close(&g->chan);
-	stream_close(&g->cons);
+	stream_close(g->host, &g->chan);
+	stream_close(g->host, &g->cons);
 	if (g->watch.fd >= 0)
 		close(g->watch.fd);
 	free(g->name);
@@ -909,16 +970,19 @@ int guest_create(struct guest_host *h, const struct guest_spec *spec,
 	}
 	/* Paused, so that libvirt's part (the domain set up, qemu started and
 	 * queried) is done and timed apart from running the guest. */
+	guest_rpc_enter(h);
 	g->dom = virDomainCreateXML(h->conn, xml, h->create_flags |
 				    (h->start_paused ? VIR_DOMAIN_START_PAUSED
 						     : 0));
+	if (g->dom == NULL)
+		snprintf(err, errlen, "virDomainCreateXML(%s): %s", spec->name,
+			 last_error());
+	guest_rpc_leave(h);
 	free(xml);
 	g->times.define_s = now_monotonic() - start;
 	if (times != NULL)
 		*times = g->times;
 	if (g->dom == NULL) {
-		snprintf(err, errlen, "virDomainCreateXML(%s): %s", spec->name,
-			 last_error());
 		guest_free(g);
 		return -1;
 	}
@@ -954,12 +1018,12 @@ static int guest_end(struct guest *g, int later, char *err, size_t errlen)
 	int rc = 0;
 
 	/* The streams end before their domain does. */
-	stream_close(&g->chan);
-	stream_close(&g->cons);
+	stream_close(g->host, &g->chan);
+	stream_close(g->host, &g->cons);
 	if (later && destroy_later(g->host, g->dom, g->name) == 0) {
 		g->dom = NULL;
 	} else {
-		rc = domain_destroy(g->dom, g->name, err, errlen);
+		rc = domain_destroy(g->host, g->dom, g->name, err, errlen);
 		virDomainFree(g->dom);
 	}
 	guest_free(g);
@@ -990,11 +1054,19 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 		return -1;
 	}
 	t = g->times;
-	if (g->host->start_paused && virDomainResume(g->dom) < 0) {
-		snprintf(err, errlen, "virDomainResume(%s): %s", g->name,
-			 last_error());
-		created = now_monotonic();
-		goto out;
+	if (g->host->start_paused) {
+		int resumed;
+
+		guest_rpc_enter(g->host);
+		resumed = virDomainResume(g->dom);
+		if (resumed < 0)
+			snprintf(err, errlen, "virDomainResume(%s): %s",
+				 g->name, last_error());
+		guest_rpc_leave(g->host);
+		if (resumed < 0) {
+			created = now_monotonic();
+			goto out;
+		}
 	}
 	created = now_monotonic();
 	t.running_at = now_unix();
@@ -1008,8 +1080,10 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 			/* A console or channel that ends is not an outcome by
 			 * itself: the domain's state and the connection
 			 * decide below. */
-			if (stream_pump(&g->chan, serr, sizeof(serr)) < 0 ||
-			    stream_pump(&g->cons, serr, sizeof(serr)) < 0)
+			if (stream_pump(g->host, &g->chan, serr,
+					sizeof(serr)) < 0 ||
+			    stream_pump(g->host, &g->cons, serr,
+					sizeof(serr)) < 0)
 				glog(GUEST_LOG_DEBUG, "guest %s: %s", g->name,
 				     serr);
 			if (!guest_host_alive(g->host, serr, sizeof(serr))) {
@@ -1041,7 +1115,7 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 		}
 		if (now >= next_check) {
 			next_check = now + CHECK_INTERVAL_MS / 1000.0;
-			if (!domain_running(g->dom)) {
+			if (!domain_running(g->host, g->dom)) {
 				char why[160];
 
 				/* A state query fails on a lost connection
@@ -1067,7 +1141,7 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 out:
 	decided = now_monotonic();
 	t.decided_at = now_unix();
-	t.cpu_s = domain_cpu_seconds(g->dom);
+	t.cpu_s = domain_cpu_seconds(g->host, g->dom);
 	if (scan.fd >= 0)
 		close(scan.fd);
 	t.start_s = created - start;
@@ -1108,8 +1182,8 @@ int guest_run(struct guest_host *h, const struct guest_spec *spec,
 				err, errlen);
 }
 
-int guest_destroy_orphans(struct guest_host *h, const char *name_prefix,
-			  int *ndestroyed, char *err, size_t errlen)
+static int destroy_orphans(struct guest_host *h, const char *name_prefix,
+			   int *ndestroyed, char *err, size_t errlen)
 {
 	virDomainPtr *doms = NULL;
 	size_t plen = name_prefix ? strlen(name_prefix) : 0;
@@ -1142,7 +1216,7 @@ int guest_destroy_orphans(struct guest_host *h, const char *name_prefix,
 			errors_expected = 0;
 		}
 		if (meta != NULL) {
-			if (domain_destroy(doms[i], name, err, errlen) < 0) {
+			if (domain_destroy(h, doms[i], name, err, errlen) < 0) {
 				rc = -1;
 			} else {
 				count++;
@@ -1156,5 +1230,16 @@ int guest_destroy_orphans(struct guest_host *h, const char *name_prefix,
 	free(doms);
 	if (ndestroyed != NULL)
 		*ndestroyed = count;
+	return rc;
+}
+
+int guest_destroy_orphans(struct guest_host *h, const char *name_prefix,
+			  int *ndestroyed, char *err, size_t errlen)
+{
+	int rc;
+
+	guest_rpc_enter(h);
+	rc = destroy_orphans(h, name_prefix, ndestroyed, err, errlen);
+	guest_rpc_leave(h);
 	return rc;
 }

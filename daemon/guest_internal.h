@@ -11,6 +11,11 @@
 #include "guest.h"
 
 virConnectPtr guest_host_conn(struct guest_host *);
+/* Around every call that may go over libvirt's RPC client: one thread at
+ * a time per connection (CVE-2024-4418, see guest.c). No-ops for the
+ * embedded driver. */
+void guest_rpc_enter(struct guest_host *);
+void guest_rpc_leave(struct guest_host *);
 /* Around calls whose failure is expected: libvirt's report is logged at
  * debug level only (this thread). */
 void guest_errors_expected(int on);

@@ -54,8 +54,8 @@ static virStoragePoolPtr pool_lookup(struct guest_host *h, const char *pool,
 	return p;
 }
 
-int guest_pool_ensure(struct guest_host *h, const char *pool, const char *path,
-		      long min_free_mb, char *err, size_t errlen)
+static int pool_ensure(struct guest_host *h, const char *pool, const char *path,
+		       long min_free_mb, char *err, size_t errlen)
 {
 	virStoragePoolPtr p;
 	virStoragePoolInfo info;
@@ -192,9 +192,9 @@ static int up_skip(virStreamPtr st, long long length, void *opaque)
 	return lseek(u->fd, (off_t)length, SEEK_CUR) < 0 ? -1 : 0;
 }
 
-int guest_vol_upload(struct guest_host *h, const char *pool, const char *name,
-		     const char *local, char *path, size_t pathlen,
-		     const volatile int *cancel, char *err, size_t errlen)
+static int vol_upload(struct guest_host *h, const char *pool, const char *name,
+		      const char *local, char *path, size_t pathlen,
+		      const volatile int *cancel, char *err, size_t errlen)
 {
 	struct upload u = { .fd = -1, .cancel = cancel };
 	virStoragePoolPtr p = NULL;
@@ -289,8 +289,8 @@ out:
 	return rc;
 }
 
-int guest_vol_delete(struct guest_host *h, const char *pool, const char *name,
-		     char *err, size_t errlen)
+static int vol_delete(struct guest_host *h, const char *pool, const char *name,
+		      char *err, size_t errlen)
 {
 	virStoragePoolPtr p = pool_lookup(h, pool, err, errlen);
 	virStorageVolPtr v;
@@ -313,9 +313,9 @@ int guest_vol_delete(struct guest_host *h, const char *pool, const char *name,
 	return rc;
 }
 
-int guest_vol_delete_prefix(struct guest_host *h, const char *pool,
-			    const char *prefix, int *ndeleted, char *err,
-			    size_t errlen)
+static int vol_delete_prefix(struct guest_host *h, const char *pool,
+			     const char *prefix, int *ndeleted, char *err,
+			     size_t errlen)
 {
 	virStoragePoolPtr p;
 	virStorageVolPtr *vols = NULL;
@@ -358,5 +358,53 @@ int guest_vol_delete_prefix(struct guest_host *h, const char *pool,
 	virStoragePoolFree(p);
 	if (ndeleted != NULL)
 		*ndeleted = count;
+	return rc;
+}
+
+/* The public calls: one thread at a time on an RPC connection. */
+int guest_pool_ensure(struct guest_host *h, const char *pool, const char *path,
+		      long min_free_mb, char *err, size_t errlen)
+{
+	int rc;
+
+	guest_rpc_enter(h);
+	rc = pool_ensure(h, pool, path, min_free_mb, err, errlen);
+	guest_rpc_leave(h);
+	return rc;
+}
+
+int guest_vol_upload(struct guest_host *h, const char *pool, const char *name,
+		     const char *local, char *path, size_t pathlen,
+		     const volatile int *cancel, char *err, size_t errlen)
+{
+	int rc;
+
+	guest_rpc_enter(h);
+	rc = vol_upload(h, pool, name, local, path, pathlen, cancel, err,
+			errlen);
+	guest_rpc_leave(h);
+	return rc;
+}
+
+int guest_vol_delete(struct guest_host *h, const char *pool, const char *name,
+		     char *err, size_t errlen)
+{
+	int rc;
+
+	guest_rpc_enter(h);
+	rc = vol_delete(h, pool, name, err, errlen);
+	guest_rpc_leave(h);
+	return rc;
+}
+
+int guest_vol_delete_prefix(struct guest_host *h, const char *pool,
+			    const char *prefix, int *ndeleted, char *err,
+			    size_t errlen)
+{
+	int rc;
+
+	guest_rpc_enter(h);
+	rc = vol_delete_prefix(h, pool, prefix, ndeleted, err, errlen);
+	guest_rpc_leave(h);
 	return rc;
 }
