@@ -36,12 +36,22 @@ cpu_sample() {
 	local hz
 	hz=$(getconf CLK_TCK)
 	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.2f %.2f ", ($12 + $13) / hz, ($14 + $15) / hz }' "/proc/$DAEMON_PID/stat"
-	awk -v hz="$hz" '$1 == "cpu" { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat
+	awk -v hz="$hz" '$1 == "cpu" { printf "%.2f %.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz, ($7 + $8) / hz }' /proc/stat
+}
+# Every process's CPU ticks so far (pid, name, ticks): who "the rest" is.
+procs_sample() {
+	for f in /proc/[0-9]*/stat; do
+		read -r line < "$f" 2>/dev/null || continue
+		pid=${line%% *}; rest=${line#*) }; name=${line#*(}; name=${name%%)*}
+		set -- $rest
+		echo "$pid ${name// /_} $((${12} + ${13}))"
+	done
 }
 
 release() {	# release version: submit on every target, wait; prints submit time
 	local t0
 	cpu_sample > "$WORK/cpu.$1.before"
+	procs_sample > "$WORK/procs.$1.before"
 	t0=$(date +%s.%N)
 	req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$1\",\"artifacts\":$(artifacts_json)}"
 	[ "$CODE" = 201 ] || { echo "bench: POST $1: $CODE $BODY" >&2; return 1; }
@@ -51,6 +61,7 @@ release() {	# release version: submit on every target, wait; prints submit time
 	[ "$(jqb '[.jobs[] | select(.state != "done")] | length')" = 0 ] ||
 		{ echo "bench: $1: $(jqb '[.jobs[] | "\(.target) \(.state) \(.error)"] | join("; ")')" >&2; return 1; }
 	cpu_sample > "$WORK/cpu.$1.after"
+	procs_sample > "$WORK/procs.$1.after"
 	echo "$t0"
 }
 
@@ -74,11 +85,11 @@ EOF
 cat > "$WORK/matrix.py" <<'EOF'
 # The boots of a release on one time line: argv = submit time, cores,
 # label, detail (0/1), then the job logs.
-import re, sys
+import os, re, sys
 from datetime import datetime, timezone
 t0, cores, label, detail = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
 before, after = ([float(x) for x in open(f).read().split()] for f in sys.argv[5:7])
-own, children, host = (a - b for a, b in zip(after, before))
+own, children, host, irq = (a - b for a, b in zip(after, before))
 stamp = re.compile(r"^(\S+Z) ")
 guest = re.compile(r" guest (\S+): \w+ after [0-9.]+ s \(.*define ([0-9.]+) s.*cpu (-?[0-9.]+) s; span ([0-9.]+) ([0-9.]+)\)")
 def unix(s):
@@ -122,6 +133,19 @@ print("  idle core-seconds %.2f (%.1f%% of wall x cores); guest CPU / guest span
       % (idle, 100 * idle / (wall * cores), cpu / sum(b[1] - b[0] for b in boots)))
 print("  host CPU busy %.2f s: guests %.2f, rcgated %.2f (its children, mkfs and libvirt's helpers, %.2f), the rest %.2f"
       % (host, cpu, own, children, host - cpu - own - children))
+# The rest: interrupt time (no process's), then the processes that
+# lived through the release, biggest first (guests and rcgated aside).
+def procs(path):
+    out = {}
+    for line in open(path):
+        pid, name, ticks = line.split()
+        out[(pid, name)] = int(ticks)
+    return out
+pb, pa = procs(sys.argv[5].replace("cpu.", "procs.")), procs(sys.argv[6].replace("cpu.", "procs."))
+hz = float(os.sysconf("SC_CLK_TCK"))
+others = sorted(((pa[k] - pb[k]) / hz, k[1]) for k in pa if k in pb and not k[1].startswith("qemu-system")
+                and k[1] != "rcgated" and pa[k] > pb[k])[::-1]
+print("  of the rest: interrupts %.2f, %s" % (irq, ", ".join("%s %.2f" % (n, t) for t, n in others[:5]) or "no process"))
 if not detail:
     sys.exit(0)
 print("  boots (seconds from submit):")
