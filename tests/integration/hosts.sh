@@ -56,6 +56,35 @@ start_lvd() {
 	return 1
 }
 lv() { virsh -q -c "$LVURI" "$@"; }
+# Running, not a zombie (it is this shell's child until waited for).
+lvd_alive() {
+	[ -n "$LVD_PID" ] && [ "$(awk '{ print $3 }' "/proc/$LVD_PID/stat" 2>/dev/null)" != Z ] &&
+		kill -0 "$LVD_PID" 2>/dev/null
+}
+# Debian 12's libvirtd (9.0) aborts now and then with glibc's "corrupted
+# double-linked list" after it drops a connection rcgated has left with its
+# console and results streams open and its guest to autodestroy: once it is
+# resumed after a hang, or after rcgated is killed (docs/libvirt.md has the
+# core's backtrace). rcgated takes that as any host failure. So that what
+# follows checks rcgated and not libvirtd: wait until libvirtd has dropped
+# that connection (no CLOSE-WAIT socket left on its port), make it allocate
+# (a pool refresh: a corrupted heap aborts there), and if it died, say so
+# and start it again, as its service manager would.
+lvd_settle() {
+	for _ in $(seq 1 100); do
+		[ -z "$(ss -Htn state close-wait "( sport = :$LVPORT )")" ] && break
+		sleep 0.2
+	done
+	lv pool-refresh rcgate-test >/dev/null 2>&1
+	lv list --all >/dev/null 2>&1
+	sleep 1
+	if [ -n "$LVD_PID" ] && ! lvd_alive; then
+		diag "host b's libvirtd died as it dropped rcgated's old connection:" \
+			"$(tail -n 2 "$LV/libvirtd.log")" "(libvirt 9.0's bug, not rcgated's); started again"
+		wait "$LVD_PID" 2>/dev/null
+		start_lvd
+	fi
+}
 stop_lvd() {
 	# Its guests (qemu as nobody) first: they outlive a killed daemon.
 	if [ -n "$LVD_PID" ] && kill -0 "$LVD_PID" 2>/dev/null; then
@@ -135,7 +164,10 @@ b_leftovers() { lv list --all --name 2>/dev/null | grep "$PREFIX"; lv vol-list r
 results() { jqb '.jobs[] | .target as $t | .results[] | "\($t) \(.test) \(.status)"' | sort; }
 
 # ---- one rcgated, two hosts: b (remote) listed first, a (local) ----
-COMMON=("timeout = 240" "attempts = 1" "filesystems = ext4 xfs")
+# attempts = 2, the default: a guest that panics under TCG (seen once: an
+# i386 kernel's double fault 0.45 s into boot on host a) is tried again,
+# as in production, instead of failing a check about hosts.
+COMMON=("timeout = 240" "attempts = 2" "filesystems = ext4 xfs")
 start_daemon "${COMMON[@]}" \
 	"[host b]" "uri = $LVURI" "capacity = 1" "tcg = x86_64 i386" \
 	"pool = rcgate-test" "pool_path = $LV/pool" "min_free_mb = 64" \
@@ -225,7 +257,7 @@ else
 	not_ok "the hung host's job finished on host a"; diag "$(printf '%s' "$BODY" | jq -c '{host, attempt, state, events}')"
 fi
 check "host b is down while it hangs" [ "$(host_b state)" != up ]
-[ -n "$hung" ] && kill -CONT "$LVD_PID"
+[ -n "$hung" ] && kill -CONT "$LVD_PID" && lvd_settle
 check_b_up "host b is up again once it answers"
 left=$(b_leftovers)
 check "the hung guest and its volumes were removed from host b" [ -z "$left" ]
@@ -251,6 +283,7 @@ left=$(b_leftovers)
 check "after the restart nothing of the killed daemon is left on b (guest: autodestroy; volumes: removed on connect)" [ -z "$left" ]
 [ -n "$left" ] && diag "left: $left"
 stop_daemon
+lvd_settle
 S2=$STATE
 
 # ---- a host whose pool has less room than min_free_mb takes no jobs ----
