@@ -56,11 +56,6 @@ start_lvd() {
 	return 1
 }
 lv() { virsh -q -c "$LVURI" "$@"; }
-# Running, not a zombie (it is this shell's child until waited for).
-lvd_alive() {
-	[ -n "$LVD_PID" ] && [ "$(awk '{ print $3 }' "/proc/$LVD_PID/stat" 2>/dev/null)" != Z ] &&
-		kill -0 "$LVD_PID" 2>/dev/null
-}
 # Debian 12's libvirtd (9.0) aborts now and then with glibc's "corrupted
 # double-linked list" after it drops a connection rcgated has left with its
 # console and results streams open and its guest to autodestroy: once it is
@@ -78,7 +73,7 @@ lvd_settle() {
 	lv pool-refresh rcgate-test >/dev/null 2>&1
 	lv list --all >/dev/null 2>&1
 	sleep 1
-	if [ -n "$LVD_PID" ] && ! lvd_alive; then
+	if [ -n "$LVD_PID" ] && ! kill -0 "$LVD_PID" 2>/dev/null; then
 		diag "host b's libvirtd died as it dropped rcgated's old connection:" \
 			"$(tail -n 2 "$LV/libvirtd.log")" "(libvirt 9.0's bug, not rcgated's); started again"
 		wait "$LVD_PID" 2>/dev/null
