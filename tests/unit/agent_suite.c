@@ -19,6 +19,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -497,6 +498,39 @@ static void test_isolation_timeout_and_crash(void **state)
 	assert_int_equal(suite_test_isolated(t, h->path, &h->env, 10, &d), TEST_PASS);
 }
 
+/*
+ * The parent waits for the test with SIGCHLD blocked and sigtimedwait (no
+ * sleep between looks). Another child ending meanwhile must not end the
+ * wait, and the caller's signal mask is back as it was afterwards.
+ */
+static void test_isolation_wait_and_mask(void **state)
+{
+	struct host_dir *h = *state;
+	const struct suite_test *t = find_test("write_seq_4096");
+	sigset_t before, after;
+	struct diag d;
+	pid_t other;
+	int status;
+
+	if (!h->env.odirect) {
+		skip();
+		return;
+	}
+	assert_non_null(t);
+	other = fork();
+	assert_true(other >= 0);
+	if (other == 0)
+		_exit(7);	/* its SIGCHLD comes while the test runs */
+	assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &before), 0);
+	assert_int_equal(sigismember(&before, SIGCHLD), 0);
+	assert_int_equal(suite_test_isolated(t, h->path, &h->env, 10, &d), TEST_PASS);
+	assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &after), 0);
+	assert_int_equal(sigismember(&after, SIGCHLD), 0);
+	/* The other child was left for its own parent to reap. */
+	assert_int_equal(waitpid(other, &status, 0), other);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+}
+
 static void test_no_odirect_skips_everything(void **state)
 {
 	struct host_dir *h = *state;
@@ -829,6 +863,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_write_is_caught,
 						host_dir_setup, host_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_isolation_timeout_and_crash,
+						host_dir_setup, host_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_isolation_wait_and_mask,
 						host_dir_setup, host_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_no_odirect_skips_everything,
 						host_dir_setup, host_dir_teardown),
