@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <glib.h>
 
 #include "rcgate.h"
@@ -73,6 +74,25 @@ static int in_net(const struct net *n, int family, const unsigned char *a)
 		return 0;
 	return rest == 0 ||
 	       ((n->addr[full] ^ a[full]) & (0xff << (8 - rest)) & 0xff) == 0;
+}
+
+/*
+ * Debian's libcurl links libssh2 for scp:// and sftp://, and
+ * curl_global_init() calls libssh2_init(0), which initialises OpenSSL's
+ * libcrypto: 1.4 MiB of its pages (and a few ms) in every rcgated, for
+ * protocols we never allow (CURLOPT_PROTOCOLS_STR is http(s) or smtp(s)).
+ * libssh2 initialises its crypto only on the first libssh2_init() call, so
+ * making that first call ourselves with LIBSSH2_INIT_NO_CRYPTO (1, part of
+ * its ABI) turns curl's into a no-op. Looked up at run time: a libcurl
+ * built without libssh2 has no such symbol, and then nothing is to do.
+ */
+static void ssh2_init_without_crypto(void)
+{
+	int (*ssh2_init)(int);
+
+	*(void **)&ssh2_init = dlsym(RTLD_DEFAULT, "libssh2_init");
+	if (ssh2_init != NULL)
+		(void)ssh2_init(1 /* LIBSSH2_INIT_NO_CRYPTO */);
 }
 
 static void policy_reset(void)
@@ -131,6 +151,7 @@ int fetch_init(const char *local_dirs, const char *allow_networks, char *err,
 		policy.nnets++;
 	}
 	free(copy);
+	ssh2_init_without_crypto();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		errf(err, errlen, "curl_global_init failed");
 		return -1;
