@@ -220,10 +220,12 @@ wait "$holder"
 stop_bench_daemon
 # The peer: libvirt loaded and its embedded driver open, nothing else.
 floor_dir=$(mktemp -d)
-read -r floor floor_file < <("$BUILD/bench/rssfloor" "$floor_dir")
+read -r floor floor_file loaded loaded_file < <("$BUILD/bench/rssfloor" "$floor_dir")
 rm -rf "$floor_dir"
 mib() { echo "$1 / 1024" | bc -l; }
 printf 'rss idle %.1f MiB (goal < 20; %.1f MiB file-backed), with 300 connections held %.1f MiB (goal < 64)\n' \
 	"$(mib "$idle")" "$(mib "$idle_file")" "$(mib "$held")"
 printf 'rss of a process that only opens libvirt'"'"'s embedded driver: %.1f MiB (%.1f MiB file-backed); rcgated idle beyond it: %.1f MiB\n' \
 	"$(mib "$floor")" "$(mib "$floor_file")" "$(mib $((idle - floor)))"
+printf 'rss of a process that only loads and initialises libvirt: %.1f MiB (%.1f MiB file-backed)\n' \
+	"$(mib "$loaded")" "$(mib "$loaded_file")"

@@ -4,8 +4,9 @@
  * that does only what rcgated must do with libvirt before any job (load
  * it, initialise it with an event loop thread, open the embedded QEMU
  * driver and list domains for orphans) and then idles, printing its RSS
- * and how much of it is file-backed (shared library pages). rcgated's own
- * cost is its RSS minus this.
+ * and how much of it is file-backed (shared library pages), then the same
+ * two figures as they were before the driver was opened (libvirt loaded
+ * and initialised only). rcgated's own cost is its RSS minus the first.
  *
  *   rssfloor STATE_DIR
  */
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
 	virConnectPtr conn;
 	virDomainPtr *doms = NULL;
 	pthread_t t;
+	long loaded, loaded_file;
 	int n;
 
 	if (argc != 2) {
@@ -56,6 +58,9 @@ int main(int argc, char **argv)
 	if (virInitialize() < 0 || virEventRegisterDefaultImpl() < 0 ||
 	    pthread_create(&t, NULL, event_loop, NULL) != 0)
 		return 1;
+	sleep(1);
+	loaded = status_kib("VmRSS:");
+	loaded_file = status_kib("RssFile:");
 	conn = virConnectOpen(uri);
 	if (conn == NULL) {
 		fprintf(stderr, "rssfloor: cannot open %s\n", uri);
@@ -66,6 +71,7 @@ int main(int argc, char **argv)
 		virDomainFree(doms[i]);
 	free(doms);
 	sleep(2);
-	printf("%ld %ld\n", status_kib("VmRSS:"), status_kib("RssFile:"));
+	printf("%ld %ld %ld %ld\n", status_kib("VmRSS:"),
+	       status_kib("RssFile:"), loaded, loaded_file);
 	return 0;
 }
