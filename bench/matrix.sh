@@ -94,10 +94,14 @@ stamp = re.compile(r"^(\S+Z) ")
 guest = re.compile(r" guest (\S+): \w+ after [0-9.]+ s \(.*define ([0-9.]+) s.*cpu (-?[0-9.]+) s; span ([0-9.]+) ([0-9.]+)\)")
 def unix(s):
     return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
-boots, end = [], t0
+planned_re = re.compile(r" guest (\S+) starts before the longest waiting chain")
+boots, end, planned = [], t0, set()
 for path in sys.argv[7:]:
     target = "?"
     for line in open(path):
+        m = planned_re.search(line)
+        if m:
+            planned.add(m.group(1))
         m = stamp.match(line)
         if m and " time: " in line:
             end = max(end, unix(m.group(1)))
@@ -110,7 +114,8 @@ for path in sys.argv[7:]:
             for p in ("crash-write", "crash-verify"):
                 if m.group(1).endswith(p):
                     phase = p
-            boots.append((float(m.group(4)), float(m.group(5)), float(m.group(3)), float(m.group(2)), target, phase))
+            boots.append((float(m.group(4)), float(m.group(5)), float(m.group(3)), float(m.group(2)), target, phase,
+                          m.group(1) in planned))
 wall = end - t0
 cpu = sum(b[2] for b in boots)
 ideal = cpu / cores
@@ -148,10 +153,11 @@ others = sorted(((pa[k] - pb[k]) / hz, k[1]) for k in pa if k in pb and not k[1]
 print("  of the rest: interrupts %.2f, %s" % (irq, ", ".join("%s %.2f" % (n, t) for t, n in others[:5]) or "no process"))
 if not detail:
     sys.exit(0)
-print("  boots (seconds from submit):")
+print("  boots (seconds from submit; planned: started before the longest waiting chain by the plan of the end):")
 print("    %-7s %-13s %7s %7s %7s %7s %7s" % ("target", "phase", "start", "end", "span", "define", "cpu"))
 for b in sorted(boots):
-    print("    %-7s %-13s %7.2f %7.2f %7.2f %7.2f %7.2f" % (b[4], b[5], b[0] - t0, b[1] - t0, b[1] - b[0], b[3], b[2]))
+    print("    %-7s %-13s %7.2f %7.2f %7.2f %7.2f %7.2f%s" % (b[4], b[5], b[0] - t0, b[1] - t0, b[1] - b[0], b[3], b[2],
+                                                      "  planned" if b[6] else ""))
 print("  idle gaps (fewer than %d guests running) of 0.05 s or more:" % cores)
 print("    %7s %7s %7s %7s" % ("from", "to", "length", "guests"))
 for g in gaps:

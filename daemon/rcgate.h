@@ -796,6 +796,27 @@ int source_urls(const char *version, const char *patch_url, char *tarball,
 int source_sums_find(const char *text, size_t len, const char *name,
 		     char sha256[65]);
 
+/* ---- slotplan.c: who takes a free guest slot at a release's end ---- */
+struct plan_slot {		/* one guest slot of a host */
+	double free_at;		/* seconds from now its guest should end; <= 0 free */
+	double follow_at;	/* a crash chain's second boot: ready then, */
+	double follow;		/* this long (0: none) */
+};
+struct plan_task {		/* one boot to come */
+	double own;		/* its expected seconds */
+	double gap;		/* then this long until its follow-up is ready, */
+	double follow;		/* which takes this long (0: none) */
+	double ready;		/* seconds from now it can start; <= 0 now */
+};
+#define SLOTPLAN_SLOTS_MAX 16
+#define SLOTPLAN_TASKS_MAX 32	/* tasks, their follow-ups and the slots' */
+/* The index of the task to start on a slot free now, among those ready
+ * now: longest (the longest-chain-first choice, ready now) unless another
+ * one ends every known boot at least margin seconds sooner. */
+unsigned slotplan_pick(const struct plan_slot *slots, unsigned nslots,
+		       const struct plan_task *tasks, unsigned ntasks,
+		       unsigned longest, double margin);
+
 /* ---- sched.c: the worker pool that runs jobs ---- */
 struct guest_host;
 struct sched_context {

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unit tests for daemon/slotplan.c: longest chain first stays the choice
+ * unless another waiter ends the release sooner by more than the margin;
+ * slots freeing at different times (the case bench/matrix.sh measured),
+ * the follow-up of a crash chain, running or waiting, and the limits.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "rcgate.h"
+
+/* bench/matrix.sh, 2026-12-04: one slot free at 22.08 s, the other's guest
+ * ending at 22.55 s, three crash-verify boots left. Longest first runs
+ * 4.66 now and 3.41 + 2.20 on the other slot (ends 6.08 s from now);
+ * 3.41 now, then 2.20, with 4.66 on the other ends at 5.61 s. */
+static void test_slots_freeing_apart(void **state)
+{
+	const struct plan_slot s[2] = { { 0, 0, 0 }, { 0.47, 0, 0 } };
+	const struct plan_task w[3] = { { 4.66, 0, 0 }, { 3.41, 0, 0 },
+					{ 2.20, 0, 0 } };
+
+	(void)state;
+	assert_int_equal(slotplan_pick(s, 2, w, 3, 0, 0.2), 1);
+	/* Half a second is not worth it at a margin of a second. */
+	assert_int_equal(slotplan_pick(s, 2, w, 3, 0, 1.0), 0);
+}
+
+/* Nothing to gain: two slots free, two boots: longest first. */
+static void test_longest_when_equal(void **state)
+{
+	const struct plan_slot s[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+	const struct plan_task w[2] = { { 5, 0, 0 }, { 3, 0, 0 } };
+
+	(void)state;
+	assert_int_equal(slotplan_pick(s, 2, w, 2, 0, 0.2), 0);
+	/* Which index is "longest" is the caller's: it is kept. */
+	assert_int_equal(slotplan_pick(s, 2, w, 2, 1, 0.2), 1);
+}
+
+/* A waiting crash chain's second boot counts: a crash-write of 2 s whose
+ * verify (3 s) is ready 0.5 s after it must start before a lone 4 s suite,
+ * or the verify ends the release alone. (sched.c's longest first sorts by
+ * the whole chain and would pick it too; here "longest" is the suite.) */
+static void test_follow_up_of_a_waiter(void **state)
+{
+	const struct plan_slot s[2] = { { 0, 0, 0 }, { 4, 0, 0 } };
+	const struct plan_task w[2] = { { 4, 0, 0 }, { 2, 0.5, 3 } };
+
+	(void)state;
+	/* Suite first: 4 on slot 0, the crash-write at 4 (6), its verify
+	 * at 6.5 (9.5). Chain first: 2 on slot 0, the suite at 2 (6), the
+	 * verify on slot 1 at 4 (7). */
+	assert_int_equal(slotplan_pick(s, 2, w, 2, 0, 0.2), 1);
+}
+
+/* A running crash-write's verify is work to come: with it, the longer
+ * waiter first is right; without it, the shorter one would be. */
+static void test_follow_up_of_a_running_slot(void **state)
+{
+	const struct plan_slot busy[2] = { { 0, 0, 0 }, { 1, 1.3, 4 } };
+	const struct plan_slot plain[2] = { { 0, 0, 0 }, { 1, 0, 0 } };
+	const struct plan_task w[2] = { { 3, 0, 0 }, { 2.2, 0, 0 } };
+
+	(void)state;
+	/* With the verify (4 s, ready at 1.3): 3 now, 2.2 at 1 (3.2), the
+	 * verify at 3 (7). 2.2 now, 3 at 1 (4), the verify at 2.2 (6.2). */
+	assert_int_equal(slotplan_pick(busy, 2, w, 2, 0, 0.2), 1);
+	/* Without it: 3 now, 2.2 at 1 (3.2) ends 3.2; 2.2 now, 3 at 1 ends
+	 * 4: longest first. */
+	assert_int_equal(slotplan_pick(plain, 2, w, 2, 0, 0.2), 0);
+}
+
+/* Boots not ready yet (a domain being made, a crash-verify after its
+ * power cut) are played out but never started now. Slot 0 free, slot 1
+ * busy for 1 s; waiting now: 3 and 2; a 4 s crash-verify due at 1.5 s.
+ * 3 now: 2 at 1 (3), the verify at 3 (7). 2 now: 3 at 1 (4), the verify
+ * at 2 (6): better. And the verify itself is never the pick. */
+static void test_not_ready_tasks(void **state)
+{
+	const struct plan_slot s[2] = { { 0, 0, 0 }, { 1, 0, 0 } };
+	const struct plan_task t[3] = { { 3, 0, 0, 0 }, { 2, 0, 0, 0 },
+					{ 4, 0, 0, 1.5 } };
+	const struct plan_task only_later[2] = { { 3, 0, 0, 0 },
+						 { 9, 0, 0, 0.5 } };
+
+	(void)state;
+	assert_int_equal(slotplan_pick(s, 2, t, 3, 0, 0.2), 1);
+	assert_int_equal(slotplan_pick(s, 2, only_later, 2, 0, 0.2), 0);
+	/* A "longest" that is not ready now is a caller's mistake: kept. */
+	assert_int_equal(slotplan_pick(s, 2, t, 3, 2, 0.2), 2);
+}
+
+/* No slot free, nothing to choose, or too much to play out: longest. */
+static void test_limits(void **state)
+{
+	const struct plan_slot busy[1] = { { 2, 0, 0 } };
+	const struct plan_slot free1[1] = { { 0, 0, 0 } };
+	struct plan_task many[20];
+
+	(void)state;
+	for (unsigned i = 0; i < 20; i++)
+		many[i] = (struct plan_task){ 1 + i % 3, 0, 0 };
+	assert_int_equal(slotplan_pick(busy, 1, many, 2, 1, 0.2), 1);
+	assert_int_equal(slotplan_pick(free1, 0, many, 2, 0, 0.2), 0);
+	assert_int_equal(slotplan_pick(free1, 1, many, 20, 3, 0.2), 3);
+	/* One slot: the order does not change when it all ends. */
+	assert_int_equal(slotplan_pick(free1, 1, many, 3, 2, 0.2), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slots_freeing_apart),
+		cmocka_unit_test(test_longest_when_equal),
+		cmocka_unit_test(test_follow_up_of_a_waiter),
+		cmocka_unit_test(test_follow_up_of_a_running_slot),
+		cmocka_unit_test(test_not_ready_tasks),
+		cmocka_unit_test(test_limits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
