@@ -421,6 +421,8 @@ static int slot_acquire(unsigned host, int run, const struct target *t,
 	if (p->nwaiting < sizeof(p->waiting) / sizeof(p->waiting[0]))
 		p->waiting[p->nwaiting++] = me;
 	boot_set(host, seq, run ? BOOT_WAIT_RUN : BOOT_WAIT_DOMAIN, &pt);
+	/* A new boot can change the plan's pick: the others look again. */
+	pthread_cond_broadcast(&slots.cond);
 	while (!*cancel && !atomic_load(&stopping)) {
 		struct timespec ts;
 

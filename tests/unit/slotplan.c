@@ -21,8 +21,8 @@
 static void test_slots_freeing_apart(void **state)
 {
 	const struct plan_slot s[2] = { { 0, 0, 0 }, { 0.47, 0, 0 } };
-	const struct plan_task w[3] = { { 4.66, 0, 0 }, { 3.41, 0, 0 },
-					{ 2.20, 0, 0 } };
+	const struct plan_task w[3] = { { 4.66, 0, 0, 0 }, { 3.41, 0, 0, 0 },
+					{ 2.20, 0, 0, 0 } };
 
 	(void)state;
 	assert_int_equal(slotplan_pick(s, 2, w, 3, 0, 0.2), 1);
@@ -34,7 +34,7 @@ static void test_slots_freeing_apart(void **state)
 static void test_longest_when_equal(void **state)
 {
 	const struct plan_slot s[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
-	const struct plan_task w[2] = { { 5, 0, 0 }, { 3, 0, 0 } };
+	const struct plan_task w[2] = { { 5, 0, 0, 0 }, { 3, 0, 0, 0 } };
 
 	(void)state;
 	assert_int_equal(slotplan_pick(s, 2, w, 2, 0, 0.2), 0);
@@ -49,7 +49,7 @@ static void test_longest_when_equal(void **state)
 static void test_follow_up_of_a_waiter(void **state)
 {
 	const struct plan_slot s[2] = { { 0, 0, 0 }, { 4, 0, 0 } };
-	const struct plan_task w[2] = { { 4, 0, 0 }, { 2, 0.5, 3 } };
+	const struct plan_task w[2] = { { 4, 0, 0, 0 }, { 2, 0.5, 3, 0 } };
 
 	(void)state;
 	/* Suite first: 4 on slot 0, the crash-write at 4 (6), its verify
@@ -64,7 +64,7 @@ static void test_follow_up_of_a_running_slot(void **state)
 {
 	const struct plan_slot busy[2] = { { 0, 0, 0 }, { 1, 1.3, 4 } };
 	const struct plan_slot plain[2] = { { 0, 0, 0 }, { 1, 0, 0 } };
-	const struct plan_task w[2] = { { 3, 0, 0 }, { 2.2, 0, 0 } };
+	const struct plan_task w[2] = { { 3, 0, 0, 0 }, { 2.2, 0, 0, 0 } };
 
 	(void)state;
 	/* With the verify (4 s, ready at 1.3): 3 now, 2.2 at 1 (3.2), the
@@ -104,7 +104,7 @@ static void test_limits(void **state)
 
 	(void)state;
 	for (unsigned i = 0; i < 20; i++)
-		many[i] = (struct plan_task){ 1 + i % 3, 0, 0 };
+		many[i] = (struct plan_task){ 1 + i % 3, 0, 0, 0 };
 	assert_int_equal(slotplan_pick(busy, 1, many, 2, 1, 0.2), 1);
 	assert_int_equal(slotplan_pick(free1, 0, many, 2, 0, 0.2), 0);
 	assert_int_equal(slotplan_pick(free1, 1, many, 20, 3, 0.2), 3);
