@@ -922,18 +922,15 @@ struct child_result {
 
 /*
  * Wait for pid until deadline_ms. Returns 1 when reaped (*status set), 0 on
- * timeout, -1 on a waitpid error. SIGCHLD must be blocked (since before the
- * fork): a blocked signal is kept pending even for init, whose unhandled
- * signals are otherwise dropped, so sigtimedwait wakes the moment the test
- * ends. Polling with a sleep left the guest's only CPU idle for up to the
+ * timeout, -1 on a waitpid error. SIGCHLD (the set chld) must be blocked
+ * since before the fork: a blocked signal is kept pending even for init,
+ * whose unhandled signals are otherwise dropped, so sigtimedwait wakes the
+ * moment the test ends. Polling with a sleep left the guest's only CPU idle for up to the
  * sleep after every test (0.6-1.5 s of a suite boot under TCG).
  */
-static int wait_until(pid_t pid, long long deadline_ms, int *status)
+static int wait_until(pid_t pid, const sigset_t *chld, long long deadline_ms,
+		      int *status)
 {
-	sigset_t chld;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
 	for (;;) {
 		pid_t r = waitpid(pid, status, WNOHANG);
 		long long left;
@@ -949,7 +946,7 @@ static int wait_until(pid_t pid, long long deadline_ms, int *status)
 		ts.tv_sec = (time_t)(left / 1000);
 		ts.tv_nsec = (long)(left % 1000) * 1000000L;
 		/* Another child's SIGCHLD, EINTR or EAGAIN: look again. */
-		(void)sigtimedwait(&chld, NULL, &ts);
+		(void)sigtimedwait(chld, NULL, &ts);
 	}
 }
 
@@ -996,10 +993,11 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 		__atomic_store_n(&res->done, 1, __ATOMIC_SEQ_CST);
 		_exit(0);
 	}
-	w = wait_until(pid, now_ms() + (long long)timeout_s * 1000, &status);
+	w = wait_until(pid, &chld, now_ms() + (long long)timeout_s * 1000,
+		       &status);
 	if (w == 0) {
 		kill(pid, SIGKILL);
-		w = wait_until(pid, now_ms() + KILL_GRACE_MS, &status);
+		w = wait_until(pid, &chld, now_ms() + KILL_GRACE_MS, &status);
 		diag_add(d, "timed out after %u s%s", timeout_s,
 			 w == 1 ? "" : " (process stuck in the kernel, not reaped)");
 		st = TEST_FAIL;

@@ -106,6 +106,7 @@ static void idle_wait(double seconds)
  * running alone for longer.
  */
 enum boot_kind { BOOT_SUITE, BOOT_CRASH_WRITE, BOOT_CRASH_VERIFY, BOOT_KINDS };
+#define CRASH_WRITE_OWN BOOT_KINDS	/* a column of slots.length */
 #define MAX_TARGETS 16
 #define UNKNOWN_LENGTH 1e9
 /* What the plan of a release's end must gain over longest first: lengths
@@ -156,10 +157,10 @@ static struct {
 	/* Per host (hosts.c): guests at once there, and domains made. */
 	struct slot_pool domains[HOSTS_MAX], run[HOSTS_MAX];
 	struct slot_boot boots[HOSTS_MAX][HOST_BOOTS];
-	/* Seconds a chain took from the start of its boot, per target; and
-	 * the crash-write boot's own (its chain is both boots). */
-	double length[MAX_TARGETS][BOOT_KINDS];
-	double crash_write_own[MAX_TARGETS];
+	/* Seconds a chain took from the start of its boot, per target and
+	 * boot kind; and in column CRASH_WRITE_OWN the crash-write boot's
+	 * own (its chain is both boots). */
+	double length[MAX_TARGETS][BOOT_KINDS + 1];
 	uint64_t gen;		/* bumped by every change to slots or boots */
 } slots = { .lock = PTHREAD_MUTEX_INITIALIZER,
 	    .cond = PTHREAD_COND_INITIALIZER };
@@ -190,27 +191,17 @@ static double chain_length(const struct target *t, const char *phase)
 	return len > 0 ? len : UNKNOWN_LENGTH;
 }
 
-/* seconds: from the start of the boot of phase to the end of its chain. */
-static void chain_length_learn(const struct target *t, const char *phase,
-			       double seconds)
+/* seconds: from the start of a boot of kind column to the end of its
+ * chain, or the crash-write's own boot (CRASH_WRITE_OWN). */
+static void length_learn(const struct target *t, size_t column,
+			 double seconds)
 {
 	size_t i = target_index(t);
 
 	if (i >= MAX_TARGETS || seconds <= 0)
 		return;
 	pthread_mutex_lock(&slots.lock);
-	slots.length[i][boot_kind_of(phase)] = seconds;
-	pthread_mutex_unlock(&slots.lock);
-}
-
-static void crash_write_own_learn(const struct target *t, double seconds)
-{
-	size_t i = target_index(t);
-
-	if (i >= MAX_TARGETS || seconds <= 0)
-		return;
-	pthread_mutex_lock(&slots.lock);
-	slots.crash_write_own[i] = seconds;
+	slots.length[i][column] = seconds;
 	pthread_mutex_unlock(&slots.lock);
 }
 
@@ -230,10 +221,10 @@ static struct plan_task boot_plan_task(const struct target *t,
 		return pt;
 	}
 	/* The chain is both boots and the power cut between them. */
-	if (slots.crash_write_own[i] <= 0 ||
+	if (slots.length[i][CRASH_WRITE_OWN] <= 0 ||
 	    slots.length[i][BOOT_CRASH_VERIFY] <= 0)
 		return pt;
-	pt.own = slots.crash_write_own[i];
+	pt.own = slots.length[i][CRASH_WRITE_OWN];
 	pt.follow = slots.length[i][BOOT_CRASH_VERIFY];
 	pt.gap = slots.length[i][k] - pt.own - pt.follow;
 	if (pt.gap < 0)
@@ -241,8 +232,9 @@ static struct plan_task boot_plan_task(const struct target *t,
 	return pt;
 }
 
-/* Under slots.lock: host's entry for seq, made if need be (NULL: full). */
-static struct slot_boot *boot_entry(unsigned host, uint64_t seq)
+/* Under slots.lock: host's entry for seq; with make, a free one taken for
+ * it if it has none (NULL: none, or full). */
+static struct slot_boot *boot_entry(unsigned host, uint64_t seq, int make)
 {
 	struct slot_boot *spare = NULL;
 
@@ -254,8 +246,9 @@ static struct slot_boot *boot_entry(unsigned host, uint64_t seq)
 		if (b->state == BOOT_NONE && spare == NULL)
 			spare = b;
 	}
-	if (spare != NULL)
-		spare->seq = seq;
+	if (!make || spare == NULL)
+		return NULL;
+	spare->seq = seq;
 	return spare;
 }
 
@@ -263,7 +256,7 @@ static struct slot_boot *boot_entry(unsigned host, uint64_t seq)
 static void boot_set(unsigned host, uint64_t seq, enum boot_state state,
 		     const struct plan_task *pt)
 {
-	struct slot_boot *b = boot_entry(host, seq);
+	struct slot_boot *b = boot_entry(host, seq, 1);
 
 	if (b == NULL)
 		return;
@@ -323,8 +316,7 @@ static const struct slot_waiter *endgame_pick(unsigned host)
 	struct slot_pool *p = &slots.run[host];
 	struct plan_slot ps[MAX_SLOTS];
 	struct plan_task pt[SLOTPLAN_TASKS_MAX];
-	const struct slot_waiter *cand[SLOTPLAN_TASKS_MAX];
-	unsigned ns = 0, nt = 0, ncand = 0, longest = 0, pick;
+	unsigned ns = 0, nt = 0, longest = 0, pick;
 	double now = now_monotonic();
 
 	if (p->free == 0 || p->nwaiting < 2 ||
@@ -332,13 +324,12 @@ static const struct slot_waiter *endgame_pick(unsigned host)
 		return NULL;
 	/* The candidates first: pt[i] is p->waiting[i]'s. */
 	for (unsigned i = 0; i < p->nwaiting; i++) {
-		struct slot_boot *b = boot_entry(host, p->waiting[i].seq);
+		struct slot_boot *b = boot_entry(host, p->waiting[i].seq, 0);
 
 		if (b == NULL || b->state != BOOT_WAIT_RUN || b->plan.own < 0)
 			return NULL;
 		pt[nt] = b->plan;
 		pt[nt].ready = 0;
-		cand[ncand++] = &p->waiting[i];
 		if (waiter_before(&p->waiting[i], &p->waiting[longest]))
 			longest = i;
 		nt++;
@@ -366,7 +357,8 @@ static const struct slot_waiter *endgame_pick(unsigned host)
 	for (unsigned i = 0; i < p->free && ns < MAX_SLOTS; i++)
 		ps[ns++] = (struct plan_slot){ 0, 0, 0 };
 	pick = slotplan_pick(ps, ns, pt, nt, longest, PLAN_MARGIN_S);
-	return pick == longest || pick >= ncand ? NULL : cand[pick];
+	return pick == longest || pick >= p->nwaiting ? NULL
+						       : &p->waiting[pick];
 }
 
 static int slot_is_next(struct slot_pool *p, unsigned host, int is_run,
@@ -1320,10 +1312,11 @@ static int boot_guest(struct run *r, struct guest_spec *specp,
 {
 	const struct guest_spec spec = *specp;
 	unsigned host = (unsigned)r->place.index;
+	enum boot_kind kind = boot_kind_of(plan->phase);
 	struct guest *g;
 	double waited, mark;
 	uint64_t seq;
-	int rc, planned = 0;
+	int rc, planned = 0, completed;
 
 	seq = r->prio + (plan->phase == NULL);
 	waited = now_monotonic();
@@ -1359,20 +1352,16 @@ static int boot_guest(struct run *r, struct guest_spec *specp,
 			      outcome, times, err, errlen);
 	hosts_guest_delta(&r->place, -1);
 	atomic_fetch_sub(&running_guests, 1);
+	completed = rc == 0 && *outcome == GUEST_COMPLETED;
 	/* A crash-write that completed has its crash-verify to come: the
 	 * plan of the end counts it from now on. */
-	slot_release(host, 1, seq, rc == 0 && *outcome == GUEST_COMPLETED &&
-		     boot_kind_of(plan->phase) == BOOT_CRASH_WRITE);
+	slot_release(host, 1, seq, completed && kind == BOOT_CRASH_WRITE);
 	slot_release(host, 0, seq, -1);
 	if (rc < 0)
 		host_check(r, err, errlen);
-	if (rc == 0 && *outcome == GUEST_COMPLETED) {
-		if (boot_kind_of(plan->phase) != BOOT_CRASH_WRITE)
-			chain_length_learn(r->target, plan->phase,
-					   times->run_s);
-		else
-			crash_write_own_learn(r->target, times->run_s);
-	}
+	if (completed)	/* a crash-write's chain is learned after both */
+		length_learn(r->target, kind == BOOT_CRASH_WRITE ?
+			     CRASH_WRITE_OWN : (size_t)kind, times->run_s);
 	pthread_mutex_lock(&r->lock);
 	r->steps.wait += waited;
 	r->steps.define += times->define_s;
@@ -1577,7 +1566,7 @@ static int crash_phase(struct run *r, const char *kernel, const char *initrd,
 		goto fail;
 	/* The chain's length for the slot order: both boots and what lies
 	 * between them. */
-	chain_length_learn(r->target, RCGATE_PHASE_CRASH_WRITE,
+	length_learn(r->target, BOOT_CRASH_WRITE,
 			   second.decided_at - first.running_at);
 	phase_paths(r, plan.phase, console, ktap, sizeof(console));
 	if (collect(r, ktap, out) < 0)
@@ -2032,7 +2021,6 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 		nworkers = total * WORKERS_PER_SLOT;
 	}
 	memset(slots.length, 0, sizeof(slots.length));
-	memset(slots.crash_write_own, 0, sizeof(slots.crash_write_own));
 	pthread_mutex_unlock(&slots.lock);
 	for (unsigned i = 0; i < nworkers; i++) {
 		workers[i].index = i;

@@ -16,9 +16,6 @@
 
 #include "rcgate.h"
 
-#define PLAN_SLOTS_MAX SLOTPLAN_SLOTS_MAX
-#define PLAN_TASKS_MAX SLOTPLAN_TASKS_MAX
-
 struct sim_task {
 	double ready, own, gap, follow;
 };
@@ -34,7 +31,7 @@ static double chain(const struct sim_task *t)
 static double play(double *free_at, unsigned ns, struct sim_task *tasks,
 		   unsigned nt)
 {
-	int done[PLAN_TASKS_MAX] = { 0 };
+	int done[SLOTPLAN_TASKS_MAX] = { 0 };
 	unsigned left = nt;
 	double end = 0;
 
@@ -61,7 +58,7 @@ static double play(double *free_at, unsigned ns, struct sim_task *tasks,
 		done[best] = 1;
 		left--;
 		free_at[k] = t + tasks[best].own;
-		if (tasks[best].follow > 0 && nt < PLAN_TASKS_MAX) {
+		if (tasks[best].follow > 0 && nt < SLOTPLAN_TASKS_MAX) {
 			tasks[nt] = (struct sim_task){
 				free_at[k] + tasks[best].gap,
 				tasks[best].follow, 0, 0 };
@@ -80,8 +77,8 @@ static double play(double *free_at, unsigned ns, struct sim_task *tasks,
 static double ends_at(const struct plan_slot *slots, unsigned ns,
 		      const struct plan_task *w, unsigned nw, unsigned first)
 {
-	double free_at[PLAN_SLOTS_MAX];
-	struct sim_task tasks[PLAN_TASKS_MAX];
+	double free_at[SLOTPLAN_SLOTS_MAX];
+	struct sim_task tasks[SLOTPLAN_TASKS_MAX];
 	unsigned nt = 0, now = ns;
 
 	for (unsigned i = 0; i < ns; i++) {
@@ -111,9 +108,9 @@ unsigned slotplan_pick(const struct plan_slot *slots, unsigned nslots,
 	unsigned best = longest, free_now = 0;
 	double best_end;
 
-	if (nslots == 0 || nslots > PLAN_SLOTS_MAX || longest >= ntasks ||
+	if (nslots == 0 || nslots > SLOTPLAN_SLOTS_MAX || longest >= ntasks ||
 	    tasks[longest].ready > 0 ||
-	    nslots + 2 * ntasks + 1 > PLAN_TASKS_MAX)
+	    nslots + 2 * ntasks + 1 > SLOTPLAN_TASKS_MAX)
 		return longest;
 	for (unsigned i = 0; i < nslots; i++)
 		free_now += slots[i].free_at <= 0;
