@@ -354,6 +354,7 @@ int h_release(struct http_request *req, struct http_response *resp)
 static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 			  char *err, size_t errlen)
 {
+	const struct artifact_kind *kind;
 	const char *key;
 	json_t *v;
 	char sub[256];
@@ -415,7 +416,8 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	}
 	if (out->kind == NULL)
 		out->kind = "deb";
-	if (strcmp(out->kind, "deb") != 0 && strcmp(out->kind, "image") != 0) {
+	kind = artifact_kind_find(out->kind);
+	if (kind == NULL || !kind->posted) {
 		errf(err, errlen, "artifacts[%zu].kind must be 'deb' (a Debian"
 		     " linux-image package) or 'image' (a kernel image)", i);
 		return -1;
@@ -424,7 +426,7 @@ static int artifact_check(json_t *a, size_t i, struct artifact_in *out,
 	out->modules_sha256 = json_string_value(json_object_get(a,
 							       "modules_sha256"));
 	if ((out->modules_url == NULL) != (out->modules_sha256 == NULL) ||
-	    (out->modules_url != NULL && strcmp(out->kind, "image") != 0)) {
+	    (out->modules_url != NULL && !kind->bare_image)) {
 		errf(err, errlen, "artifacts[%zu]: modules_url and modules_sha256"
 		     " go together, with kind 'image'", i);
 		return -1;

@@ -12,7 +12,6 @@
 
 #include "rcgate.h"
 #include "build.h"
-#include "hosts.h"
 
 enum dtype { D_STRING, D_LONG, D_ENUM };
 
@@ -291,6 +290,220 @@ static int kernel_args_check(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- [host NAME] sections: a second table, one row per key ---- */
+
+struct host_directive {
+	const char *key;
+	enum dtype type;	/* D_STRING into a fixed field, or D_LONG */
+	size_t offset, size;	/* in struct host_conf */
+	long min, max;
+	const char *help;
+};
+
+#define HOFF(f) offsetof(struct host_conf, f), sizeof(((struct host_conf *)0)->f)
+
+static const struct host_directive host_directives[] = {
+	{ "uri", D_STRING, HOFF(uri), 0, 0,
+	  "libvirt URI (e.g. qemu+ssh://user@host/system), or 'local'" },
+	{ "capacity", D_LONG, HOFF(capacity), 1, 64, "guests at once" },
+	{ "kvm", D_STRING, HOFF(kvm), 0, 0, "targets run under KVM" },
+	{ "tcg", D_STRING, HOFF(tcg), 0, 0, "targets run under TCG" },
+	{ "pool", D_STRING, HOFF(pool), 0, 0, "storage pool rcgate owns there" },
+	{ "pool_path", D_STRING, HOFF(pool_path), 0, 0,
+	  "creates the pool there if it is missing" },
+	{ "min_free_mb", D_LONG, HOFF(min_free_mb), 0, 1L << 30,
+	  "less free in the pool: the host is full" },
+};
+#define NHOST_DIRECTIVES (sizeof(host_directives) / sizeof(host_directives[0]))
+
+static struct host_conf *host_find(struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->nhosts; i++) {
+		if (strcmp(c->hosts[i].name, name) == 0)
+			return &c->hosts[i];
+	}
+	return NULL;
+}
+
+static int host_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > HOST_NAME_MAX_LEN)
+		return 0;
+	for (const char *p = s; *p != '\0'; p++) {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
+		      *p == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/* The host called name, made with its defaults at its first key. */
+static struct host_conf *host_get(struct config *c, const char *name,
+				  char *err, size_t errlen)
+{
+	struct host_conf *h = host_find(c, name), *n;
+
+	if (h != NULL)
+		return h;
+	if (c->nhosts >= HOSTS_MAX) {
+		errf(err, errlen, "more than %d [host] sections", HOSTS_MAX);
+		return NULL;
+	}
+	n = realloc(c->hosts, (c->nhosts + 1) * sizeof(*n));
+	if (n == NULL) {
+		errf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->hosts = n;
+	h = &c->hosts[c->nhosts++];
+	memset(h, 0, sizeof(*h));
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->capacity = 2;
+	snprintf(h->pool, sizeof(h->pool), "rcgate");
+	h->min_free_mb = 1024;
+	return h;
+}
+
+/* key = value of section [host name]. A string too long for its field is
+ * an error, never a cut. */
+static int host_set(struct config *c, const char *name, const char *key,
+		    const char *value, char *err, size_t errlen)
+{
+	const struct host_directive *d = NULL;
+	struct host_conf *h;
+	long v;
+
+	if (!host_name_valid(name)) {
+		errf(err, errlen, "host name '%s': 1-%d letters, digits, '-',"
+		     " '_' or '.'", name, HOST_NAME_MAX_LEN);
+		return -1;
+	}
+	for (size_t i = 0; i < NHOST_DIRECTIVES; i++) {
+		if (strcmp(host_directives[i].key, key) == 0)
+			d = &host_directives[i];
+	}
+	if (d == NULL) {
+		errf(err, errlen, "unknown directive '%s' in [host %s] (uri,"
+		     " capacity, kvm, tcg, pool, pool_path, min_free_mb)", key,
+		     name);
+		return -1;
+	}
+	if ((h = host_get(c, name, err, errlen)) == NULL)
+		return -1;
+	if (d->type == D_LONG) {
+		if (parse_long(value, d->min, d->max, &v) < 0) {
+			errf(err, errlen, "%s: '%s' is not a number in %ld..%ld",
+			     key, value, d->min, d->max);
+			return -1;
+		}
+		*(long *)((char *)h + d->offset) = v;
+		return 0;
+	}
+	if (strlen(value) >= d->size) {
+		errf(err, errlen, "%s: value longer than %zu bytes", key,
+		     d->size - 1);
+		return -1;
+	}
+	memcpy((char *)h + d->offset, value, strlen(value) + 1);
+	return 0;
+}
+
+/* A target list of a host: known targets, none under both kvm and tcg. */
+static int host_check_list(const struct host_conf *h, const char *what,
+			   const char *list, const char *other, char *err,
+			   size_t errlen)
+{
+	char word[32];
+
+	for (const char *p = list; *p != '\0';) {
+		size_t n;
+
+		p += strspn(p, " ,");
+		n = strcspn(p, " ,");
+		if (n == 0)
+			break;
+		if (n >= sizeof(word)) {
+			errf(err, errlen, "[host %s] %s: target name too long",
+			     h->name, what);
+			return -1;
+		}
+		memcpy(word, p, n);
+		word[n] = '\0';
+		if (target_find(word) == NULL) {
+			errf(err, errlen, "[host %s] %s: unknown target '%s'",
+			     h->name, what, word);
+			return -1;
+		}
+		if (other != NULL && word_list_has(other, word)) {
+			errf(err, errlen, "[host %s]: target '%s' is under both"
+			     " kvm and tcg", h->name, word);
+			return -1;
+		}
+		p += n;
+	}
+	return 0;
+}
+
+int config_hosts_check(const struct config *c, char *err, size_t errlen)
+{
+	int locals = 0;
+
+	for (size_t i = 0; i < c->nhosts; i++) {
+		const struct host_conf *h = &c->hosts[i];
+
+		if (h->uri[0] == '\0') {
+			errf(err, errlen, "[host %s]: uri missing (a libvirt URI"
+			     " such as qemu+ssh://user@host/system, or 'local')",
+			     h->name);
+			return -1;
+		}
+		if (strcmp(h->uri, HOST_URI_LOCAL) == 0 && ++locals > 1) {
+			errf(err, errlen, "[host %s]: only one host can be the"
+			     " local one", h->name);
+			return -1;
+		}
+		for (size_t k = 0; k < i; k++) {
+			if (strcmp(c->hosts[k].uri, h->uri) == 0) {
+				errf(err, errlen, "[host %s]: same uri as [host"
+				     " %s]", h->name, c->hosts[k].name);
+				return -1;
+			}
+		}
+		if (h->kvm[0] == '\0' && h->tcg[0] == '\0') {
+			errf(err, errlen, "[host %s]: no targets (kvm = ... and/or"
+			     " tcg = ...)", h->name);
+			return -1;
+		}
+		if (host_check_list(h, "kvm", h->kvm, h->tcg, err, errlen) < 0 ||
+		    host_check_list(h, "tcg", h->tcg, NULL, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void hosts_dump(const struct config *c, FILE *out)
+{
+	for (size_t i = 0; i < c->nhosts; i++) {
+		const char *base = (const char *)&c->hosts[i];
+
+		fprintf(out, "\n[host %s]\n", c->hosts[i].name);
+		for (size_t k = 0; k < NHOST_DIRECTIVES; k++) {
+			const struct host_directive *d = &host_directives[k];
+
+			if (d->type == D_LONG)
+				fprintf(out, "%s = %ld\n", d->key,
+					*(const long *)(base + d->offset));
+			else
+				fprintf(out, "%s = %s\n", d->key,
+					base + d->offset);
+		}
+	}
+}
+
+
 int config_parse(struct config *c, const char *text, const char *name,
 		 char *err, size_t errlen)
 {
@@ -358,8 +571,8 @@ int config_parse(struct config *c, const char *text, const char *name,
 		}
 		/* [host NAME]: one section per hypervisor host (hosts.c). */
 		if (strncmp(section, "host ", 5) == 0) {
-			if (hosts_conf_set(c, trim(section + 5), key, value, sub,
-					   sizeof(sub)) < 0) {
+			if (host_set(c, trim(section + 5), key, value, sub,
+				     sizeof(sub)) < 0) {
 				errf(err, errlen, "%s:%d: %s", name, lineno, sub);
 				return -1;
 			}
@@ -403,13 +616,15 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	rc = config_parse(c, text, path, err, errlen);
 	free(text);
 	if (rc == 0)
-		rc = hosts_conf_check(c, err, errlen);
+		rc = config_hosts_check(c, err, errlen);
 	return rc;
 }
 
 void config_free(struct config *c)
 {
-	hosts_conf_free(c);
+	free(c->hosts);
+	c->hosts = NULL;
+	c->nhosts = 0;
 	for (size_t i = 0; i < NDIRECTIVES; i++) {
 		if (directives[i].type != D_LONG) {
 			char **slot = (char **)((char *)c + directives[i].offset);
@@ -458,7 +673,7 @@ void config_dump(const struct config *c, FILE *out)
 		else
 			dump_string(out, d->key, *(char *const *)(base + d->offset));
 	}
-	hosts_conf_dump(c, out);
+	hosts_dump(c, out);
 }
 
 char *config_libvirt_uri(const struct config *c)

@@ -388,7 +388,7 @@ int guest_host_alive(struct guest_host *h, char *why, size_t len)
 	if (alive && virConnectIsAlive(h->conn) != 1) {
 		alive = 0;
 		if (why != NULL)
-			snprintf(why, len, "connection not alive");
+			snprintf(why, len, GUEST_WHY_NOT_ALIVE);
 	}
 	return alive;
 }

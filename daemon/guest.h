@@ -164,6 +164,10 @@ int guest_destroy_orphans(struct guest_host *, const char *name_prefix,
 #define GUEST_KEEPALIVE_COUNT 3
 #define GUEST_KEEPALIVE_S (GUEST_KEEPALIVE_INTERVAL * (GUEST_KEEPALIVE_COUNT + 1))
 int guest_host_alive(struct guest_host *, char *why, size_t len);
+/* why when libvirt says the connection is dead before its close callback
+ * has said why: a caller that wants the reason asks again shortly. */
+#define GUEST_WHY_NOT_ALIVE "connection not alive"
+
 /* 1 if uri names another machine (a transport such as qemu+ssh, or a
  * host name), 0 for this machine's drivers. */
 int guest_uri_remote(const char *uri);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * hosts.c - owns the hypervisor hosts: the [host NAME] sections, one
- * libvirt connection per host, each host's health, and the choice of the
+ * hosts.c - owns the hypervisor hosts of the [host NAME] sections
+ * (config.c parses them): one libvirt connection per host, each host's health, and the choice of the
  * host a job runs on.
  *
  * A remote host has a thread of its own that connects, makes sure the
@@ -32,225 +32,6 @@
 #define HOST_CHECK_MS 500
 #define POOL_CHECK_S 30
 #define HOST_STOP_WAIT_S 5
-
-/* ---- configuration ---- */
-
-static struct host_conf *conf_find(struct config *c, const char *name)
-{
-	for (size_t i = 0; i < c->nhosts; i++) {
-		if (strcmp(c->hosts[i].name, name) == 0)
-			return &c->hosts[i];
-	}
-	return NULL;
-}
-
-static int name_valid(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > HOST_NAME_MAX_LEN)
-		return 0;
-	for (const char *p = s; *p != '\0'; p++) {
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-		      *p == '.'))
-			return 0;
-	}
-	return 1;
-}
-
-/* A value into a fixed field: too long is an error, never a cut. */
-static int set_field(char *field, size_t size, const char *key,
-		     const char *value, char *err, size_t errlen)
-{
-	if (strlen(value) >= size) {
-		errf(err, errlen, "%s: value longer than %zu bytes", key,
-		     size - 1);
-		return -1;
-	}
-	memcpy(field, value, strlen(value) + 1);
-	return 0;
-}
-
-int hosts_conf_set(struct config *c, const char *name, const char *key,
-		   const char *value, char *err, size_t errlen)
-{
-	struct host_conf *h;
-	long v;
-
-	if (!name_valid(name)) {
-		errf(err, errlen, "host name '%s': 1-%d letters, digits, '-',"
-		     " '_' or '.'", name, HOST_NAME_MAX_LEN);
-		return -1;
-	}
-	h = conf_find(c, name);
-	if (h == NULL) {
-		struct host_conf *n;
-
-		if (c->nhosts >= HOSTS_MAX) {
-			errf(err, errlen, "more than %d [host] sections",
-			     HOSTS_MAX);
-			return -1;
-		}
-		n = realloc(c->hosts, (c->nhosts + 1) * sizeof(*n));
-		if (n == NULL) {
-			errf(err, errlen, "out of memory");
-			return -1;
-		}
-		c->hosts = n;
-		h = &c->hosts[c->nhosts++];
-		memset(h, 0, sizeof(*h));
-		snprintf(h->name, sizeof(h->name), "%s", name);
-		h->capacity = 2;
-		snprintf(h->pool, sizeof(h->pool), "rcgate");
-		h->min_free_mb = 1024;
-	}
-	if (strcmp(key, "uri") == 0)
-		return set_field(h->uri, sizeof(h->uri), key, value, err,
-				 errlen);
-	if (strcmp(key, "kvm") == 0)
-		return set_field(h->kvm, sizeof(h->kvm), key, value, err,
-				 errlen);
-	if (strcmp(key, "tcg") == 0)
-		return set_field(h->tcg, sizeof(h->tcg), key, value, err,
-				 errlen);
-	if (strcmp(key, "pool") == 0)
-		return set_field(h->pool, sizeof(h->pool), key, value, err,
-				 errlen);
-	if (strcmp(key, "pool_path") == 0)
-		return set_field(h->pool_path, sizeof(h->pool_path), key, value,
-				 err, errlen);
-	if (strcmp(key, "capacity") == 0) {
-		if (parse_long(value, 1, 64, &v) < 0) {
-			errf(err, errlen, "capacity: '%s' is not a number in"
-			     " 1..64", value);
-			return -1;
-		}
-		h->capacity = v;
-		return 0;
-	}
-	if (strcmp(key, "min_free_mb") == 0) {
-		if (parse_long(value, 0, 1L << 30, &v) < 0) {
-			errf(err, errlen, "min_free_mb: '%s' is not a number",
-			     value);
-			return -1;
-		}
-		h->min_free_mb = v;
-		return 0;
-	}
-	errf(err, errlen, "unknown directive '%s' in [host %s] (uri, capacity,"
-	     " kvm, tcg, pool, pool_path, min_free_mb)", key, name);
-	return -1;
-}
-
-/* Whether list (space or comma separated) names target. */
-static int list_has(const char *list, const char *target)
-{
-	size_t tl = strlen(target);
-
-	for (const char *p = list; *p != '\0';) {
-		size_t n;
-
-		p += strspn(p, " ,");
-		n = strcspn(p, " ,");
-		if (n == tl && strncmp(p, target, n) == 0)
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
-static int check_list(const struct host_conf *h, const char *what,
-		      const char *list, const char *other, char *err,
-		      size_t errlen)
-{
-	char word[32];
-
-	for (const char *p = list; *p != '\0';) {
-		size_t n;
-
-		p += strspn(p, " ,");
-		n = strcspn(p, " ,");
-		if (n == 0)
-			break;
-		if (n >= sizeof(word)) {
-			errf(err, errlen, "[host %s] %s: target name too long",
-			     h->name, what);
-			return -1;
-		}
-		memcpy(word, p, n);
-		word[n] = '\0';
-		if (target_find(word) == NULL) {
-			errf(err, errlen, "[host %s] %s: unknown target '%s'",
-			     h->name, what, word);
-			return -1;
-		}
-		if (other != NULL && list_has(other, word)) {
-			errf(err, errlen, "[host %s]: target '%s' is under both"
-			     " kvm and tcg", h->name, word);
-			return -1;
-		}
-		p += n;
-	}
-	return 0;
-}
-
-int hosts_conf_check(const struct config *c, char *err, size_t errlen)
-{
-	int locals = 0;
-
-	for (size_t i = 0; i < c->nhosts; i++) {
-		const struct host_conf *h = &c->hosts[i];
-
-		if (h->uri[0] == '\0') {
-			errf(err, errlen, "[host %s]: uri missing (a libvirt URI"
-			     " such as qemu+ssh://user@host/system, or 'local')",
-			     h->name);
-			return -1;
-		}
-		if (strcmp(h->uri, HOST_URI_LOCAL) == 0 && ++locals > 1) {
-			errf(err, errlen, "[host %s]: only one host can be the"
-			     " local one", h->name);
-			return -1;
-		}
-		for (size_t k = 0; k < i; k++) {
-			if (strcmp(c->hosts[k].uri, h->uri) == 0) {
-				errf(err, errlen, "[host %s]: same uri as [host"
-				     " %s]", h->name, c->hosts[k].name);
-				return -1;
-			}
-		}
-		if (h->kvm[0] == '\0' && h->tcg[0] == '\0') {
-			errf(err, errlen, "[host %s]: no targets (kvm = ... and/or"
-			     " tcg = ...)", h->name);
-			return -1;
-		}
-		if (check_list(h, "kvm", h->kvm, h->tcg, err, errlen) < 0 ||
-		    check_list(h, "tcg", h->tcg, NULL, err, errlen) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-void hosts_conf_dump(const struct config *c, FILE *out)
-{
-	for (size_t i = 0; i < c->nhosts; i++) {
-		const struct host_conf *h = &c->hosts[i];
-
-		fprintf(out, "\n[host %s]\nuri = %s\ncapacity = %ld\n", h->name,
-			h->uri, h->capacity);
-		fprintf(out, "kvm = %s\ntcg = %s\npool = %s\npool_path = %s\n"
-			"min_free_mb = %ld\n", h->kvm, h->tcg, h->pool,
-			h->pool_path, h->min_free_mb);
-	}
-}
-
-void hosts_conf_free(struct config *c)
-{
-	free(c->hosts);
-	c->hosts = NULL;
-	c->nhosts = 0;
-}
 
 int hosts_need_local(const struct config *c)
 {
@@ -474,14 +255,26 @@ static void *host_main(void *arg)
 }
 
 int hosts_start(const struct config *cfg, struct guest_host *local,
-		const char *prefix, char *err, size_t errlen)
+		const char *local_uri, const char *prefix, char *err,
+		size_t errlen)
 {
-	char *uri = config_libvirt_uri(cfg);
+	char *uri = strdup(local_uri);
+	int orphans = 0;
 
 	if (uri == NULL) {
 		errf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* Only this instance's guests: another rcgated on the same libvirt
+	 * names its own with its own id. Remote hosts do this as they
+	 * connect (host_main). */
+	if (local != NULL &&
+	    guest_destroy_orphans(local, prefix, &orphans, err, errlen) < 0) {
+		free(uri);
+		return -1;
+	}
+	if (orphans > 0)
+		log_info("destroyed %d orphaned guest(s)", orphans);
 	pthread_mutex_lock(&hs.lock);
 	memset(hs.host, 0, sizeof(hs.host));
 	hs.n = 0;
@@ -584,9 +377,9 @@ static enum host_runs host_runs(const struct host *h, const char *target)
 {
 	if (h->implicit)
 		return HOST_RUNS_TCG;	/* every target; accel decided later */
-	if (list_has(h->conf.kvm, target))
+	if (word_list_has(h->conf.kvm, target))
 		return HOST_RUNS_KVM;
-	if (list_has(h->conf.tcg, target))
+	if (word_list_has(h->conf.tcg, target))
 		return HOST_RUNS_TCG;
 	return HOST_RUNS_NOT;
 }

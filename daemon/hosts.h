@@ -4,41 +4,13 @@
  * configuration ([host NAME] sections), their connections and health,
  * and where a job goes. Without [host] sections there is one host, the
  * daemon's own libvirt connection ([libvirt] uri), exactly as before.
+ * The [host] sections themselves are config.c's (struct host_conf).
  */
 #ifndef RCGATE_HOSTS_H
 #define RCGATE_HOSTS_H
 
 #include <stddef.h>
 #include <stdio.h>
-
-#define HOSTS_MAX 16
-#define HOST_NAME_MAX_LEN 31
-/* uri = local: the daemon's own connection ([libvirt] uri), whose files
- * guests read directly; any other URI gets its files as volumes. */
-#define HOST_URI_LOCAL "local"
-
-/* One [host NAME] section. */
-struct host_conf {
-	char name[HOST_NAME_MAX_LEN + 1];
-	char uri[512];
-	long capacity;		/* guests at once */
-	char kvm[128];		/* targets run under KVM, space-separated */
-	char tcg[128];		/* targets run under TCG */
-	char pool[64];		/* storage pool rcgate owns there */
-	char pool_path[512];	/* creates the pool there if it is missing */
-	long min_free_mb;	/* less free in the pool: the host is full */
-};
-
-struct config;
-/* key = value of section [host name]; the host is made at its first key.
- * -1 with err on an unknown key, a bad value or too many hosts. */
-int hosts_conf_set(struct config *, const char *name, const char *key,
-		   const char *value, char *err, size_t errlen);
-/* After the whole file: every host has a URI and names known targets,
- * each at most once. */
-int hosts_conf_check(const struct config *, char *err, size_t errlen);
-void hosts_conf_dump(const struct config *, FILE *out);
-void hosts_conf_free(struct config *);
 
 /* ---- placement (pure, tests/unit/hosts.c) ---- */
 enum host_runs { HOST_RUNS_NOT, HOST_RUNS_TCG, HOST_RUNS_KVM };
@@ -58,13 +30,15 @@ int hosts_choose(const struct host_choice *, size_t n);
 /* ---- the hosts at run time ---- */
 struct guest_host;
 /* Starts the hosts of cfg (or the implicit one): local ones use the
- * daemon's connection local (may be NULL when none is local); remote
+ * daemon's connection local to local_uri (config_libvirt_uri; local may
+ * be NULL when no host is local); remote
  * ones connect on threads of their own, so a host that is down or hangs
  * delays nothing else. prefix ("rcgate-<instance>-") names this
  * daemon's guests and volumes: a host's leftovers with it are removed
  * whenever it (re)connects. */
 int hosts_start(const struct config *, struct guest_host *local,
-		const char *prefix, char *err, size_t errlen);
+		const char *local_uri, const char *prefix, char *err,
+		size_t errlen);
 void hosts_stop(void);
 size_t hosts_count(void);
 /* Whether the configuration needs the daemon's own connection. */

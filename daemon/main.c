@@ -162,6 +162,24 @@ static void write_runfile(const char *dir, const char *name, long value)
 		log_warn("%s", err);
 }
 
+/* "rcgate-<instance>-": the names of this daemon's guests and volumes,
+ * the instance id made once and kept in the database. */
+static int guest_prefix(const char *db, char *out, size_t len, char *err,
+			size_t errlen)
+{
+	struct store *st = store_open(db, err, errlen);
+	char instance[16];
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	rc = store_instance_id(st, instance, sizeof(instance), err, errlen);
+	store_close(st);
+	if (rc == 0)
+		snprintf(out, len, "rcgate-%s-", instance);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
@@ -172,7 +190,8 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	struct guest_host *host = NULL;
 	struct http_server *http = NULL;
-	char *uri = NULL;
+	char *uri = NULL, prefix[32] = "";
+	int hosts_started = 0;
 	unsigned port = 0;
 	size_t nroutes;
 	const struct http_route *routes;
@@ -281,7 +300,8 @@ int main(int argc, char **argv)
 		goto fail;
 	{
 		struct api_context ac = { &cfg, db, (unsigned)cfg.workers, base_url };
-		struct sched_context sctx = { &cfg, db, cache, host, engine_kick };
+		struct sched_context sctx = { &cfg, db, cache, engine_kick,
+					      prefix };
 		struct engine_context ectx = { &cfg, db, base_url, sched_kick,
 					       cache };
 		struct http_options ho = {
@@ -308,6 +328,11 @@ int main(int argc, char **argv)
 		else
 			snprintf(base_url, sizeof(base_url), "http://%s:%u",
 				 cfg.listen, port);
+		if (guest_prefix(db, prefix, sizeof(prefix), err,
+				 sizeof(err)) < 0 ||
+		    hosts_start(&cfg, host, uri, prefix, err, sizeof(err)) < 0)
+			goto fail;
+		hosts_started = 1;
 		if (sched_start(&sctx, err, sizeof(err)) < 0 ||
 		    engine_start(&ectx, err, sizeof(err)) < 0)
 			goto fail;
@@ -345,6 +370,8 @@ stop:
 	trigger_stop();
 	notify_stop();
 	sched_stop();
+	if (hosts_started)
+		hosts_stop();
 	engine_stop();
 	api_free();
 	guest_host_close(host);

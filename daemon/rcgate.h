@@ -64,6 +64,8 @@ double now_monotonic(void);
 /* ISO 8601 UTC timestamp of now into buf[32]. */
 void now_iso8601(char buf[32]);
 int parse_long(const char *s, long min, long max, long *out);
+/* Whether list (words separated by blanks or commas) has word. */
+int word_list_has(const char *list, const char *word);
 /* A new API token "rcg_<40 hex>" into out[48] and its stored hash. */
 int token_generate(char out[48], char hash[65]);
 
@@ -81,6 +83,24 @@ void log_msg(enum log_level level, const char *fmt, ...)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
 /* ---- config.c: the configuration file ---- */
+#define HOSTS_MAX 16
+#define HOST_NAME_MAX_LEN 31
+/* uri = local: the daemon's own connection ([libvirt] uri), whose files
+ * guests read directly; any other URI gets its files as volumes. */
+#define HOST_URI_LOCAL "local"
+
+/* One [host NAME] section. */
+struct host_conf {
+	char name[HOST_NAME_MAX_LEN + 1];
+	char uri[512];
+	long capacity;		/* guests at once */
+	char kvm[128];		/* targets run under KVM, space-separated */
+	char tcg[128];		/* targets run under TCG */
+	char pool[64];		/* storage pool rcgate owns there */
+	char pool_path[512];	/* creates the pool there if it is missing */
+	long min_free_mb;	/* less free in the pool: the host is full */
+};
+
 struct config {
 	char *user;		/* run as this user; empty: as started */
 	char *state_dir;
@@ -129,7 +149,7 @@ struct config {
 	char *web_dir;		/* the dashboard's static files */
 	char *local_dirs;	/* file:// artifacts only from these */
 	char *allow_networks;	/* special addresses downloads may reach */
-	struct host_conf *hosts;	/* [host NAME] sections (hosts.c) */
+	struct host_conf *hosts;	/* [host NAME] sections */
 	size_t nhosts;
 };
 void config_defaults(struct config *);
@@ -141,6 +161,9 @@ void config_free(struct config *);
 /* Print every directive with its effective value (rcgated -n -v). */
 void config_dump(const struct config *, FILE *out);
 char *config_libvirt_uri(const struct config *);	/* caller frees */
+/* After the whole file (config_load does it): every [host] has a URI and
+ * names known targets, each at most once. */
+int config_hosts_check(const struct config *, char *err, size_t errlen);
 
 /* ---- version.c: kernel version strings ---- */
 struct kversion {
@@ -247,6 +270,16 @@ struct target {
 const struct target *target_find(const char *name);
 size_t target_count(void);
 const struct target *target_at(size_t i);
+
+/* What a release's artifact is: how a job gets its kernel. */
+struct artifact_kind {
+	const char *name;	/* deb, image, source, git */
+	int posted;		/* a kernel CI posted: fetched by URL */
+	int built;		/* rcgated builds it (buildjob.c) */
+	int bare_image;		/* a kernel image; may have a modules tar */
+};
+/* NULL when name is no kind. */
+const struct artifact_kind *artifact_kind_find(const char *name);
 
 /* ---- store.c: SQLite, the only user of sqlite3.h ---- */
 struct store;
@@ -518,7 +551,8 @@ struct result_row {
 	long duration_ms;
 	int timed;		/* 0: duration_ms unknown (stored as NULL) */
 };
-/* Stores all results and moves running -> done in one transaction. */
+/* Stores all results and moves the job from its active state to done in
+ * one transaction; 0 (results dropped) when it is no longer active. */
 int store_job_done(struct store *, int64_t id, const struct result_row *,
 		   size_t n, double boot_seconds, char *err, size_t errlen);
 /* Records an infrastructure failure. With attempts left the job goes back
@@ -823,11 +857,12 @@ struct sched_context {
 	const struct config *cfg;
 	const char *db_path;
 	const char *cache_dir;
-	struct guest_host *host;
 	void (*job_ended)(void);	/* a job reached a final state */
+	const char *guest_prefix;	/* "rcgate-<instance>-" */
 };
-/* Requeues what a previous run left unfinished and starts cfg->workers
- * worker threads plus a monitor that notices cancelled jobs. */
+/* Requeues what a previous run left unfinished and starts worker threads
+ * for the hosts' capacity (hosts_start first) plus a monitor that notices
+ * cancelled jobs. */
 int sched_start(const struct sched_context *, char *err, size_t errlen);
 /* Destroys running guests (their jobs stay unfinished and are requeued at
  * the next start) and joins every thread. */

@@ -1326,8 +1326,7 @@ int store_job_transition(struct store *st, int64_t id, const char *from,
 {
 	char sql[256], now[32];
 	int changed;
-	int final = strcmp(to, "done") == 0 || strcmp(to, "infra_error") == 0 ||
-		    strcmp(to, "cancelled") == 0;
+	int final = job_state_final(to);
 
 	now_iso8601(now);
 	if (from != NULL)
@@ -1438,10 +1437,12 @@ int store_job_done(struct store *st, int64_t id, const struct result_row *rows,
 	}
 	sqlite3_finalize(ins);
 	now_iso8601(now);
+	/* From whichever state the worker had it in: a build that failed
+	 * ends the job from 'building'. */
 	changed = run(st, "UPDATE job SET state = 'done', finished = ?,"
 			  " boot_seconds = round(?, 3) WHERE id = ?"
-			  " AND state = 'running'", err, errlen, "sdi", now,
-		      boot_seconds, id);
+			  " AND state IN " JOB_ACTIVE_SQL, err, errlen, "sdi",
+		      now, boot_seconds, id);
 	if (changed < 0)
 		goto fail;
 	if (changed == 0) {

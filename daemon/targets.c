@@ -59,3 +59,22 @@ const struct target *target_find(const char *name)
 	}
 	return NULL;
 }
+
+/* The artifact kinds a release may name. */
+static const struct artifact_kind kinds[] = {
+	/* name     posted built bare_image */
+	{ "deb",    1,     0,    0 },
+	{ "image",  1,     0,    1 },
+	{ "source", 0,     1,    0 },
+	{ "git",    0,     1,    0 },
+};
+
+const struct artifact_kind *artifact_kind_find(const char *name)
+{
+	for (size_t i = 0; name != NULL && i < sizeof(kinds) / sizeof(kinds[0]);
+	     i++) {
+		if (strcmp(kinds[i].name, name) == 0)
+			return &kinds[i];
+	}
+	return NULL;
+}

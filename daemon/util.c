@@ -451,3 +451,19 @@ int token_generate(char out[48], char hash[65])
 	sha256_hex(out, sb.len, hash);
 	return 0;
 }
+
+int word_list_has(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = list; *p != '\0';) {
+		size_t n;
+
+		p += strspn(p, " ,");
+		n = strcspn(p, " ,");
+		if (n == wl && strncmp(p, word, n) == 0)
+			return 1;
+		p += n;
+	}
+	return 0;
+}

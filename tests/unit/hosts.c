@@ -66,7 +66,7 @@ static int parse(const char *text, struct config *c, char *err, size_t len)
 	config_defaults(c);
 	if (config_parse(c, text, "test.conf", err, len) < 0)
 		return -1;
-	return hosts_conf_check(c, err, len);
+	return config_hosts_check(c, err, len);
 }
 
 static void test_conf(void **state)

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * prepare.c - owns how a job gets its kernel and initramfs: the rows
+ * fetch (a kernel CI posted), source and build (rcgated builds it:
+ * build.h's buildjob_*), and initramfs (the kernel, the agent and the
+ * modules the target needs, cached by what went into them).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_internal.h"
+#include "initramfs.h"
+
+static int kind_posted(const struct jobrun *r)
+{
+	const struct artifact_kind *k = artifact_kind_find(r->job->kind);
+
+	return k != NULL && k->posted;
+}
+
+static int kind_built(const struct jobrun *r)
+{
+	const struct artifact_kind *k = artifact_kind_find(r->job->kind);
+
+	return k != NULL && k->built;
+}
+
+/* A kernel CI posted (and its modules), into the content-addressed cache. */
+static int fetch_exec(struct jobrun *r)
+{
+	char err[1024], adir[PATH_MAX];
+	const struct job *job = r->job;
+
+	snprintf(adir, sizeof(adir), "%s/artifacts", sched_ctx.cache_dir);
+	if (mkdir_p(adir, 0755, err, sizeof(err)) < 0 ||
+	    fetch_artifact(job->url, job->sha256, adir,
+			   sched_ctx.cfg->max_artifact_mb << 20, r->artifact,
+			   sizeof(r->artifact), r->log, r->cancel, err,
+			   sizeof(err)) < 0) {
+		infra(r, "fetch", err);
+		return PHASE_STOP;
+	}
+	if (job->modules_url[0] != '\0' &&
+	    fetch_artifact(job->modules_url, job->modules_sha256, adir,
+			   sched_ctx.cfg->max_artifact_mb << 20, r->modules,
+			   sizeof(r->modules), r->log, r->cancel, err,
+			   sizeof(err)) < 0) {
+		infra(r, "fetch", err);
+		return PHASE_STOP;
+	}
+	return PHASE_NEXT;
+}
+
+const struct phase phase_fetch = {
+	.name = "fetch", .state = JS_FETCHING, .wants = kind_posted,
+	.exec = fetch_exec, .step = offsetof(struct job_steps, fetch),
+};
+
+/* The tarball and patch, or the git tree and its commit. */
+static int source_exec(struct jobrun *r)
+{
+	char err[1024];
+
+	if (buildjob_fetch(r->job, sched_ctx.cfg, sched_ctx.cache_dir, r->dir,
+			   r->log, r->cancel, &r->bsrc, err, sizeof(err)) < 0) {
+		if (!*r->cancel)
+			infra(r, "fetch", err);
+		return PHASE_STOP;
+	}
+	if (r->bsrc.commit[0] != '\0')
+		store_job_build_progress(r->st, r->job->id, "waiting", -1, -1,
+					 r->bsrc.commit, NULL, 0);
+	return PHASE_NEXT;
+}
+
+const struct phase phase_source = {
+	.name = "source", .state = JS_FETCHING, .wants = kind_built,
+	.exec = source_exec, .step = offsetof(struct job_steps, fetch),
+};
+
+/*
+ * Built here: from then on the job is one of kind 'image' whose kernel is
+ * the image the build left in the cache. A source that does not build is
+ * this job's result, and so is a bisection step that judges the build
+ * only (only_tests "-"): both end the job here.
+ */
+static int build_exec(struct jobrun *r)
+{
+	char err[1024];
+	const struct job *job = r->job;
+	struct buildjob_result *out = &r->built_out;
+	int rc;
+
+	rc = buildjob_build(job, r->target, sched_ctx.cfg, sched_ctx.cache_dir,
+			    r->dir, r->log, r->cancel, &r->bsrc, !r->step,
+			    build_progress, r, out, err, sizeof(err));
+	store_job_built(r->st, job->id, rc == 0 ? out->sha256 : NULL,
+			out->seconds, NULL, 0);
+	if (rc < 0) {
+		/* A cancel or a clean stop is not the build's failure: the
+		 * job keeps its attempt (sched_stop requeues it). */
+		if (!*r->cancel)
+			infra(r, "build", err);
+		return PHASE_STOP;
+	}
+	r->build_row = (struct result_row){ BUILD_TEST,
+		rc == 0 ? "pass" : "fail",
+		rc == 0 ? NULL : out->diag.signature_text,
+		(long)(out->seconds * 1000), 1 };
+	r->results[RESULTS_BUILD].rows = &r->build_row;
+	r->results[RESULTS_BUILD].n = 1;
+	if (rc == 1 || (r->step && strcmp(job->only_tests, "-") == 0)) {
+		if (rc == 1)
+			jlog(r, "build failed: %s", out->diag.line);
+		store_results(r, &r->results[RESULTS_BUILD], 1, 0);
+		return PHASE_END;
+	}
+	r->built = *job;
+	snprintf(r->built.kind, sizeof(r->built.kind), "image");
+	snprintf(r->built.sha256, sizeof(r->built.sha256), "%s", out->sha256);
+	r->built.modules_url[0] = r->built.modules_sha256[0] = '\0';
+	r->job = &r->built;
+	snprintf(r->artifact, sizeof(r->artifact), "%s", out->image);
+	return PHASE_NEXT;
+}
+
+const struct phase phase_build = {
+	.name = "build", .state = JS_BUILDING, .wants = kind_built,
+	.exec = build_exec, .step = offsetof(struct job_steps, build),
+};
+
+/* Kernel + initramfs for (artifact, agent, module list), built once and
+ * kept under <cache>/initramfs/<key>/. */
+static int prepare_boot(struct jobrun *r, const char *artifact,
+			const char *modules_tar, char *kernel,
+			char *initrd, size_t len, char *kver, size_t kverlen,
+			char *err, size_t errlen)
+{
+	char agent[PATH_MAX], agent_sha[65], keysrc[1024], key[65];
+	char dir[PATH_MAX], tmp[PATH_MAX + 32], tk[PATH_MAX + 48],
+		ti[PATH_MAX + 48], kv[PATH_MAX + 8];
+	struct strbuf ks;
+	struct initramfs_request req = { 0 };
+	struct initramfs_result res = { 0 };
+	char *cached;
+
+	snprintf(agent, sizeof(agent), "%s/rcgate-agent-%s", sched_ctx.cfg->agent_dir,
+		 r->target->name);
+	if (sha256_file(agent, agent_sha, err, errlen) < 0)
+		return -1;
+	strbuf_init(&ks, keysrc, sizeof(keysrc));
+	strbuf_printf(&ks, "%s %s %s %s %s", r->job->kind, r->job->sha256,
+		      r->job->modules_sha256, agent_sha, r->target->name);
+	for (const char *const *m = r->target->modules; *m != NULL; m++)
+		strbuf_printf(&ks, " %s", *m);
+	if (ks.overflow) {
+		errf(err, errlen, "initramfs cache key too long");
+		return -1;
+	}
+	sha256_hex(keysrc, ks.len, key);
+	snprintf(dir, sizeof(dir), "%s/initramfs/%s", sched_ctx.cache_dir, key);
+	if ((size_t)snprintf(kernel, len, "%s/kernel", dir) >= len ||
+	    (size_t)snprintf(initrd, len, "%s/initrd.gz", dir) >= len) {
+		errf(err, errlen, "cache path too long");
+		return -1;
+	}
+	snprintf(kv, sizeof(kv), "%s/kver", dir);
+	cached = file_read(kv, 256, NULL, NULL, 0);
+	if (cached != NULL) {
+		snprintf(kver, kverlen, "%s", cached);
+		free(cached);
+		jlog(r, "initramfs %s cached (kernel %s)", key, kver);
+		return 0;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%lld", dir, (long long)r->job->id);
+	rm_rf(tmp);
+	if (mkdir_p(tmp, 0755, err, errlen) < 0)
+		return -1;
+	snprintf(tk, sizeof(tk), "%s/kernel", tmp);
+	snprintf(ti, sizeof(ti), "%s/initrd.gz", tmp);
+	if (artifact_kind_find(r->job->kind) != NULL &&
+	    artifact_kind_find(r->job->kind)->bare_image) {
+		req.kernel_image = artifact;
+		req.modules_tar = modules_tar;
+	} else {
+		req.package = artifact;
+	}
+	req.agent = agent;
+	req.cancel = r->cancel;
+	req.modules = r->target->modules;
+	req.kernel_out = tk;
+	req.initrd_out = ti;
+	if (initramfs_build(&req, &res, err, errlen) < 0) {
+		rm_rf(tmp);
+		return -1;
+	}
+	{
+		char line[2048];
+		struct strbuf lb;
+
+		strbuf_init(&lb, line, sizeof(line));
+		for (size_t i = 0; i < res.nloaded; i++)
+			strbuf_printf(&lb, " %s", res.loaded[i]);
+		jlog(r, "initramfs %s built: kernel %s, modules:%s%s", key,
+		     res.kver, line, lb.overflow ? " ..." : "");
+		for (size_t i = 0; i < res.nmissing; i++)
+			jlog(r, "initramfs: module %s not in this kernel (skipped)",
+			     res.missing[i]);
+	}
+	snprintf(kver, kverlen, "%s", res.kver);
+	snprintf(tk, sizeof(tk), "%s/kver", tmp);
+	if (file_write_atomic(tk, res.kver, strlen(res.kver), err, errlen) < 0) {
+		initramfs_result_free(&res);
+		rm_rf(tmp);
+		return -1;
+	}
+	initramfs_result_free(&res);
+	/* Another worker may have built the same key meanwhile: either copy
+	 * is complete, keep whichever landed first. */
+	if (rename(tmp, dir) < 0)
+		rm_rf(tmp);
+	return 0;
+}
+
+static int initramfs_exec(struct jobrun *r)
+{
+	char err[1024];
+
+	if (prepare_boot(r, r->artifact,
+			 r->job->modules_url[0] ? r->modules : NULL, r->kernel,
+			 r->initrd, sizeof(r->kernel), r->kver, sizeof(r->kver),
+			 err, sizeof(err)) < 0) {
+		if (!*r->cancel)	/* stopped while reading the package */
+			infra(r, "artifact", err);
+		return PHASE_STOP;
+	}
+	/* A bare image names no version; one built here is what make
+	 * kernelrelease said. */
+	if (r->kver[0] == '\0' && r->built_out.kernelrelease[0] != '\0')
+		snprintf(r->kver, sizeof(r->kver), "%s",
+			 r->built_out.kernelrelease);
+	return PHASE_NEXT;
+}
+
+const struct phase phase_initramfs = {
+	.name = "initramfs", .state = JS_BOOTING, .exec = initramfs_exec,
+	.step = offsetof(struct job_steps, initramfs),
+};

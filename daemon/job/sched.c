@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * sched.c - owns the worker threads. A worker claims the oldest queued job
+ * and runs the job's phase table (phases.c) for it: fetching -> (building
+ * ->) booting -> running -> done, or an infra error (fetch failed, unusable
+ * artifact, boot timeout, kernel panic, truncated agent output, libvirt
+ * error), which the store retries up to the configured attempts. A test
+ * failure is only ever what a complete KTAP report says; everything else
+ * is infrastructure.
+ *
+ * [jobs] workers is the number of guests at once: each boot holds one of
+ * that many slots (slots.c) from the domain's creation to its outcome.
+ * There are more worker threads than slots, so that a job's fetch,
+ * initramfs and disks are made while other jobs' guests run, and a job's
+ * suite boot and its crash boots run side by side: the host is never
+ * waiting for the host's own steps while there is a guest to run.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "job_internal.h"
+
+struct worker {
+	pthread_t thread;
+	unsigned index;
+	_Atomic int64_t job_id;		/* 0 when idle */
+	volatile int cancel;		/* set by the monitor, sched_stop, or
+					 * the job's own failed boot */
+};
+
+struct sched_context sched_ctx;
+char sched_guest_prefix[32] = "rcgate-";
+atomic_int sched_stopping;
+atomic_uint sched_guests_running;
+static struct worker workers[MAX_WORKERS];
+static unsigned nworkers;
+static pthread_t monitor_thread;
+static int monitor_started;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+/* Claims in order: equal boots get a slot in the order of their jobs. */
+static atomic_uint_fast64_t claim_seq;
+
+unsigned sched_running(void)
+{
+	return atomic_load(&sched_guests_running);
+}
+
+void sched_kick(void)
+{
+	pthread_mutex_lock(&wake_lock);
+	pthread_cond_broadcast(&wake_cond);
+	pthread_mutex_unlock(&wake_lock);
+}
+
+static void idle_wait(double seconds)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)seconds;
+	pthread_mutex_lock(&wake_lock);
+	if (!atomic_load(&sched_stopping))
+		pthread_cond_timedwait(&wake_cond, &wake_lock, &ts);
+	pthread_mutex_unlock(&wake_lock);
+}
+
+/* One attempt of one job: its context, the phase table, the clean-up. */
+static void run_job(struct store *st, struct worker *w, const struct job *job)
+{
+	struct jobrun r = { .st = st, .cancel = &w->cancel, .worker = w->index,
+			    .job = job };
+	double started = 0;
+	char err[1024];
+
+	pthread_mutex_init(&r.lock, NULL);
+	pthread_mutex_init(&r.stage_lock, NULL);
+	r.place.index = -1;
+	r.step = job->bisection_id != 0;
+	/* Its boots' order among equals: the crash chain, then the suite. */
+	r.prio = atomic_fetch_add(&claim_seq, 1) * 2;
+	r.target = target_find(job->target);
+	snprintf(r.dir, sizeof(r.dir), "%s/jobs/%lld/%ld",
+		 sched_ctx.cfg->state_dir, (long long)job->id, job->attempt);
+	if (mkdir_p(r.dir, 0755, err, sizeof(err)) == 0) {
+		char lp[PATH_MAX + 16];
+
+		snprintf(lp, sizeof(lp), "%s/" RCGATE_JOB_LOG, r.dir);
+		r.log = fopen(lp, "ae");
+	}
+	jlog(&r, "job %lld attempt %ld: %s on %s (worker %u)", (long long)job->id,
+	     job->attempt, job->version, job->target, w->index);
+	if (r.target == NULL) {
+		infra(&r, "config", "unknown target");
+	} else {
+		started = now_monotonic();
+		phases_run(job_phases, job_nphases, &r, advance);
+		log_steps(&r, now_monotonic() - started);
+	}
+	remove_disks(&r.disks);
+	if (r.nstaged > 0)
+		unstage_all(&r);
+	hosts_release(&r.place);
+	phase_results_free(&r.results[RESULTS_SUITE]);
+	phase_results_free(&r.results[RESULTS_CRASH]);
+	/* The build's row is r.build_row. */
+	r.results[RESULTS_BUILD] = (struct phase_results){ 0 };
+	if (r.log != NULL)
+		fclose(r.log);
+	pthread_mutex_destroy(&r.stage_lock);
+	pthread_mutex_destroy(&r.lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	char err[512], name[32];
+	struct store *st = store_open(sched_ctx.db_path, err, sizeof(err));
+
+	if (st == NULL) {
+		log_err("worker %u: %s", w->index, err);
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "worker-%u", w->index);
+	while (!atomic_load(&sched_stopping)) {
+		struct job job;
+		int rc = store_job_claim(st, name, &job, err, sizeof(err));
+
+		if (rc < 0) {
+			log_err("%s: %s", name, err);
+			idle_wait(1);
+			continue;
+		}
+		if (rc == 0) {
+			idle_wait(1);
+			continue;
+		}
+		w->cancel = 0;
+		atomic_store(&w->job_id, job.id);
+		log_info("%s job=%lld version=%s target=%s attempt=%ld", name,
+			 (long long)job.id, job.version, job.target, job.attempt);
+		run_job(st, w, &job);
+		atomic_store(&w->job_id, 0);
+		if (sched_ctx.job_ended != NULL)
+			sched_ctx.job_ended();
+	}
+	store_close(st);
+	return NULL;
+}
+
+/* Notices jobs cancelled through the API and stops their guests. */
+static void *monitor_main(void *arg)
+{
+	char err[256];
+	struct store *st = store_open(sched_ctx.db_path, err, sizeof(err));
+
+	(void)arg;
+	if (st == NULL) {
+		log_err("monitor: %s", err);
+		return NULL;
+	}
+	while (!atomic_load(&sched_stopping)) {
+		for (unsigned i = 0; i < nworkers; i++) {
+			int64_t id = atomic_load(&workers[i].job_id);
+			char state[32];
+
+			if (id != 0 && store_job_state_get(st, id, state,
+							   sizeof(state)) == 0 &&
+			    strcmp(state, JS_CANCELLED) == 0)
+				workers[i].cancel = 1;
+		}
+		idle_wait(1);
+	}
+	store_close(st);
+	return NULL;
+}
+
+int sched_start(const struct sched_context *c, char *err, size_t errlen)
+{
+	struct store *st;
+	int n = 0, failed = 0;
+
+	sched_ctx = *c;
+	snprintf(sched_guest_prefix, sizeof(sched_guest_prefix), "%s",
+		 c->guest_prefix);
+	st = store_open(sched_ctx.db_path, err, errlen);
+	if (st == NULL)
+		return -1;
+	if (store_requeue_unfinished(st, sched_ctx.cfg->attempts, &n, &failed,
+				     err, errlen) < 0) {
+		store_close(st);
+		return -1;
+	}
+	store_close(st);
+	if (n > 0)
+		log_info("requeued %d unfinished job(s) from a previous run", n);
+	if (failed > 0)
+		log_warn("%d job(s) ended as infra errors: the daemon had stopped"
+			 " unexpectedly during each of their attempts", failed);
+	atomic_store(&sched_stopping, 0);
+	nworkers = slots_reset() * WORKERS_PER_SLOT;
+	for (unsigned i = 0; i < nworkers; i++) {
+		workers[i].index = i;
+		atomic_store(&workers[i].job_id, 0);
+		if (pthread_create(&workers[i].thread, NULL, worker_main,
+				   &workers[i]) != 0) {
+			errf(err, errlen, "cannot start worker threads");
+			nworkers = i;
+			sched_stop();
+			return -1;
+		}
+	}
+	if (pthread_create(&monitor_thread, NULL, monitor_main, NULL) != 0) {
+		errf(err, errlen, "cannot start the monitor thread");
+		sched_stop();
+		return -1;
+	}
+	monitor_started = 1;
+	return 0;
+}
+
+void sched_stop(void)
+{
+	atomic_store(&sched_stopping, 1);
+	for (unsigned i = 0; i < nworkers; i++)
+		workers[i].cancel = 1;
+	sched_kick();
+	slots_wake();
+	for (unsigned i = 0; i < nworkers; i++)
+		pthread_join(workers[i].thread, NULL);
+	if (monitor_started)
+		pthread_join(monitor_thread, NULL);
+	monitor_started = 0;
+	if (nworkers > 0) {
+		/* A clean stop costs a job no attempt: what the workers left
+		 * unfinished is queued again as it was. */
+		char err[256];
+		struct store *st = store_open(sched_ctx.db_path, err, sizeof(err));
+		int n = 0, failed = 0;
+
+		if (st == NULL ||
+		    store_requeue_unfinished(st, 0, &n, &failed, err, sizeof(err)) < 0)
+			log_err("requeue at stop: %s", err);
+		else if (n > 0)
+			log_info("stop: %d unfinished job(s) queued again", n);
+		store_close(st);
+	}
+	nworkers = 0;
+}
