@@ -339,7 +339,8 @@ int main(int argc, char **argv)
 		if (notify_start(&cfg, db, err, sizeof(err)) < 0)
 			goto fail;
 		if (trigger_start(&cfg, db, err, sizeof(err)) < 0 ||
-		    source_start(&cfg, db, cache, err, sizeof(err)) < 0 ||
+		    source_start(&cfg, db, cache, sched_kick, err,
+				 sizeof(err)) < 0 ||
 		    prereq_start(&cfg, db, cache, err, sizeof(err)) < 0)
 			goto fail;
 	}

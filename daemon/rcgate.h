@@ -647,6 +647,8 @@ int store_release_announce(struct store *, const struct announce_in *,
 
 int store_token_add(struct store *, const char *name, const char *hash,
 		    const char *scope, char *err, size_t errlen);
+/* What a token check (and the HTTP layer's authorize callback) answers. */
+enum { AUTH_INVALID = 0, AUTH_OK = 1, AUTH_SCOPE = 2 };
 /* AUTH_OK if a token with this hash exists and carries scope, AUTH_SCOPE if
  * it exists with a smaller scope, AUTH_INVALID if none, -1 on error. */
 int store_token_check(struct store *, const char *hash, const char *scope);
@@ -674,8 +676,6 @@ struct http_response {
 	int retry_after;		/* seconds, for 503 */
 };
 enum http_scope { SCOPE_READ, SCOPE_WRITE, SCOPE_ADMIN };
-/* What an authorize callback answers. */
-enum { AUTH_INVALID = 0, AUTH_OK = 1, AUTH_SCOPE = 2 };
 /* A GET whose answer is made from the store alone (and the clock, within
  * a second) is cached: served from respcache.c until the next commit. */
 enum http_cache { HTTP_NO_CACHE, HTTP_CACHE };
@@ -814,8 +814,10 @@ int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
 /* With [build] from_announcements: one thread resolves each announced rc
  * with a patch URL and no kernels into source jobs (kicked after an
  * announcement, and every 30 s). */
+/* queued (may be NULL) is called when a pass made jobs. */
 int source_start(const struct config *, const char *db_path,
-		 const char *cache_dir, char *err, size_t errlen);
+		 const char *cache_dir, void (*queued)(void), char *err,
+		 size_t errlen);
 void source_stop(void);
 void source_kick(void);
 /* kernel.org's layout: the tarball the rc's patch applies to and the

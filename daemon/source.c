@@ -29,6 +29,7 @@
 
 static const struct config *scfg;
 static char *scache;
+static void (*jobs_queued)(void);	/* sched_kick, wired by main.c */
 static int source_pass(struct store *, void *);
 static struct consumer source_consumer = {
 	.name = "source", .pass = source_pass, .period = 30,
@@ -247,8 +248,8 @@ static int source_run_once(struct store *st)
 static int source_pass(struct store *st, void *arg)
 {
 	(void)arg;
-	if (source_run_once(st) > 0)
-		sched_kick();
+	if (source_run_once(st) > 0 && jobs_queued != NULL)
+		jobs_queued();
 	return 0;
 }
 
@@ -258,11 +259,13 @@ void source_kick(void)
 }
 
 int source_start(const struct config *cfg, const char *db_path,
-		 const char *cache_dir, char *err, size_t errlen)
+		 const char *cache_dir, void (*queued)(void), char *err,
+		 size_t errlen)
 {
 	if (!cfg->build_from_announcements)
 		return 0;
 	scfg = cfg;
+	jobs_queued = queued;
 	scache = strdup(cache_dir);
 	if (scache == NULL) {
 		errf(err, errlen, "out of memory");
