@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rcgate.h"
+#include "base/base.h"
+#include "store/store.h"
+#include "review/review.h"
 
 static const char *const sha =
 	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";

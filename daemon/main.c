@@ -22,11 +22,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rcgate.h"
-#include "prereq.h"
-#include "announce.h"
-#include "guest.h"
-#include "hosts.h"
+#include "base/base.h"
+#include "store/store.h"
+#include "artifact/artifact.h"
+#include "guests/guests.h"
+#include "build/build.h"
+#include "job/job.h"
+#include "intake/intake.h"
+#include "report/report.h"
+#include "review/review.h"
+#include "http/http.h"
 
 /* $(sysconfdir)/rcgate/rcgated.conf, from the Makefile. */
 #define DEFAULT_CONFIG CONFIG_FILE_DEFAULT
@@ -229,6 +234,14 @@ int main(int argc, char **argv)
 	if (config_path != NULL &&
 	    config_load(&cfg, config_path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s\n", err);
+		config_free(&cfg);
+		return 1;
+	}
+	/* Values whose rules belong to a higher floor than config.c's. */
+	if (cfg.bisect_upstream_git[0] != '\0' &&
+	    gitsrc_url_check(cfg.bisect_upstream_git, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rcgated: %s: [bisect] upstream_git: %s\n",
+			config_path != NULL ? config_path : "defaults", err);
 		config_free(&cfg);
 		return 1;
 	}

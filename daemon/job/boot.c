@@ -13,6 +13,11 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "store/store.h"
+#include "guests/guests.h"
+#include "job/job.h"
+
 static pthread_mutex_t kvm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*

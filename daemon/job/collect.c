@@ -10,6 +10,12 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "store/store.h"
+#include "artifact/artifact.h"
+#include "guests/guests.h"
+#include "job/job.h"
+
 /* The agent's own RCGATE_INFRA reason, if its output has one. */
 char *agent_infra_reason(const char *ktap_path)
 {

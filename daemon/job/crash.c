@@ -12,6 +12,10 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "guests/guests.h"
+#include "job/job.h"
+
 /* The durable size the agent reported before the power cut, or -1. */
 static long durable_size(const char *ktap_path)
 {

@@ -10,6 +10,10 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "guests/guests.h"
+#include "job/job.h"
+
 /* Filesystems the suite runs on, each on its own scratch disk. xfs needs
  * 300 MiB at least with Debian 12's xfsprogs. */
 static const struct fs_kind fs_kinds[] = {

@@ -23,11 +23,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "rcgate.h"
-#include "build.h"
-#include "guest.h"
-#include "hosts.h"
-#include "ktap.h"
+#include "base/base.h"
+#include "store/store.h"
+#include "artifact/artifact.h"
+#include "guests/guests.h"
+#include "build/build.h"
+#include "job/job.h"
 
 /* ---- sched.c: what every file of the job reads ---- */
 #define MAX_SLOTS 64

@@ -11,6 +11,10 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "store/store.h"
+#include "job/job.h"
+
 const struct phase *const job_phases[] = {
 	&phase_fetch,		/* fetching: a kernel CI posted */
 	&phase_source,		/* fetching: a tarball and patch, or git */

@@ -9,7 +9,11 @@
 #include <string.h>
 
 #include "job_internal.h"
-#include "initramfs.h"
+#include "base/base.h"
+#include "store/store.h"
+#include "artifact/artifact.h"
+#include "build/build.h"
+#include "job/job.h"
 
 static int kind_posted(const struct jobrun *r)
 {

@@ -10,6 +10,11 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "store/store.h"
+#include "guests/guests.h"
+#include "job/job.h"
+
 /* Seconds since *mark, and moves the mark to now. */
 double lap(double *mark)
 {

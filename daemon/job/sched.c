@@ -21,6 +21,11 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "store/store.h"
+#include "guests/guests.h"
+#include "job/job.h"
+
 struct worker {
 	pthread_t thread;
 	unsigned index;

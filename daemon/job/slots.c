@@ -9,6 +9,10 @@
 
 #include "job_internal.h"
 
+#include "base/base.h"
+#include "guests/guests.h"
+#include "job/job.h"
+
 /*
  * Guests at once. A boot holds a run slot ([jobs] workers of them) from
  * the start of its CPUs to its outcome, and before that a domain slot

@@ -13,8 +13,8 @@
 #include <strings.h>
 
 #include "fuzz.h"
-#include "rcgate.h"
-#include "announce.h"
+#include "base/base.h"
+#include "intake/intake.h"
 
 /* "2023-11-26T17:19:17Z" (years before 1000 may print shorter) or "". */
 static void check_utc(const char *s)

@@ -30,7 +30,9 @@
 #include <jansson.h>
 
 #include "fuzz.h"
-#include "rcgate.h"
+#include "base/base.h"
+#include "artifact/artifact.h"
+#include "http/http.h"
 
 static const char *const body_patterns[] = {
 	"/api/v1/releases",

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "rcgate.h"
+#include "base/base.h"
 
 /* config_dump() into a malloc'd string; NULL only when out of memory. */
 static char *dump(const struct config *c)

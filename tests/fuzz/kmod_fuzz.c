@@ -16,8 +16,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "rcgate.h"
-#include "kmod.h"
+#include "artifact/artifact.h"
 
 #define FUZZ_PATH "kernel/drivers/fuzz/fuzz-mod.ko"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "ktap.h"
+#include "artifact/artifact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -19,7 +19,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "rcgate.h"
+#include "base/base.h"
+#include "http/http.h"
 
 #define MAX_PAGE 200	/* the API's largest ?limit= (api_internal.h) */
 

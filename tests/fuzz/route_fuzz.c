@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "rcgate.h"
+#include "http/http.h"
 
 #define MAXPARAMS 4
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "announce.h"
+#include "intake/intake.h"
 #include "testutil.h"
 
 /* ---- helpers ---- */

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
+#include "review/review.h"
 
 static int ceil_log2(size_t n)
 {

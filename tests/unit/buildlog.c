@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "buildlog.h"
+#include "build/build.h"
 #include "testutil.h"
 
 static const char *const src = "/var/cache/rcgate/build/src-6.1.64-rc1";

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
+#include "base/base.h"
 #include "testutil.h"
 
 static void test_defaults(void **state)

@@ -22,7 +22,9 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "rcgate.h"
+#include "base/base.h"
+#include "store/store.h"
+#include "review/review.h"
 #include "testutil.h"
 
 static const char *const sha =

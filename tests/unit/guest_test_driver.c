@@ -20,7 +20,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
-#include "guest.h"
+#include "guests/guests.h"
 
 #define MARKER "# rcgate-complete"
 

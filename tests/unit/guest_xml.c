@@ -19,7 +19,7 @@
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 
-#include "guest.h"
+#include "guests/guests.h"
 
 static const char hostile[] = "a<b>&c'd\"e";
 

@@ -16,9 +16,8 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
-#include "guest.h"
-#include "hosts.h"
+#include "base/base.h"
+#include "guests/guests.h"
 
 /* ---- placement ---- */
 

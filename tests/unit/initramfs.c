@@ -19,7 +19,7 @@
 #include <archive_entry.h>
 #include <cmocka.h>
 
-#include "../../daemon/initramfs.h"
+#include "artifact/artifact.h"
 
 #define DEFAULT_DEB \
 	"/var/cache/rcgate/debs/linux-image-6.1.0-57-cloud-amd64_6.1.192-3_amd64.deb"

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
-#include "store_migrations.h"
+#include "base/base.h"
+#include "store/store_migrations.h"
 
 /* "('a','b')" of the states for which pick() holds, in table order. */
 static void sql_list(char *out, size_t len, int (*pick)(const struct job_state *))

@@ -13,7 +13,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "kcidb.h"
+#include "store/store.h"
+#include "report/report.h"
 
 static void test_repository_url(void **state)
 {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../daemon/kmod.h"
+#include "artifact/artifact.h"
 
 /* ---- a minimal ELF relocatable: header, .modinfo, .shstrtab, 3 shdrs ---- */
 

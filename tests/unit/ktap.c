@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "ktap.h"
+#include "artifact/artifact.h"
 #include "testutil.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

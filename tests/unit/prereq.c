@@ -14,9 +14,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "rcgate.h"
-#include "build.h"
-#include "prereq.h"
+#include "build/build.h"
+#include "review/review.h"
 
 static int has(char set[][PREREQ_NAME], size_t n, const char *s)
 {

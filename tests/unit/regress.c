@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
+#include "review/review.h"
 
 static const struct {
 	struct test_runs in;

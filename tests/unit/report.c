@@ -19,8 +19,9 @@
 #include <cmocka.h>
 #include <gmime/gmime.h>
 
-#include "announce.h"
-#include "report.h"
+#include "base/base.h"
+#include "intake/intake.h"
+#include "report/report.h"
 #include "testutil.h"
 
 #define FARM_FROM "rcgate <rcgate@example.org>"

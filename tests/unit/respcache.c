@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
+#include "http/http.h"
 
 /* The ETag is the caller's (http.c makes it from the body); the cache
  * must hand back exactly the one it was given. */

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
+#include "http/http.h"
 
 static const struct {
 	const char *pattern, *path;

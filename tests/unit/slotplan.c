@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
+#include "job/job.h"
 
 /* bench/matrix.sh, 2026-12-04: one slot free at 22.08 s, the other's guest
  * ending at 22.55 s, three crash-verify boots left. Longest first runs

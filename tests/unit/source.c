@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
-#include "build.h"
+#include "base/base.h"
+#include "build/build.h"
 
 static void test_urls(void **state)
 {

@@ -16,9 +16,10 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "rcgate.h"
+#include "base/base.h"
+#include "store/store.h"
 #include "testutil.h"
-#include "store_migrations.h"
+#include "store/store_migrations.h"
 
 static const char *const sha =
 	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";

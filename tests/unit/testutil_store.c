@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "rcgate.h"
+#include "base/base.h"
+#include "store/store.h"
 #include "testutil.h"
 
 struct store *test_store_new(char *dir, size_t dirlen, char *db, size_t dblen)

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "rcgate.h"
+#include "base/base.h"
 
 static const struct {
 	const char *in;

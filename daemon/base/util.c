@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * util.c - small helpers every module needs: error strings, whole-file I/O
+ * with size caps, directory trees, SHA-256 (GLib's GChecksum), and running a
+ * program without a shell.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <sys/random.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "base/base.h"
+
+extern char **environ;
+
+void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int pathf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+char *file_read(const char *path, size_t cap, size_t *len, char *err,
+		size_t errlen)
+{
+	int fd;
+	char *buf = NULL;
+	size_t used = 0, size = 0;
+	struct stat st;
+
+	/* Non-blocking open and a regular-file check: a FIFO or a device
+	 * dropped where a file is expected must not block the caller. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		errf(err, errlen, "open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		errf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (size - used < 4096) {
+			size_t nsize = size ? size * 2 : 8192;
+			char *nbuf;
+
+			/* Room for one byte past the cap, so a larger file
+			 * is an error and never silently cut. */
+			if (nsize > cap + 2)
+				nsize = cap + 2;
+			if (nsize <= used) {
+				errf(err, errlen, "%s: larger than %zu bytes",
+				     path, cap);
+				goto fail;
+			}
+			nbuf = realloc(buf, nsize);
+			if (nbuf == NULL) {
+				errf(err, errlen, "%s: out of memory", path);
+				goto fail;
+			}
+			buf = nbuf;
+			size = nsize;
+		}
+		n = read(fd, buf + used, size - used - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			errf(err, errlen, "read %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used > cap) {
+			errf(err, errlen, "%s: larger than %zu bytes", path, cap);
+			goto fail;
+		}
+	}
+	close(fd);
+	if (buf == NULL) {
+		buf = malloc(1);
+		if (buf == NULL) {
+			errf(err, errlen, "%s: out of memory", path);
+			return NULL;
+		}
+	}
+	buf[used] = '\0';
+	if (len != NULL)
+		*len = used;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* Write path through a temporary file in its directory, created with mode,
+ * synced and renamed over it: a reader sees the old or the new content. */
+static int write_atomic(const char *path, const void *buf, size_t len,
+			mode_t mode, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	const char *p = buf;
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
+	    (int)sizeof(tmp)) {
+		errf(err, errlen, "%s: path too long", path);
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0) {
+		errf(err, errlen, "create %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			errf(err, errlen, "write %s: %s", tmp, strerror(errno));
+			close(fd);
+			unlink(tmp);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0) {
+		errf(err, errlen, "sync %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	if (close(fd) < 0) {
+		errf(err, errlen, "close %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		errf(err, errlen, "rename %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int file_write_atomic(const char *path, const void *buf, size_t len,
+		      char *err, size_t errlen)
+{
+	return write_atomic(path, buf, len, 0644, err, errlen);
+}
+
+int file_write_if_changed(const char *path, const void *buf, size_t len,
+			  mode_t mode, char *err, size_t errlen)
+{
+	size_t have_len = 0;
+	char *have = file_read(path, len, &have_len, NULL, 0);
+	int same = have != NULL && have_len == len &&
+		   memcmp(have, buf, len) == 0;
+
+	free(have);
+	if (same)
+		return 0;
+	return write_atomic(path, buf, len, mode, err, errlen);
+}
+
+int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf)) {
+		errf(err, errlen, "mkdir: bad path '%s'", path);
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST) {
+			errf(err, errlen, "mkdir %s: %s", buf, strerror(errno));
+			return -1;
+		}
+		if (i < len)
+			buf[i] = '/';
+	}
+	return 0;
+}
+
+int rm_rf(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	int rc = 0;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	d = opendir(path);
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		char sub[PATH_MAX];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub)) {
+			rc = -1;
+			continue;
+		}
+		if (rm_rf(sub) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (rmdir(path) < 0)
+		rc = -1;
+	return rc;
+}
+
+void sha256_hex(const void *buf, size_t len, char out[65])
+{
+	GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
+
+	g_checksum_update(ck, buf, (gssize)len);
+	memcpy(out, g_checksum_get_string(ck), 64);
+	out[64] = '\0';
+	g_checksum_free(ck);
+}
+
+int sha256_file(const char *path, char out[65], char *err, size_t errlen)
+{
+	unsigned char buf[65536];
+	GChecksum *ck;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		errf(err, errlen, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	ck = g_checksum_new(G_CHECKSUM_SHA256);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			errf(err, errlen, "read %s: %s", path, strerror(errno));
+			g_checksum_free(ck);
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		g_checksum_update(ck, buf, n);
+	}
+	close(fd);
+	memcpy(out, g_checksum_get_string(ck), 64);
+	out[64] = '\0';
+	g_checksum_free(ck);
+	return 0;
+}
+
+int is_sha256_hex(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	}
+	return i == 64;
+}
+
+int run_argv(char *const argv[], char *out, size_t cap, char *err,
+	     size_t errlen)
+{
+	int pipefd[2];
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	size_t used = 0;
+	int status, rc;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		errf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (rc != 0) {
+		errf(err, errlen, "run %s: %s", argv[0], strerror(rc));
+		close(pipefd[0]);
+		return -1;
+	}
+	for (;;) {
+		char buf[4096];
+		ssize_t n = read(pipefd[0], buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (out != NULL && cap > 1 && used < cap - 1) {
+			size_t take = (size_t)n;
+
+			if (take > cap - 1 - used)
+				take = cap - 1 - used;
+			memcpy(out + used, buf, take);
+			used += take;
+		}
+	}
+	if (out != NULL && cap > 0)
+		out[used] = '\0';
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			errf(err, errlen, "wait %s: %s", argv[0], strerror(errno));
+			return -1;
+		}
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	errf(err, errlen, "%s killed by signal %d", argv[0], WTERMSIG(status));
+	return -1;
+}
+
+double now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void now_iso8601(char buf[32])
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void strbuf_init(struct strbuf *sb, char *buf, size_t cap)
+{
+	sb->buf = buf;
+	sb->cap = cap;
+	sb->len = 0;
+	sb->overflow = cap == 0;
+	if (cap > 0)
+		buf[0] = '\0';
+}
+
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (sb->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sb->cap - sb->len) {
+		sb->overflow = 1;
+		sb->len = strlen(sb->buf);
+		return;
+	}
+	sb->len += (size_t)n;
+}
+
+int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	/* Digits only (a '-' first where negatives are allowed): strtol alone
+	 * would also take leading blanks and '+', so "%201" named job 1. */
+	if (s == NULL || !(isdigit((unsigned char)s[0]) ||
+			   (s[0] == '-' && min < 0 && isdigit((unsigned char)s[1]))))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int token_generate(char out[48], char hash[65])
+{
+	unsigned char raw[20];
+	struct strbuf sb;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -1;
+	strbuf_init(&sb, out, 48);
+	strbuf_printf(&sb, "rcg_");
+	for (size_t i = 0; i < sizeof(raw); i++)
+		strbuf_printf(&sb, "%02x", raw[i]);
+	if (sb.overflow)
+		return -1;
+	sha256_hex(out, sb.len, hash);
+	return 0;
+}
+
+int word_list_has(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = list; *p != '\0';) {
+		size_t n;
+
+		p += strspn(p, " ,");
+		n = strcspn(p, " ,");
+		if (n == wl && strncmp(p, word, n) == 0)
+			return 1;
+		p += n;
+	}
+	return 0;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * build/build.h - kernels rcgated builds itself: kbuild (build.c), its log
+ * (buildlog.c), git trees (gitsrc.c), a job's build (buildjob.c), and
+ * announced rcs made into build jobs (source.c).
+ *
+ * The public header of daemon/build/: a section per file. A .c file includes
+ * its own folder's headers and those of lower floors only (docs/design.md,
+ * scripts/check-layers).
+ */
+#ifndef RCGATE_BUILD_H
+#define RCGATE_BUILD_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/base.h"
+
+/* ==== buildlog.c: from buildlog.h ==== */
+/* buildlog.c: the first error of a kbuild log, and whose failure it is. */
+
+
+enum build_failure {
+	BUILD_FAIL_SOURCE,	/* the tree does not build: a result */
+	BUILD_FAIL_INFRA,	/* no disk, memory or toolchain: infra error */
+};
+
+struct build_diag {
+	enum build_failure kind;
+	char file[256];		/* relative to the source tree; "" if none */
+	char message[512];	/* "error: ..." without positions or addresses */
+	char line[1024];	/* the line as the log has it, for reports */
+	char signature_text[800];	/* "file: message": equal for the same
+					 * breakage in any tree or build dir */
+};
+
+/* Reads len bytes of a build log; srcdir (may be NULL) is the source
+ * tree's absolute path, cut from the paths the log prints. Returns 1 with
+ * out filled if it found an error or an infra failure (an infra failure
+ * anywhere wins), 0 if it recognised none (out zeroed). */
+int buildlog_first_error(const char *log, size_t len, const char *srcdir,
+			 struct build_diag *out);
+
+/* ==== build.c: from build.h ==== */
+/* build.c: kernels built from an rc's source, one target at a time. */
+
+
+
+struct target;
+struct job;
+struct config;
+
+/* The result a job of kind source records for its kernel build (pass, or
+ * fail with the first error): KCIDB carries it as the build's status. */
+#define BUILD_TEST "build.kernel"
+
+/* make's output for a job's build, beside its job.log. */
+#define BUILD_LOG "build.log"
+
+/* What to build: a release tarball (linux-X.Y.Z.tar.*, already verified)
+ * and, for an rc, the stable-review patch that applies to it (.gz or
+ * plain). Local paths, read only. */
+struct build_source {
+	const char *tarball;
+	const char *tarball_sha256;
+	const char *patch;		/* NULL: the release itself */
+	const char *patch_sha256;
+	/* Instead of the above: a checked-out tree (gitsrc_checkout), built
+	 * in place with its build/ directory kept for the next commit. */
+	const char *tree;
+};
+
+struct build_options {
+	const char *root;		/* work space: <cache_dir>/build */
+	const char *config_dir;		/* holds <target>.config fragments */
+	const char *ccache_dir;		/* NULL or "": no ccache */
+	long jobs;			/* make -j */
+	long timeout;			/* seconds for the whole build */
+	/* Polled while make runs: nonzero stops the build (infra, "cancelled"). */
+	int (*cancelled)(void *cls);
+	void *cls;
+	/* NULL, or told where the build is: step (the build_step values of
+	 * schemas/job.json), and while compiling kbuild's steps done and the
+	 * target's previous build's count (-1 unknown). */
+	void (*progress)(void *pcls, const char *step, long done, long total);
+	void *pcls;
+	/* Internal to build.c: called about once a second while a command
+	 * runs. */
+	void (*poll)(void *pollcls);
+	void *pollcls;
+	/* gitsrc.c: GIT_CONFIG_GLOBAL for fetches (NULL or "": none). */
+	const char *git_config;
+};
+
+/* Runs argv (PATH lookup) in cwd (NULL: ours) with env, its output to
+ * logfd, in its own process group: the exit status (0..255), or -1 with
+ * err if it could not run, was killed by a signal, passed deadline
+ * (now_monotonic()) or o->cancelled said so. No shell is involved. */
+int build_run(const char *const argv[], const char *cwd, char *const env[],
+	      int logfd, const struct build_options *o, double deadline,
+	      char *err, size_t errlen);
+
+struct build_result {
+	char image[PATH_MAX];		/* the kernel image, under root/out/ */
+	char image_sha256[65];
+	char kernelrelease[128];	/* make kernelrelease */
+	struct build_diag diag;		/* when the build failed */
+	double seconds;
+};
+
+/* Builds t's kernel from src with t's fragment merged on tinyconfig,
+ * appending make's output to logpath. Returns 0 with res->image set, 1 if the
+ * source does not build (res->diag from the log: a result, not an infra
+ * error), -1 if the machine failed (disk, memory, toolchain, timeout,
+ * cancel, unpacking; err says which). The source tree is unpacked once per
+ * tarball and shared; each build works in a copy that it removes. */
+int build_kernel(const struct build_source *src, const struct target *t,
+		 const struct build_options *o, const char *logpath,
+		 struct build_result *res, char *err, size_t errlen);
+
+/* The options t's fragment sets to y that a final .config lacks (a
+ * dependency the fragment forgot drops them silently): a space-separated
+ * list into out, "" if none. 0, or -1 if a file cannot be read. Not static
+ * for tests/unit/build.c. */
+int build_config_missing(const char *fragment, const char *config, char *out,
+			 size_t outlen);
+
+/* ---- gitsrc.c: rcs from a git tree ---- */
+int gitsrc_is_commit(const char *s);	/* 40 lowercase hex digits */
+/* git://, http:// or https:// with a host and a path, no user
+ * information, quotes, spaces or control characters; -1 with err. */
+int gitsrc_url_check(const char *url, char *err, size_t errlen);
+/* A plain branch name (linux-6.1.y): -1 with err otherwise. */
+int gitsrc_branch_check(const char *branch, char *err, size_t errlen);
+/* Fetches url into its cached bare clone under o->root/git (made on first
+ * use; one fetch at a time per tree), then resolves ref (a commit, or a
+ * branch of url) to commit. git's messages go to logfd. 0, or -1 with err
+ * (network, unknown branch or commit, cancel, timeout). */
+int gitsrc_fetch(const char *url, const char *ref, int logfd,
+		 const struct build_options *o, char *gitdir, size_t gdlen,
+		 char commit[41], char *err, size_t errlen);
+/* The cached clone of url under root (<root>/git/<hash>.git), existing
+ * or not: 0, or -1 if the path is too long. */
+int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len);
+/* Checks commit out into a worktree of gitdir kept for name (a target):
+ * only files that differ are rewritten, untracked files but build/ go.
+ * The worktree is locked (*lockfd, close it when done). 0 or -1. */
+int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
+		    int logfd, const struct build_options *o, char *tree,
+		    size_t tlen, int *lockfd, char *err, size_t errlen);
+/* The version tree's Makefile says ("6.1.64-rc1"); -1 if unreadable. */
+int gitsrc_makefile_version(const char *tree, char *out, size_t outlen);
+/* Checks the clear-signed file signed (sha256sums.asc) with gpgv against
+ * keyring and writes only the signed text to out: 0, or -1 with err (bad
+ * or missing signature, unknown key, gpgv missing). */
+int build_verify_signed(const char *signed_path, const char *keyring,
+			const char *out, const char *home, char *err,
+			size_t errlen);
+/* What git --git-dir=gitdir args... (at most 93) printed (NUL-terminated,
+ * free it; at most 32 MiB), or NULL with err. */
+char *gitsrc_git_out(const char *gitdir, const char *const args[],
+		     const struct build_options *o, char *err, size_t errlen);
+
+/* ---- buildjob.c: a job's build phase ---- */
+struct buildjob_result {
+	char image[PATH_MAX];		/* <cache_dir>/artifacts/<sha256> */
+	char sha256[65];
+	char kernelrelease[128];
+	struct build_diag diag;		/* when the source does not build */
+	double seconds;
+};
+/* What a build job's fetch left: the tarball and patch (kind source) in
+ * the cache, or the cached clone and the commit (kind git). */
+struct buildjob_src {
+	char tarball[PATH_MAX], patch[PATH_MAX];
+	char gitdir[PATH_MAX];
+	char commit[41];
+};
+/* The job's fetching: kind source's tarball and patch into the cache
+ * (sha256-checked), kind git's tree fetched and its ref resolved (git's
+ * output in <job_dir>/build.log). 0, or -1 with err (infra). */
+int buildjob_fetch(const struct job *job, const struct config *cfg,
+		   const char *cache_dir, const char *job_dir, FILE *joblog,
+		   const volatile int *cancel, struct buildjob_src *s, char *err,
+		   size_t errlen);
+/* The job's building: waits for the build budget (one build at a time),
+ * checks a git commit out (with check_version, its Makefile must say the
+ * job's version) and builds t's kernel, make's output in
+ * <job_dir>/build.log, progress (may be NULL) told each step. 0:
+ * out->image is in the cache; 1: the source does not build (out->diag);
+ * -1: infra (err), cancel included. */
+int buildjob_build(const struct job *job, const struct target *t,
+		   const struct config *cfg, const char *cache_dir,
+		   const char *job_dir, FILE *joblog, const volatile int *cancel,
+		   const struct buildjob_src *s, int check_version,
+		   void (*progress)(void *, const char *, long, long),
+		   void *pcls, struct buildjob_result *out, char *err,
+		   size_t errlen);
+
+/* ---- source.c: announced rcs made into jobs that build them ---- */
+/* With [build] from_announcements: one thread resolves each announced rc
+ * with a patch URL and no kernels into source jobs (kicked after an
+ * announcement, and every 30 s). */
+/* queued (may be NULL) is called when a pass made jobs. */
+int source_start(const struct config *, const char *db_path,
+		 const char *cache_dir, void (*queued)(void), char *err,
+		 size_t errlen);
+void source_stop(void);
+void source_kick(void);
+/* kernel.org's layout: the tarball the rc's patch applies to and the
+ * sha256sums.asc that lists it, both from patch_url; name gets the
+ * tarball's file name. -1 with err if the URL is not
+ * .../stable-review/patch-<version>.gz. */
+int source_urls(const char *version, const char *patch_url, char *tarball,
+		size_t tlen, char *sums, size_t slen, char *name, size_t nlen,
+		char *err, size_t errlen);
+/* The sha256 of name in a sha256sums file ("<hex>  <name>" lines, signed
+ * or not): 0, or -1 if it is not listed. */
+int source_sums_find(const char *text, size_t len, const char *name,
+		     char sha256[65]);
+
+#endif /* RCGATE_BUILD_H */

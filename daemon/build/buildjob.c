@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * buildjob.c - a job's build phase, for an artifact of kind 'source': the
+ * release tarball and the rc's patch fetched into the content-addressed
+ * cache (sha256-checked like any artifact), the build budget taken (one
+ * kernel build at a time, [build] jobs make jobs, beside the guests), the
+ * kernel built by build.c with the job's log in <job dir>/build.log, and
+ * the image moved into the cache under its sha256, exactly where a kernel
+ * CI posted would be. The worker (sched.c) then boots it as kind 'image'.
+ * Kind 'git' is the same with gitsrc.c: the tree fetched into its cached
+ * clone (the job's fetching), checked out in the target's worktree and
+ * built there (building).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "store/store.h"
+#include "artifact/artifact.h"
+#include "build/build.h"
+
+static pthread_mutex_t budget = PTHREAD_MUTEX_INITIALIZER;
+
+static int is_cancelled(void *cls)
+{
+	const volatile int *cancel = cls;
+
+	return cancel != NULL && *cancel;
+}
+
+/* Where a job's build works and logs, and its build options. */
+struct job_build {
+	char adir[PATH_MAX];		/* <cache>/artifacts */
+	char root[PATH_MAX];		/* <cache>/build */
+	char ccache[PATH_MAX];
+	char logpath[PATH_MAX];		/* <job dir>/build.log */
+	struct build_options o;
+};
+
+static int job_build_init(struct job_build *b, const struct config *cfg,
+			  const char *cache_dir, const char *job_dir,
+			  const volatile int *cancel, char *err, size_t errlen)
+{
+	if (pathf(b->adir, sizeof(b->adir), "%s/artifacts", cache_dir) < 0 ||
+	    pathf(b->root, sizeof(b->root), "%s/build", cache_dir) < 0 ||
+	    pathf(b->logpath, sizeof(b->logpath), "%s/" BUILD_LOG, job_dir) < 0) {
+		errf(err, errlen, "cache path too long");
+		return -1;
+	}
+	if (strcmp(cfg->build_ccache_dir, "none") == 0)
+		b->ccache[0] = '\0';
+	else if (cfg->build_ccache_dir[0] != '\0')
+		snprintf(b->ccache, sizeof(b->ccache), "%s", cfg->build_ccache_dir);
+	else if (pathf(b->ccache, sizeof(b->ccache), "%s/ccache", cache_dir) < 0)
+		b->ccache[0] = '\0';
+	b->o = (struct build_options){ b->root, cfg->build_config_dir, b->ccache,
+		cfg->build_jobs, cfg->build_timeout, is_cancelled,
+		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config };
+	return 0;
+}
+
+int buildjob_fetch(const struct job *job, const struct config *cfg,
+		   const char *cache_dir, const char *job_dir, FILE *joblog,
+		   const volatile int *cancel, struct buildjob_src *s, char *err,
+		   size_t errlen)
+{
+	/* A bisection step builds its own commit of the rc's tree. */
+	const char *ref = job->git_commit[0] != '\0' ? job->git_commit
+						     : job->git_ref;
+	struct job_build b;
+	FILE *blog;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (job_build_init(&b, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
+		return -1;
+	if (strcmp(job->kind, "git") != 0) {
+		if (mkdir_p(b.adir, 0755, err, errlen) < 0 ||
+		    fetch_artifact(job->url, job->sha256, b.adir,
+				   cfg->max_artifact_mb << 20, s->tarball,
+				   sizeof(s->tarball), joblog, cancel, err,
+				   errlen) < 0)
+			return -1;
+		if (job->patch_url[0] != '\0' &&
+		    fetch_artifact(job->patch_url, job->patch_sha256, b.adir,
+				   cfg->max_artifact_mb << 20, s->patch,
+				   sizeof(s->patch), joblog, cancel, err,
+				   errlen) < 0)
+			return -1;
+		return 0;
+	}
+	if (mkdir_p(b.root, 0755, err, errlen) < 0)
+		return -1;
+	blog = fopen(b.logpath, "ae");
+	if (blog == NULL) {
+		errf(err, errlen, "build log %s: %s", b.logpath, strerror(errno));
+		return -1;
+	}
+	if (joblog != NULL) {
+		fprintf(joblog, "git: fetching %s for %s (git's output in "
+			BUILD_LOG ")\n", job->url, ref);
+		fflush(joblog);
+	}
+	rc = gitsrc_fetch(job->url, ref, fileno(blog), &b.o, s->gitdir,
+			  sizeof(s->gitdir), s->commit, err, errlen);
+	fclose(blog);
+	if (rc == 0 && joblog != NULL) {
+		fprintf(joblog, "git: %s is %s\n", ref, s->commit);
+		fflush(joblog);
+	}
+	return rc;
+}
+
+int buildjob_build(const struct job *job, const struct target *t,
+		   const struct config *cfg, const char *cache_dir,
+		   const char *job_dir, FILE *joblog, const volatile int *cancel,
+		   const struct buildjob_src *s, int check_version,
+		   void (*progress)(void *, const char *, long, long),
+		   void *pcls, struct buildjob_result *out, char *err,
+		   size_t errlen)
+{
+	char image[PATH_MAX], tree[PATH_MAX], said[64];
+	struct build_source src = { 0 };
+	struct job_build b;
+	struct build_result res;
+	double waited = now_monotonic();
+	int rc, lockfd = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (job_build_init(&b, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
+		return -1;
+	b.o.progress = progress;
+	b.o.pcls = pcls;
+	if (progress != NULL)
+		progress(pcls, "waiting", -1, -1);
+	/* The build budget: a second build waits here, cancellable. */
+	while (pthread_mutex_trylock(&budget) != 0) {
+		if (is_cancelled((void *)cancel)) {
+			errf(err, errlen, "cancelled while waiting to build");
+			return -1;
+		}
+		sleep_ms(250);
+	}
+	waited = now_monotonic() - waited;
+	if (s->gitdir[0] != '\0') {
+		FILE *blog = fopen(b.logpath, "ae");
+
+		if (progress != NULL)
+			progress(pcls, "checkout", -1, -1);
+		rc = blog == NULL ? -1
+			: gitsrc_checkout(s->gitdir, s->commit, t->name,
+					  fileno(blog), &b.o, tree, sizeof(tree),
+					  &lockfd, err, errlen);
+		if (blog == NULL)
+			errf(err, errlen, "build log %s: %s", b.logpath,
+			     strerror(errno));
+		else
+			fclose(blog);
+		if (rc < 0)
+			goto unlock;
+		/* A branch's head that is another rc (the branch moved on,
+		 * or was not updated yet) is not this rc. */
+		if (check_version &&
+		    (gitsrc_makefile_version(tree, said, sizeof(said)) < 0 ||
+		     strcmp(said, job->version) != 0)) {
+			errf(err, errlen, "%s at %.12s is %s, not %s (its Makefile)",
+			     job->git_ref, s->commit, said[0] ? said : "no kernel",
+			     job->version);
+			rc = -1;
+			goto unlock;
+		}
+		src.tree = tree;
+	} else {
+		src = (struct build_source){ s->tarball, job->sha256,
+			job->patch_url[0] != '\0' ? s->patch : NULL,
+			job->patch_url[0] != '\0' ? job->patch_sha256 : NULL,
+			NULL };
+	}
+	if (joblog != NULL) {
+		fprintf(joblog, "build: %s for %s (waited %.1f s for the build"
+			" budget); make's output in " BUILD_LOG "\n",
+			s->gitdir[0] != '\0' ? "git tree"
+			: job->patch_url[0] != '\0' ? "release tarball + rc patch"
+						    : "release tarball",
+			t->name, waited);
+		fflush(joblog);
+	}
+	rc = build_kernel(&src, t, &b.o, b.logpath, &res, err, errlen);
+unlock:
+	if (lockfd >= 0)
+		close(lockfd);
+	pthread_mutex_unlock(&budget);
+	if (rc < 0 && src.tarball == NULL && src.tree == NULL)
+		return -1;	/* checkout or version: no build ran */
+	out->seconds = res.seconds;
+	if (rc == 1) {
+		out->diag = res.diag;
+		if (joblog != NULL) {
+			fprintf(joblog, "build: %s does not build: %s\n", t->name,
+				res.diag.line[0] != '\0' ? res.diag.line
+							 : res.diag.message);
+			fflush(joblog);
+		}
+		return 1;
+	}
+	if (rc < 0)
+		return -1;
+	/* Into the cache under its hash, as if CI had posted it. */
+	if (mkdir_p(b.adir, 0755, err, errlen) < 0 ||
+	    pathf(image, sizeof(image), "%s/%s", b.adir, res.image_sha256) < 0) {
+		errf(err, errlen, "cache path too long");
+		return -1;
+	}
+	if (access(image, R_OK) == 0)
+		unlink(res.image);	/* the same image built before */
+	else if (rename(res.image, image) < 0) {
+		errf(err, errlen, "into the cache: %s", strerror(errno));
+		unlink(res.image);
+		return -1;
+	}
+	snprintf(out->image, sizeof(out->image), "%s", image);
+	snprintf(out->sha256, sizeof(out->sha256), "%s", res.image_sha256);
+	snprintf(out->kernelrelease, sizeof(out->kernelrelease), "%s",
+		 res.kernelrelease);
+	if (joblog != NULL) {
+		fprintf(joblog, "build: %s built in %.0f s: %s (%s)\n", t->name,
+			res.seconds, res.kernelrelease, res.image_sha256);
+		fflush(joblog);
+	}
+	return 0;
+}

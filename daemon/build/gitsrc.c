@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * gitsrc.c - rcs built from a git tree (the stable-rc tree's branch at the
+ * rc, or a commit): one cached bare clone per tree under
+ * <build root>/git/<hash of the URL>.git, fetched incrementally (only the
+ * objects the clone lacks cross the wire), and one worktree per target
+ * kept between builds, so that the next commit (the next rc, a bisection
+ * step) rewrites only the files that differ and kbuild rebuilds only what
+ * they touch. Every git command is the real git, run from an argv by
+ * build.c's build_run (no shell, own process group, cancellable, timed),
+ * with a fixed environment: no system or user configuration, no prompt,
+ * and only the git, http and https transports.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "build/build.h"
+
+#define GIT_OUT_MAX (32u << 20)	/* what one git command may print to us */
+
+int gitsrc_is_commit(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
+			return 0;
+	return i == 40;
+}
+
+int gitsrc_url_check(const char *url, char *err, size_t errlen)
+{
+	const char *p, *host;
+	size_t n = strlen(url);
+
+	if (n > 2000) {
+		errf(err, errlen, "git URL longer than 2000 characters");
+		return -1;
+	}
+	if (strncmp(url, "git://", 6) == 0)
+		host = url + 6;
+	else if (strncmp(url, "http://", 7) == 0)
+		host = url + 7;
+	else if (strncmp(url, "https://", 8) == 0)
+		host = url + 8;
+	else {
+		errf(err, errlen, "git URL '%.80s' must be git://, http:// or"
+		     " https:// (no file, ssh or ext transports)", url);
+		return -1;
+	}
+	for (p = url; *p != '\0'; p++) {
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '\\' ||
+		    *p == '"' || *p == '\'') {
+			errf(err, errlen, "git URL has a space, quote or control"
+			     " character");
+			return -1;
+		}
+	}
+	p = strchr(host, '/');
+	if (p == NULL || p == host || p[1] == '\0' || *host == '-' ||
+	    memchr(host, '@', (size_t)(p - host)) != NULL) {
+		errf(err, errlen, "git URL '%.80s' needs a host (without user"
+		     " information) and a path", url);
+		return -1;
+	}
+	return 0;
+}
+
+int gitsrc_branch_check(const char *b, char *err, size_t errlen)
+{
+	size_t n = strlen(b);
+
+	if (n == 0 || n > 100 || !isalnum((unsigned char)b[0]) ||
+	    strstr(b, "..") != NULL || strstr(b, "//") != NULL ||
+	    strstr(b, "@{") != NULL || b[n - 1] == '/' || b[n - 1] == '.' ||
+	    (n >= 5 && strcmp(b + n - 5, ".lock") == 0))
+		goto bad;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)b[i]) && strchr("._/-", b[i]) == NULL)
+			goto bad;
+	return 0;
+bad:
+	errf(err, errlen, "branch '%.100s' is not a plain branch name (letters,"
+	     " digits, . _ / -; no '..', no leading '-')", b);
+	return -1;
+}
+
+/* git's environment: nothing from the machine's or a user's git
+ * configuration, no credential prompt, only network transports. */
+static void git_env(char *env[], char storage[][PATH_MAX + 32],
+		    const struct build_options *o)
+{
+	const char *path = getenv("PATH");
+	size_t i = 0;
+
+	snprintf(storage[0], sizeof(storage[0]), "PATH=%s",
+		 path != NULL ? path : "/usr/bin:/bin");
+	env[i++] = storage[0];
+	snprintf(storage[1], sizeof(storage[1]), "HOME=%s", o->root);
+	env[i++] = storage[1];
+	env[i++] = "GIT_CONFIG_NOSYSTEM=1";
+	snprintf(storage[2], sizeof(storage[2]), "GIT_CONFIG_GLOBAL=%s",
+		 o->git_config != NULL && o->git_config[0] != '\0'
+		 ? o->git_config : "/dev/null");
+	env[i++] = storage[2];
+	env[i++] = "GIT_TERMINAL_PROMPT=0";
+	env[i++] = "GIT_ASKPASS=/bin/false";
+	env[i++] = "GIT_ALLOW_PROTOCOL=git:http:https";
+	env[i++] = "LC_ALL=C";
+	env[i++] = "TZ=UTC";
+	env[i] = NULL;
+}
+
+/* Runs git with argv (argv[0] is "git"), its output into logfd; 0 if it
+ * exited 0, the exit status if not, -1 with err if it could not run. */
+static int git(const char *const argv[], int logfd,
+	       const struct build_options *o, double deadline, char *err,
+	       size_t errlen)
+{
+	char store[3][PATH_MAX + 32];
+	char *env[12];
+
+	git_env(env, store, o);
+	return build_run(argv, NULL, env, logfd, o, deadline, err, errlen);
+}
+
+/* Runs git and returns what it printed (NUL-terminated, caller frees), or
+ * NULL with err (exit status in *status when it ran). */
+static char *git_out(const char *const argv[], const struct build_options *o,
+		     double deadline, int *status, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	struct stat sb;
+	int fd = open(o->root, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int st;
+
+	*status = -1;
+	if (fd < 0) {
+		errf(err, errlen, "temporary file in %s: %s", o->root, strerror(errno));
+		return NULL;
+	}
+	st = git(argv, fd, o, deadline, err, errlen);
+	*status = st;
+	if (st != 0) {
+		if (st > 0)
+			errf(err, errlen, "git %s exited with %d", argv[1], st);
+		goto out;
+	}
+	if (fstat(fd, &sb) < 0 || (size_t)sb.st_size > GIT_OUT_MAX) {
+		errf(err, errlen, "git %s printed too much", argv[1]);
+		goto out;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	if (buf == NULL ||
+	    pread(fd, buf, (size_t)sb.st_size, 0) != (ssize_t)sb.st_size) {
+		errf(err, errlen, "reading git %s's output", argv[1]);
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	buf[sb.st_size] = '\0';
+out:
+	close(fd);
+	return buf;
+}
+
+char *gitsrc_git_out(const char *gitdir, const char *const args[],
+		     const struct build_options *o, char *err, size_t errlen)
+{
+	const char *argv[96];
+	char gd[PATH_MAX + 16];
+	size_t n = 0;
+	int status;
+
+	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
+	argv[n++] = "git";
+	argv[n++] = gd;
+	for (size_t i = 0; args[i] != NULL && n < 95; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	return git_out(argv, o, now_monotonic() + 600, &status, err, errlen);
+}
+
+/* Resolves rev in gitdir to a commit id; 0, 1 if it is not there, -1. */
+static int resolve(const char *gitdir, const char *rev,
+		   const struct build_options *o, char commit[41], char *err,
+		   size_t errlen)
+{
+	char gd[PATH_MAX + 16], spec[300];
+	const char *argv[] = { "git", gd, "rev-parse", "--quiet", "--verify",
+			       spec, NULL };
+	char *out;
+	int status;
+
+	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
+	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+	out = git_out(argv, o, now_monotonic() + 60, &status, err, errlen);
+	if (out == NULL)
+		return status > 0 ? 1 : -1;
+	snprintf(commit, 41, "%.40s", out);
+	free(out);
+	if (!gitsrc_is_commit(commit)) {
+		errf(err, errlen, "git rev-parse %s gave no commit id", rev);
+		return -1;
+	}
+	return 0;
+}
+
+/* The bytes of the clone's packs: what a fetch adds (git keeps what it
+ * fetches packed). */
+static long long pack_bytes(const char *gitdir)
+{
+	char path[PATH_MAX];
+	long long sum = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (pathf(path, sizeof(path), "%s/objects/pack", gitdir) < 0 ||
+	    (d = opendir(path)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		struct stat sb;
+
+		if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &sb, 0) == 0)
+			sum += sb.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len)
+{
+	char key[65];
+
+	sha256_hex(url, strlen(url), key);
+	return pathf(out, len, "%s/git/%.16s.git", root, key);
+}
+
+int gitsrc_fetch(const char *url, const char *ref, int logfd,
+		 const struct build_options *o, char *gitdir, size_t gdlen,
+		 char commit[41], char *err, size_t errlen)
+{
+	char dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], remote[300];
+	double deadline = now_monotonic() +
+			  (double)(o->timeout > 0 ? o->timeout : 3600);
+	long long before, after;
+	int fd, rc = -1, st;
+	FILE *log = fdopen(dup(logfd), "a");
+
+	if (log == NULL) {
+		errf(err, errlen, "log: %s", strerror(errno));
+		return -1;
+	}
+	setvbuf(log, NULL, _IONBF, 0);
+	if (gitsrc_url_check(url, err, errlen) < 0 ||
+	    (!gitsrc_is_commit(ref) && gitsrc_branch_check(ref, err, errlen) < 0))
+		goto out_log;
+	if (pathf(dir, sizeof(dir), "%s/git", o->root) < 0 ||
+	    mkdir_p(dir, 0755, err, errlen) < 0 ||
+	    gitsrc_clone_dir(o->root, url, gitdir, gdlen) < 0 ||
+	    pathf(lock, sizeof(lock), "%s.lock", gitdir) < 0) {
+		if (err[0] == '\0')
+			errf(err, errlen, "build root path too long");
+		goto out_log;
+	}
+	/* One fetch at a time per tree, in this process and any other
+	 * rcgated sharing the cache. */
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		errf(err, errlen, "lock %s: %s", lock, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out_log;
+	}
+	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
+	if (access(gitdir, F_OK) != 0) {
+		const char *init[] = { "git", "init", "--quiet", "--bare", gitdir,
+				       NULL };
+
+		fprintf(log, "git: new cached clone of %s in %s\n", url, gitdir);
+		if (git(init, logfd, o, deadline, err, errlen) != 0) {
+			if (err[0] == '\0')
+				errf(err, errlen, "git init %s failed", gitdir);
+			rm_rf(gitdir);
+			goto out;
+		}
+	}
+	before = pack_bytes(gitdir);
+	{
+		/* Every branch and tag: the next rc of any branch, and a
+		 * bisection's baseline, are then already here. */
+		/* unpackLimit=1: what arrives stays one pack, never loose
+		 * objects, so its size is what the fetch added. */
+		const char *fetch[] = { "git", gd, "-c", "fetch.unpackLimit=1",
+			"fetch", "--quiet", "--prune", "--no-auto-gc", url,
+			"+refs/heads/*:refs/remotes/origin/*",
+			"+refs/tags/*:refs/tags/*", NULL };
+
+		fprintf(log, "git: fetching %s\n", url);
+		st = git(fetch, logfd, o, deadline, err, errlen);
+		if (st != 0) {
+			if (st > 0)
+				errf(err, errlen, "git fetch %s exited with %d (its"
+				     " message is in the build log)", url, st);
+			goto out;
+		}
+	}
+	if (gitsrc_is_commit(ref)) {
+		st = resolve(gitdir, ref, o, commit, err, errlen);
+		if (st == 1) {
+			/* Not on any branch or tag: ask for it by id. */
+			const char *byid[] = { "git", gd, "-c", "fetch.unpackLimit=1",
+					       "fetch", "--quiet", "--no-auto-gc",
+					       url, ref, NULL };
+
+			if (git(byid, logfd, o, deadline, err, errlen) < 0)
+				goto out;
+			st = resolve(gitdir, ref, o, commit, err, errlen);
+		}
+		if (st == 1)
+			errf(err, errlen, "commit %s is not in %s", ref, url);
+	} else {
+		snprintf(remote, sizeof(remote), "refs/remotes/origin/%s", ref);
+		st = resolve(gitdir, remote, o, commit, err, errlen);
+		if (st == 1)
+			errf(err, errlen, "%s has no branch %s", url, ref);
+	}
+	if (st != 0)
+		goto out;
+	after = pack_bytes(gitdir);
+	fprintf(log, "git: %s at %s: the fetch added %lld KiB to the cached"
+		" clone (now %lld KiB)\n", ref, commit, (after - before) >> 10,
+		after >> 10);
+	rc = 0;
+out:
+	close(fd);
+out_log:
+	fclose(log);
+	return rc;
+}
+
+int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
+		    int logfd, const struct build_options *o, char *tree,
+		    size_t tlen, int *lockfd, char *err, size_t errlen)
+{
+	char wt[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], dotgit[PATH_MAX + 8];
+	double deadline = now_monotonic() +
+			  (double)(o->timeout > 0 ? o->timeout : 3600);
+	int fd = -1, st;
+
+	*lockfd = -1;
+	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
+	if (pathf(wt, sizeof(wt), "%s.wt", gitdir) < 0 ||
+	    mkdir_p(wt, 0755, err, errlen) < 0)
+		return -1;
+	/* The first free worktree of this target: another rcgated sharing
+	 * the cache, or a second build of the target, takes the next. */
+	for (int i = 0; i < 8 && fd < 0; i++) {
+		if (pathf(tree, tlen, "%s/%s.%d", wt, name, i) < 0 ||
+		    pathf(lock, sizeof(lock), "%s.lock", tree) < 0) {
+			errf(err, errlen, "worktree path too long");
+			return -1;
+		}
+		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0) {
+		errf(err, errlen, "no free worktree for %s in %s", name, wt);
+		return -1;
+	}
+	snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
+	if (access(dotgit, F_OK) != 0) {
+		const char *prune[] = { "git", gd, "worktree", "prune", NULL };
+		const char *add[] = { "git", gd, "worktree", "add", "--quiet",
+				      "--detach", "--force", tree, commit, NULL };
+
+		rm_rf(tree);
+		git(prune, logfd, o, deadline, err, errlen);
+		st = git(add, logfd, o, deadline, err, errlen);
+	} else {
+		const char *co[] = { "git", "-C", tree, "checkout", "--quiet",
+				     "--detach", "--force", commit, NULL };
+		/* Untracked files go, except kbuild's output directory:
+		 * its objects make the next build incremental. */
+		const char *clean[] = { "git", "-C", tree, "clean", "-ffdxq",
+					"-e", "/build/", NULL };
+
+		st = git(co, logfd, o, deadline, err, errlen);
+		if (st == 0)
+			st = git(clean, logfd, o, deadline, err, errlen);
+	}
+	if (st != 0) {
+		if (st > 0)
+			errf(err, errlen, "git could not check out %s in %s (exit"
+			     " %d)", commit, tree, st);
+		close(fd);
+		return -1;
+	}
+	*lockfd = fd;
+	return 0;
+}
+
+int gitsrc_makefile_version(const char *tree, char *out, size_t outlen)
+{
+	char path[PATH_MAX], *text, *p;
+	char v[4][32] = { "", "", "", "" };
+	static const char *const keys[] = { "VERSION", "PATCHLEVEL", "SUBLEVEL",
+					    "EXTRAVERSION" };
+	size_t len;
+
+	out[0] = '\0';
+	if (pathf(path, sizeof(path), "%s/Makefile", tree) < 0)
+		return -1;
+	text = file_read(path, 1u << 20, &len, NULL, 0);
+	if (text == NULL)
+		return -1;
+	/* The first lines: "VERSION = 6", ..., "EXTRAVERSION = -rc1". */
+	for (p = text; p != NULL && *p != '\0';) {
+		char *eol = strchr(p, '\n');
+
+		for (int k = 0; k < 4; k++) {
+			size_t kl = strlen(keys[k]);
+
+			if (strncmp(p, keys[k], kl) == 0 && p[kl] == ' ' &&
+			    strncmp(p + kl, " = ", 3) == 0 && v[k][0] == '\0') {
+				const char *val = p + kl + 3;
+				size_t n = eol != NULL ? (size_t)(eol - val) : strlen(val);
+
+				snprintf(v[k], sizeof(v[k]), "%.*s", (int)n, val);
+			}
+		}
+		p = eol != NULL ? eol + 1 : NULL;
+	}
+	free(text);
+	if (v[0][0] == '\0' || v[1][0] == '\0')
+		return -1;
+	if (v[2][0] != '\0' && strcmp(v[2], "0") != 0)
+		snprintf(out, outlen, "%s.%s.%s%s", v[0], v[1], v[2], v[3]);
+	else
+		snprintf(out, outlen, "%s.%s%s", v[0], v[1], v[3]);
+	return 0;
+}

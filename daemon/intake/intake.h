@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * intake/intake.h - what starts a release: rc announcements parsed
+ * (announce.c, GMime) and taken from the API and a Maildir (trigger.c).
+ *
+ * The public header of daemon/intake/: a section per file. A .c file includes
+ * its own folder's headers and those of lower floors only (docs/design.md,
+ * scripts/check-layers).
+ */
+#ifndef RCGATE_INTAKE_H
+#define RCGATE_INTAKE_H
+
+#include <stddef.h>
+
+#include "base/base.h"
+
+/* ==== announce.c: from announce.h ==== */
+/*
+ * announce.h - stable rc review announcements: raw RFC 822 mail in, the rc's
+ * identity (version, branch, deadline, Message-ID, patch URL, git tree) out.
+ *
+ * Pure: no I/O and no global state beyond GMime's one-time initialisation.
+ * GMime does all the MIME work (header unfolding, RFC 2047 encoded words,
+ * quoted-printable and base64 bodies, multipart, charsets, dates); this
+ * module only interprets the decoded values.
+ *
+ * What is an announcement:
+ *   - Subject "[PATCH <X.Y> <0..0>/<N>] <X.Y.Z>-rc<R> review" (000/N, 00/N
+ *     and 0/N alike; the version's X.Y must equal the bracket's X.Y), not
+ *     "Re:"/"Fwd:" and not a reply (In-Reply-To with "Re:" anywhere in the
+ *     subject); or, with any subject, "X-stable: review" together with a
+ *     valid X-KernelTest-Version;
+ *   - a Message-ID (it is what replies thread on).
+ * The X-KernelTest-{Version,Branch,Tree,Patch,Deadline} headers win over
+ * the subject and the body when present; a present but malformed one is an
+ * error rather than silently ignored. The body (the first text/plain part)
+ * gives the deadline ("Responses should be made by <RFC 2822 date>"), the
+ * stable-review patch URL and the "git-url branch" line; an announcement
+ * without a body is still one, with those fields empty.
+ */
+
+
+#define ANNOUNCE_MAX_INPUT (4u << 20)	/* bytes; more is an error */
+
+struct announcement {
+	char version[48];	/* "6.1.64-rc1" */
+	char branch[32];	/* "6.1" */
+	char subject[512];	/* decoded, control characters made spaces */
+	char message_id[512];	/* without <> */
+	char from[512];		/* decoded: "Greg Kroah-Hartman <gregkh@...>" */
+	char *to;		/* decoded address list, malloc'd, or NULL */
+	char *cc;		/* decoded address list, malloc'd, or NULL */
+	char date[32];		/* Date: in UTC, "2023-11-24T17:48:39Z", or "" */
+	char deadline[32];	/* UTC, "2023-11-26T17:19:17Z", or "" */
+	char patch_url[1024];	/* "" if none */
+	char git_tree[1024];	/* "" if none */
+	char git_branch[128];	/* "linux-6.1.y", "" if none */
+	long npatches;		/* N of 000/N, -1 if unknown */
+};
+
+/*
+ * Initialises GMime once per process; safe from any thread, any number of
+ * times. announce_parse() and report.c call it themselves.
+ */
+void announce_init(void);
+
+/*
+ * Parses the raw message raw[0..len) (need not be NUL-terminated).
+ * Returns 0 if it is an rc review announcement (*out filled in), 1 if it is
+ * a valid mail that is not one (err says why: "reply (Re:)", "subject is
+ * not an rc review", "no Message-ID", ...), -1 if the input is malformed or
+ * unusable (err says why: empty, over ANNOUNCE_MAX_INPUT, not a message,
+ * truncated header block, a field too long for *out, a malformed
+ * X-KernelTest header). *out is always initialised, so announce_free() is
+ * safe after any return; on a non-zero return it holds no allocations.
+ */
+int announce_parse(const char *raw, size_t len, struct announcement *out,
+		   char *err, size_t errlen);
+
+/*
+ * 1 when id (without <>) can go verbatim into a header of our own, as the
+ * reply's In-Reply-To and References: non-empty printable ASCII without
+ * spaces, '<' or '>'. 0 otherwise, also for NULL.
+ */
+int announce_valid_message_id(const char *id);
+
+/* Frees out->to and out->cc and sets them to NULL; out itself is the caller's. */
+void announce_free(struct announcement *out);
+
+/* ---- trigger.c: rc announcements from the API and a watched Maildir ---- */
+/* Parses a raw announcement and records the release if its sender is
+ * one of senders (space-separated addresses, "*" for anyone). 0 = recorded
+ * (*created says whether it is new; version set; a later announcement of
+ * the same version under another Message-ID corrects the earlier one),
+ * 1 = not an rc announcement or not from an accepted sender (err says why;
+ * ignored), -1 = malformed (err says why), -2 = a storage error: keep the
+ * mail and try again later. */
+int trigger_announcement(struct store *, const char *senders, const char *raw,
+			 size_t len, char *version, size_t vlen, int *created,
+			 char *err, size_t errlen);
+/* 1 if the address in from ("Name <addr>") is one of senders. */
+int trigger_sender_accepted(const char *senders, const char *from);
+/* Watches cfg->maildir/new: each message is ingested, then moved to cur/
+ * (or to .rcgate-rejected/ with the reason logged). */
+int trigger_start(const struct config *, const char *db_path, char *err,
+		  size_t errlen);
+void trigger_stop(void);
+
+#endif /* RCGATE_INTAKE_H */

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * trigger.c - owns how rcs arrive by mail: an announcement ("[PATCH 6.1
+ * 000/372] 6.1.64-rc1 review") posted to the API or dropped into a watched
+ * Maildir becomes a release with its deadline, Message-ID and recipients,
+ * so reports can reply in its thread. Anything else (replies, patches,
+ * other list traffic, garbage) is ignored with a logged reason.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "store/store.h"
+#include "build/build.h"
+#include "job/job.h"
+#include "intake/intake.h"
+
+#define MAX_MAIL (4u << 20)
+
+static const struct config *tcfg;
+static char *tdb;
+static pthread_t trigger_thread;
+static int trigger_running;
+static atomic_int trigger_stopping;
+
+/* The address in "Name <addr>" (or the whole string), as a pointer and a
+ * length into from. */
+static const char *address_of(const char *from, size_t *len)
+{
+	const char *lt = strrchr(from, '<'), *gt;
+
+	if (lt != NULL && (gt = strchr(lt, '>')) != NULL) {
+		*len = (size_t)(gt - lt - 1);
+		return lt + 1;
+	}
+	while (*from == ' ')
+		from++;
+	*len = strcspn(from, " ");
+	return from;
+}
+
+int trigger_sender_accepted(const char *senders, const char *from)
+{
+	size_t alen, n;
+	const char *addr = address_of(from, &alen), *p = senders;
+
+	while (*p != '\0') {
+		p += strspn(p, " \t,");
+		n = strcspn(p, " \t,");
+		if (n == 1 && *p == '*')
+			return 1;
+		if (n > 0 && n == alen && strncasecmp(p, addr, n) == 0)
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+int trigger_announcement(struct store *st, const char *senders,
+			 const char *raw, size_t len, char *version,
+			 size_t vlen, int *created, char *err, size_t errlen)
+{
+	struct announcement a;
+	struct announce_in in;
+	struct kversion kv;
+	int64_t id;
+	int rc;
+
+	*created = 0;
+	rc = announce_parse(raw, len, &a, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (kversion_parse(a.version, &kv, err, errlen) < 0) {
+		announce_free(&a);
+		return 1;
+	}
+	/* Anyone can send a mail that looks like an announcement; only the
+	 * configured senders' decide a release's thread, recipients and
+	 * deadline. */
+	if (!trigger_sender_accepted(senders, a.from)) {
+		errf(err, errlen, "sender %.200s is not in [announce] senders",
+		     a.from);
+		announce_free(&a);
+		return 1;
+	}
+	memset(&in, 0, sizeof(in));
+	in.version = a.version;
+	in.branch = kv.branch;
+	in.rc = kv.rc;
+	in.patch = kv.patch;
+	in.subject = a.subject;
+	in.message_id = a.message_id;
+	in.from = a.from;
+	in.to = a.to;
+	in.cc = a.cc;
+	in.date = a.date;
+	in.deadline = a.deadline;
+	in.patch_url = a.patch_url;
+	in.git_tree = a.git_tree;
+	in.git_branch = a.git_branch;
+	rc = store_release_announce(st, &in, &id, err, errlen);
+	if (rc >= 0) {
+		static const char *const what[] = { "created", "attached",
+						    "already known", "corrected" };
+
+		snprintf(version, vlen, "%s", a.version);
+		*created = rc == 0;
+		source_kick();	/* builds it, with [build] from_announcements */
+		log_info("announcement version=%s message_id=<%s> from=\"%s\""
+			 " deadline=%s %s", a.version, a.message_id, a.from,
+			 a.deadline[0] ? a.deadline : "-", what[rc]);
+		rc = 0;
+	} else {
+		/* The mail was fine; the store was not (a full disk, a lock):
+		 * the caller keeps the mail and tries again. */
+		rc = -2;
+	}
+	announce_free(&a);
+	return rc;
+}
+
+/* Moves dir/new/name to dir/<to>/name. */
+static void move_mail(const char *dir, const char *name, const char *to)
+{
+	char from[PATH_MAX], dest[PATH_MAX], sub[PATH_MAX];
+
+	snprintf(sub, sizeof(sub), "%s/%s", dir, to);
+	mkdir_p(sub, 0700, NULL, 0);
+	snprintf(from, sizeof(from), "%s/new/%s", dir, name);
+	snprintf(dest, sizeof(dest), "%s/%s/%s", dir, to, name);
+	if (rename(from, dest) < 0)
+		log_err("maildir: move %s: %s", from, strerror(errno));
+}
+
+/* Reads new/ once; 1 if a mail had to stay there for a storage error. */
+static int scan(struct store *st)
+{
+	char newdir[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int transient = 0;
+
+	snprintf(newdir, sizeof(newdir), "%s/new", tcfg->maildir);
+	d = opendir(newdir);
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && !atomic_load(&trigger_stopping)) {
+		char path[PATH_MAX], err[512], version[48];
+		size_t len = 0;
+		char *raw;
+		int created = 0, rc;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", newdir,
+				     de->d_name) >= sizeof(path))
+			continue;
+		/* file_read refuses a FIFO, a device or an oversize mail at
+		 * once instead of blocking on it or cutting it. */
+		raw = file_read(path, MAX_MAIL, &len, err, sizeof(err));
+		if (raw == NULL) {
+			log_warn("maildir: %s: %s", de->d_name, err);
+			move_mail(tcfg->maildir, de->d_name, ".rcgate-rejected");
+			continue;
+		}
+		rc = trigger_announcement(st, tcfg->announce_senders, raw, len,
+					  version, sizeof(version), &created,
+					  err, sizeof(err));
+		free(raw);
+		if (rc == 0) {
+			move_mail(tcfg->maildir, de->d_name, "cur");
+			sched_kick();
+		} else if (rc == -2) {
+			/* Stays in new/ and is read again after a pause. */
+			log_err("maildir: %s kept for a retry: %s", de->d_name, err);
+			transient = 1;
+			break;
+		} else {
+			log_info("maildir: %s ignored: %s", de->d_name, err);
+			move_mail(tcfg->maildir, de->d_name,
+				  rc > 0 ? "cur" : ".rcgate-rejected");
+		}
+	}
+	closedir(d);
+	return transient;
+}
+
+static void *trigger_main(void *arg)
+{
+	char err[512];
+	struct store *st = store_open(tdb, err, sizeof(err));
+
+	(void)arg;
+	if (st == NULL) {
+		log_err("maildir: %s", err);
+		return NULL;
+	}
+	while (!atomic_load(&trigger_stopping)) {
+		int pause = scan(st) ? 300 : 10;	/* tenths of a second */
+
+		for (int i = 0; i < pause && !atomic_load(&trigger_stopping); i++)
+			usleep(100000);
+	}
+	store_close(st);
+	return NULL;
+}
+
+int trigger_start(const struct config *cfg, const char *db_path, char *err,
+		  size_t errlen)
+{
+	char sub[PATH_MAX];
+
+	tcfg = cfg;
+	if (cfg->maildir[0] == '\0')
+		return 0;
+	for (const char *const *d = (const char *const[]){ "new", "cur", "tmp", NULL };
+	     *d != NULL; d++) {
+		snprintf(sub, sizeof(sub), "%s/%s", cfg->maildir, *d);
+		if (mkdir_p(sub, 0700, err, errlen) < 0)
+			return -1;
+	}
+	tdb = strdup(db_path);
+	if (tdb == NULL) {
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	atomic_store(&trigger_stopping, 0);
+	if (pthread_create(&trigger_thread, NULL, trigger_main, NULL) != 0) {
+		errf(err, errlen, "cannot start the maildir thread");
+		return -1;
+	}
+	trigger_running = 1;
+	log_info("watching maildir %s for announcements", cfg->maildir);
+	return 0;
+}
+
+void trigger_stop(void)
+{
+	if (trigger_running) {
+		atomic_store(&trigger_stopping, 1);
+		pthread_join(trigger_thread, NULL);
+		trigger_running = 0;
+	}
+	free(tdb);
+	tdb = NULL;
+}

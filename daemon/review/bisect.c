@@ -1,0 +1,579 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bisect.c - the rules of a bisection, apart from how its steps run: the
+ * commits between a good and a bad end (oldest first, the bad end last,
+ * as `git rev-list --reverse --ancestry-path good..bad` lists a stable
+ * branch), the verdict of each step tested so far (good, bad, or skip for
+ * a commit that could not be judged: it does not build for another
+ * reason, or its boot was an infra error, as `git bisect skip`), and from
+ * those the next commit to test or the answer. Also reads the upstream id
+ * a stable backport names in its message (bisect_next,
+ * bisect_upstream_id: no I/O, unit-tested on every shape).
+ *
+ * Then the engine's pass over bisections (bisect_run_once): a confirmed
+ * regression (never a flaky one) of an rc whose failing job was built from
+ * git starts one, between the newest earlier release of the branch that
+ * passed the test at a known commit (or, failing that, the tree's tag of
+ * the previous release, checked first as a step of its own) and the rc's
+ * commit. Each step is a job of the rc (store.c keeps them out of the rc's
+ * own jobs) that builds one commit of the target in its worktree (an
+ * incremental build) and runs only the failing tests (rcgate.only), or
+ * only builds for a build regression; claimed after every review job. The
+ * answer goes into the store and, as a follow-up, into the rc's thread.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+#include "store/store.h"
+#include "build/build.h"
+#include "intake/intake.h"
+#include "report/report.h"
+#include "review/review.h"
+
+int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
+		size_t *lo_out, size_t *hi_out)
+{
+	size_t hi = n - 1, best = SIZE_MAX, bestd = SIZE_MAX;
+	long lo = -1;
+
+	if (n == 0)
+		return BISECT_EMPTY;
+	/* The first bad commit and the last good one before it. */
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == BISECT_BAD) {
+			hi = i;
+			break;
+		}
+	for (size_t i = 0; i < hi; i++)
+		if (v[i] == BISECT_GOOD)
+			lo = (long)i;
+	*lo_out = (size_t)(lo + 1);	/* the first candidate */
+	*hi_out = hi;			/* the last candidate (known bad) */
+	if ((long)hi - lo == 1)
+		return BISECT_FOUND;
+	/* The untested commit nearest the middle of (lo, hi). */
+	for (size_t i = (size_t)(lo + 1); i < hi; i++) {
+		size_t mid2 = (size_t)(lo + 1) + hi - 1;	/* 2 x middle */
+		size_t d = 2 * i > mid2 ? 2 * i - mid2 : mid2 - 2 * i;
+
+		if (v[i] == BISECT_UNTESTED && d < bestd) {
+			best = i;
+			bestd = d;
+		}
+	}
+	if (best == SIZE_MAX)
+		return BISECT_AMBIGUOUS;	/* only skipped commits left */
+	*next = best;
+	return BISECT_STEP;
+}
+
+/* A 40-hex id at p (lowercase), or 0. */
+static int hex40(const char *p)
+{
+	for (int i = 0; i < 40; i++)
+		if (!isxdigit((unsigned char)p[i]) || isupper((unsigned char)p[i]))
+			return 0;
+	return !isxdigit((unsigned char)p[40]);
+}
+
+int bisect_upstream_id(const char *message, char id[41])
+{
+	static const char *const forms[] = {
+		"commit ",		/* "commit X upstream." (stable's own) */
+		"[ Upstream commit ",	/* "[ Upstream commit X ]" */
+		"(cherry picked from commit ",
+	};
+
+	for (const char *line = message; line != NULL && *line != '\0';) {
+		const char *eol = strchr(line, '\n'), *p = line;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+			size_t fl = strlen(forms[f]);
+
+			if (strncasecmp(p, forms[f], fl) != 0 || !hex40(p + fl))
+				continue;
+			/* The first form only with "upstream" after the id. */
+			if (f == 0 && strncmp(p + fl + 40, " upstream", 9) != 0)
+				continue;
+			memcpy(id, p + fl, 40);
+			id[40] = '\0';
+			return 0;
+		}
+		line = eol != NULL ? eol + 1 : NULL;
+	}
+	id[0] = '\0';
+	return -1;
+}
+
+/* ---- the engine's pass: bisections as jobs ---- */
+
+#define MAX_COMMITS 4096	/* a stable rc has a few hundred */
+
+/* commits is "id id ... id": the i-th is at i * 41. */
+static size_t ncommits(const char *commits)
+{
+	size_t len = strlen(commits);
+
+	return len == 0 ? 0 : (len + 1) / 41;
+}
+
+static void commit_at(const char *commits, size_t i, char out[41])
+{
+	memcpy(out, commits + i * 41, 40);
+	out[40] = '\0';
+}
+
+/* What the steps run: the suite's tests by name ("write_seq_4096,..." of
+ * ",write_seq_4096,...,"), or "-" for a build (no boot at all). */
+static void only_tests(const char *tests, char *out, size_t len)
+{
+	size_t n;
+
+	if (tests[0] != ',') {
+		snprintf(out, len, "-");
+		return;
+	}
+	n = strlen(tests);
+	snprintf(out, len, "%.*s", (int)(n >= 2 ? n - 2 : 0), tests + 1);
+}
+
+static void opts(struct build_options *o, const struct engine_context *c,
+		 char *root, size_t rlen)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(root, rlen, "%s/build", c->cache_dir);
+	o->root = root;
+	o->timeout = 600;
+	o->git_config = c->cfg->build_git_config;
+}
+
+/* The baseline's tag in the tree: v6.1.192 for 6.1.193-rc1. */
+static int tag_commit(const char *gitdir, const struct build_options *o,
+		      const char *version, char good[41])
+{
+	struct kversion kv;
+	char base[48], spec[80], err[256];
+	const char *args[] = { "rev-parse", "--quiet", "--verify", spec, NULL };
+	char *out;
+
+	if (kversion_parse(version, &kv, NULL, 0) < 0)
+		return -1;
+	kversion_previous(&kv, base, sizeof(base));
+	snprintf(spec, sizeof(spec), "v%s^{commit}", base);
+	out = gitsrc_git_out(gitdir, args, o, err, sizeof(err));
+	if (out == NULL)
+		return -1;
+	snprintf(good, 41, "%.40s", out);
+	free(out);
+	return gitsrc_is_commit(good) ? 0 : -1;
+}
+
+static int start(struct store *st, const struct engine_context *c,
+		 const struct bisect_candidate *cd)
+{
+	char root[PATH_MAX], gitdir[PATH_MAX], good[41] = "", range[100],
+		err[512], msg[600];
+	const char *args[] = { "rev-list", "--reverse", "--ancestry-path",
+			       range, NULL };
+	struct build_options o;
+	struct strbuf sb;
+	char *out = NULL, *list = NULL;
+	const char *state = "running";
+	int tested, rc;
+	int64_t id;
+
+	opts(&o, c, root, sizeof(root));
+	msg[0] = '\0';
+	if (gitsrc_clone_dir(root, cd->tree, gitdir, sizeof(gitdir)) < 0)
+		return -1;
+	tested = store_bisect_good(st, cd->release_id, cd->target, cd->test,
+				   good, err, sizeof(err));
+	if (tested < 0) {
+		log_err("bisection of %s on %s: %s", cd->version, cd->target, err);
+		return -1;
+	}
+	if (tested == 0 && tag_commit(gitdir, &o, cd->version, good) < 0) {
+		snprintf(msg, sizeof(msg), "no good end: no earlier release of"
+			 " %s passed %s on %s at a known commit, and the tree has"
+			 " no tag of the previous release", cd->branch, cd->test,
+			 cd->target);
+		state = "failed";
+	}
+	if (good[0] != '\0') {
+		snprintf(range, sizeof(range), "%s..%s", good, cd->bad);
+		out = gitsrc_git_out(gitdir, args, &o, err, sizeof(err));
+		if (out == NULL) {
+			snprintf(msg, sizeof(msg), "git rev-list %.12s..%.12s: %s",
+				 good, cd->bad, err);
+			state = "failed";
+		}
+	}
+	if (out != NULL) {
+		size_t n = 0, cap = strlen(out) + 1;
+		char *save = NULL;
+
+		list = malloc(cap);
+		if (list == NULL) {
+			free(out);
+			return -1;
+		}
+		strbuf_init(&sb, list, cap);
+		for (char *p = strtok_r(out, "\n", &save); p != NULL;
+		     p = strtok_r(NULL, "\n", &save)) {
+			if (!gitsrc_is_commit(p))
+				continue;
+			strbuf_printf(&sb, "%s%s", n ? " " : "", p);
+			n++;
+		}
+		free(out);
+		if (n == 0 || n > MAX_COMMITS ||
+		    strcmp(list + (n - 1) * 41, cd->bad) != 0) {
+			if (n == 0)
+				snprintf(msg, sizeof(msg), "the rc's commit %.12s is"
+					 " not after the good end %.12s", cd->bad, good);
+			else if (n > MAX_COMMITS)
+				snprintf(msg, sizeof(msg), "%zu commits between the"
+					 " ends: more than %d", n, MAX_COMMITS);
+			else
+				snprintf(msg, sizeof(msg), "the rc's commit is not"
+					 " the last of the range");
+			state = "failed";
+		}
+	}
+	rc = store_bisection_create(st, cd, good, tested == 1, list, state,
+				    msg[0] ? msg : NULL, &id, err, sizeof(err));
+	if (rc < 0)
+		log_err("bisection of %s on %s: %s", cd->version, cd->target, err);
+	else
+		log_info("bisection %lld: regression %lld (%s on %s) in %s: %s%s%s",
+			 (long long)id, (long long)cd->regression_id, cd->test,
+			 cd->target, cd->version, state, msg[0] ? ": " : "", msg);
+	free(list);
+	return rc;
+}
+
+/* The follow-up's text for a finished bisection row (Q_BISECTION). */
+static void followup_text(const json_t *b, const char *farm, struct strbuf *sb)
+{
+#define F(k) json_string_value(json_object_get(b, k))
+	const char *state = F("state"), *upstream = F("culprit_upstream"),
+		*others = F("same_cause_in"), *prereqs = F("prerequisites"),
+		*pmsg = F("prereq_message"), *pstate = F("prereq_state");
+	long long reg = (long long)json_integer_value(json_object_get(b, "regression_id"));
+
+	if (state != NULL && strcmp(state, "found") == 0) {
+		strbuf_printf(sb, "%s bisected regression #%lld (%s on %s) in %s.\n\n"
+			      "First bad commit: %s (\"%s\")\n", farm, reg,
+			      F("test"), F("target"), F("version"), F("culprit"),
+			      F("culprit_subject") ? F("culprit_subject") : "");
+		if (upstream != NULL)
+			strbuf_printf(sb, "It is the backport of upstream commit"
+				      " %s.\n", upstream);
+		strbuf_printf(sb, "\nBisected between %.12s (good) and %.12s (the"
+			      " rc): %lld commits, %lld steps.\n", F("good"),
+			      F("bad"),
+			      (long long)json_integer_value(json_object_get(b, "commits")),
+			      (long long)json_integer_value(json_object_get(b, "steps")));
+		if (upstream != NULL && others != NULL)
+			strbuf_printf(sb, "\nThe same upstream commit was found by"
+				      " bisection in %s: one cause, in every"
+				      " branch that carries it.\n", others);
+	} else {
+		strbuf_printf(sb, "%s", F("message") ? F("message") : "");
+	}
+	if (pstate != NULL && strcmp(pstate, "pending") != 0) {
+		json_t *list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
+		size_t i;
+		json_t *c;
+
+		if (json_array_size(list) > 0) {
+			strbuf_printf(sb, "\nPrerequisite candidates. This is a hint, not"
+				      " a finding: upstream commits\nbetween the"
+				      " branch's base release and %.12s that this"
+				      " branch\nlacks and that touch what the culprit"
+				      " touches, best match first:\n", upstream);
+			json_array_foreach(list, i, c) {
+				const char *why = json_string_value(json_object_get(c, "why"));
+
+				strbuf_printf(sb, "  %.12s (\"%s\")\n",
+					json_string_value(json_object_get(c, "commit")),
+					json_string_value(json_object_get(c, "subject")));
+				/* one reason a line */
+				while (why != NULL && *why != '\0') {
+					size_t n = strcspn(why, ";");
+
+					strbuf_printf(sb, "      %.*s\n", (int)n, why);
+					why += n;
+					while (*why == ';' || *why == ' ')
+						why++;
+				}
+			}
+		} else {
+			strbuf_printf(sb, "\nNo prerequisite candidates: %s.\n",
+				      pmsg != NULL ? pmsg : "none found");
+		}
+		json_decref(list);
+	}
+	strbuf_printf(sb, "\nThe regression: /api/v1/regressions/%lld\n", reg);
+#undef F
+}
+
+void bisect_announce(struct store *st, const struct config *cfg, int64_t id)
+{
+	struct rowset rels = { 0 };
+	const struct release_row *rel;
+	char err[512], date[64], text[8192];
+	struct announcement ann;
+	struct strbuf sb;
+	json_t *rows, *b;
+	char *email;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	rows = store_rows(st, Q_BISECTION, err, sizeof(err), "i", id);
+	b = json_array_get(rows, 0);
+	if (b == NULL) {
+		log_err("bisection %lld: no follow-up: %s", (long long)id,
+			rows == NULL ? err : "no such bisection");
+		json_decref(rows);
+		return;
+	}
+	strbuf_init(&sb, text, sizeof(text));
+	followup_text(b, cfg->farm, &sb);
+	if (cfg->webhook_url[0] != '\0') {
+		json_t *p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection",
+				      "version", json_string_value(json_object_get(b, "version")),
+				      "regression", json_object_get(b, "regression_id"),
+				      "text", text);
+		char *s = p != NULL ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS)
+				    : NULL;
+
+		if (s != NULL)
+			store_outbox_add(st, &(struct outbox_in){ "webhook",
+				cfg->webhook_url, s }, NULL, 0);
+		free(s);
+		json_decref(p);
+	}
+	if (cfg->smtp_url[0] != '\0' &&
+	    store_release_get(st, json_integer_value(json_object_get(b, "release_id")),
+			      &rels, err, sizeof(err)) == 0) {
+		rel = rels.v;
+		if (rels.n == 1 && engine_announcement(rel, &ann)) {
+			gmtime_r(&now, &tm);
+			strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
+			email = report_followup_email(&ann, cfg->farm, rel->version,
+						      cfg->mail_from, date, text, err,
+						      sizeof(err));
+			if (email == NULL)
+				log_warn("bisection %lld: no mail: %s", (long long)id, err);
+			else if (store_outbox_add(st, &(struct outbox_in){ "smtp",
+					cfg->smtp_url, email }, err, sizeof(err)) < 0)
+				log_err("bisection %lld: %s", (long long)id, err);
+			free(email);
+		}
+		rowset_free(&rels);
+	}
+	json_decref(rows);
+}
+
+static int finish(struct store *st, const struct engine_context *c,
+		  const struct bisection_row *b, int outcome, size_t lo,
+		  size_t hi, const char *why)
+{
+	char root[PATH_MAX], gitdir[PATH_MAX], first[41], last[41], err[512],
+		upstream[41] = "", subject[256] = "", text[2048];
+	const char *fmt[] = { "log", "-1", "--format=%s%n%n%b", first, NULL };
+	struct build_options o;
+	struct strbuf sb;
+	const char *state, *prereq = NULL;
+	char *log = NULL;
+
+	opts(&o, c, root, sizeof(root));
+	strbuf_init(&sb, text, sizeof(text));
+	if (outcome == BISECT_FOUND || outcome == BISECT_AMBIGUOUS) {
+		commit_at(b->commits, lo, first);
+		commit_at(b->commits, hi, last);
+		if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) == 0)
+			log = gitsrc_git_out(gitdir, fmt, &o, err, sizeof(err));
+		if (log != NULL) {
+			snprintf(subject, sizeof(subject), "%.*s",
+				 (int)strcspn(log, "\n"), log);
+			bisect_upstream_id(log, upstream);
+			free(log);
+		}
+	}
+	if (outcome == BISECT_FOUND) {
+		state = "found";
+		/* With an upstream tree, the follow-up waits for the
+		 * prerequisite search (prereq.c) and says both at once. */
+		if (upstream[0] != '\0' && c->cfg->bisect_upstream_git[0] != '\0')
+			prereq = "pending";
+	} else if (outcome == BISECT_AMBIGUOUS) {
+		state = "ambiguous";
+		strbuf_printf(&sb, "%s bisected regression #%lld (%s on %s) in"
+			      " %s, but commits that could not be judged (they do"
+			      " not build, or their boot failed) hide the answer:"
+			      " the first bad commit is one of %zu, from %s to"
+			      " %s.\n", c->cfg->farm, (long long)b->regression_id,
+			      b->test, b->target, b->version, hi - lo + 1, first,
+			      last);
+	} else {
+		state = "failed";
+		strbuf_printf(&sb, "%s", why);
+	}
+	if (store_bisection_finish(st, b->id, state,
+				   outcome == BISECT_FOUND ? last : NULL,
+				   subject[0] ? subject : NULL,
+				   upstream[0] ? upstream : NULL,
+				   outcome == BISECT_AMBIGUOUS ? first : NULL,
+				   outcome == BISECT_AMBIGUOUS ? last : NULL,
+				   outcome == BISECT_FOUND ? NULL : text, prereq,
+				   err, sizeof(err)) < 0)
+		return -1;
+	log_info("bisection %lld: %s%s%s%s", (long long)b->id, state,
+		 outcome == BISECT_FOUND ? ": " : "",
+		 outcome == BISECT_FOUND ? last : "",
+		 prereq != NULL ? " (prerequisite search next)" : "");
+	if (prereq != NULL)
+		prereq_kick();
+	else if (outcome != BISECT_EMPTY)
+		bisect_announce(st, c->cfg, b->id);
+	return 0;
+}
+
+static int drive(struct store *st, const struct engine_context *c,
+		 const struct bisection_row *b)
+{
+	struct rowset steps = { 0 };
+	const struct bisect_step_row *s;
+	enum bisect_verdict *v = NULL;
+	size_t n = ncommits(b->commits), next, lo, hi, judged = 0;
+	char err[512], why[600], only[1024], commit[41];
+	int rc = -1, outcome, good_checked = b->good_tested != 0;
+
+	only_tests(b->tests, only, sizeof(only));
+	/* A list that would not fit the kernel command line (armv7's is
+	 * 1024 bytes): the whole suite then, judged by the same tests. */
+	if (strlen(only) > 700)
+		only[0] = '\0';
+	if (store_bisect_steps(st, b->id, &steps, err, sizeof(err)) < 0)
+		return -1;
+	s = steps.v;
+	for (size_t i = 0; i < steps.n; i++)
+		if (!job_state_final(s[i].state)) {
+			rc = 0;		/* a step runs */
+			goto out;
+		}
+	v = calloc(n + 1, sizeof(*v));
+	if (v == NULL)
+		goto out;
+	v[n - 1] = BISECT_BAD;	/* the rc's own, confirmed failure */
+	for (size_t i = 0; i < steps.n; i++) {
+		enum bisect_verdict d = BISECT_SKIP;
+
+		if (strcmp(s[i].state, JS_CANCELLED) == 0) {
+			snprintf(why, sizeof(why), "Bisection stopped: step job %lld"
+				 " was cancelled.\n", (long long)s[i].id);
+			rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
+			goto out;
+		}
+		if (strcmp(s[i].state, JS_DONE) == 0 && s[i].status != NULL &&
+		    (s[i].build == NULL || strcmp(s[i].build, "fail") != 0 ||
+		     strcmp(b->test, BUILD_TEST) == 0))
+			d = strcmp(s[i].status, "fail") == 0 ? BISECT_BAD
+			  : strcmp(s[i].status, "pass") == 0 ? BISECT_GOOD
+			  : BISECT_SKIP;
+		if (s[i].git_commit != NULL && strcmp(s[i].git_commit, b->good) == 0) {
+			/* The good end, checked first when no release
+			 * passed there: it must pass, or nothing holds. */
+			if (d != BISECT_GOOD) {
+				snprintf(why, sizeof(why), "Bisection stopped: the"
+					 " good end %.12s does not reproduce: %s %s"
+					 " there.\n", b->good, b->test, d == BISECT_BAD
+					 ? "fails" : "could not be judged");
+				rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
+				goto out;
+			}
+			good_checked = 1;
+			continue;
+		}
+		for (size_t k = 0; k < n; k++) {
+			commit_at(b->commits, k, commit);
+			if (s[i].git_commit != NULL &&
+			    strcmp(s[i].git_commit, commit) == 0) {
+				v[k] = d;
+				judged++;
+				break;
+			}
+		}
+	}
+	if (!good_checked) {
+		rc = store_bisect_step_add(st, b->id, b->job_id, b->good, only,
+					   err, sizeof(err)) < 0 ? -1 : 1;
+		goto out;
+	}
+	outcome = bisect_next(v, n, &next, &lo, &hi);
+	if (outcome == BISECT_STEP) {
+		commit_at(b->commits, next, commit);
+		rc = store_bisect_step_add(st, b->id, b->job_id, commit, only, err,
+					   sizeof(err)) < 0 ? -1 : 1;
+		if (rc > 0)
+			log_info("bisection %lld: step %zu tests %.12s (%zu of %zu"
+				 " commits left)", (long long)b->id, judged + 1,
+				 commit, hi - lo + 1, n);
+		goto out;
+	}
+	rc = finish(st, c, b, outcome, lo, hi, NULL);
+out:
+	if (rc < 0 && err[0] != '\0')
+		log_err("bisection %lld: %s", (long long)b->id, err);
+	free(v);
+	rowset_free(&steps);
+	return rc;
+}
+
+int bisect_run_once(struct store *st, const struct engine_context *c,
+		    char *err, size_t errlen)
+{
+	struct rowset todo = { 0 };
+	int queued = 0;
+
+	/* A search that waits for an upstream tree no longer configured
+	 * (the daemon restarted without [bisect] upstream_git) ends here,
+	 * so its follow-up is not held back for ever. */
+	if (c->cfg->bisect_upstream_git[0] == '\0') {
+		json_t *p = store_rows(st, Q_PREREQ_PENDING, err, errlen, ""), *row;
+		size_t i;
+
+		json_array_foreach(p, i, row) {
+			int64_t id = json_integer_value(json_object_get(row, "id"));
+
+			if (store_prereq_finish(st, id, "failed", NULL, "[bisect]"
+						" upstream_git is no longer set", err,
+						errlen) == 0)
+				bisect_announce(st, c->cfg, id);
+		}
+		json_decref(p);
+	}
+	if (store_bisect_candidates(st, &todo, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < todo.n; i++)
+		start(st, c, &((const struct bisect_candidate *)todo.v)[i]);
+	rowset_free(&todo);
+	if (store_bisections_running(st, &todo, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < todo.n; i++)
+		queued |= drive(st, c, &((const struct bisection_row *)todo.v)[i]) > 0;
+	rowset_free(&todo);
+	return queued;
+}

@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * engine.c - what happens when a release's last job ends: compare with the
+ * baseline, rerun failing targets, link each regression to every affected
+ * rc, mark fixes, decide the gate, write the report and queue its delivery
+ * (the rc's mail thread, webhooks). The rules themselves are in regress.c;
+ * this file applies them to the store, from one consumer thread that
+ * takes every release whose jobs have all ended and that is not analysed
+ * (workers only finish jobs and kick it).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+#include "store/store.h"
+#include "intake/intake.h"
+#include "report/report.h"
+#include "review/review.h"
+
+/* The consumer thread; engine_kick() may come from any thread. */
+int engine_announcement(const struct release_row *rel, struct announcement *ann)
+{
+	memset(ann, 0, sizeof(*ann));
+	if (rel->message_id == NULL)
+		return 0;
+	snprintf(ann->version, sizeof(ann->version), "%s", rel->version);
+	snprintf(ann->branch, sizeof(ann->branch), "%s", rel->branch);
+	snprintf(ann->subject, sizeof(ann->subject), "%s",
+		 rel->subject != NULL ? rel->subject : "");
+	snprintf(ann->message_id, sizeof(ann->message_id), "%s", rel->message_id);
+	snprintf(ann->from, sizeof(ann->from), "%s",
+		 rel->mail_from != NULL ? rel->mail_from : "");
+	ann->to = (char *)rel->mail_to;
+	ann->cc = (char *)rel->mail_cc;
+	ann->npatches = -1;
+	return 1;
+}
+
+static struct engine_context ectx;
+static pthread_t engine_thread;
+static int engine_running;
+static atomic_int engine_stopping;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+static int wake_pending;
+
+static enum baseline_status baseline_status_of(const struct rowset *base_runs,
+					       const char *target,
+					       const char *test)
+{
+	const struct run_row *r = base_runs->v;
+
+	for (size_t i = 0; i < base_runs->n; i++) {
+		if (strcmp(r[i].target, target) == 0 && strcmp(r[i].test, test) == 0)
+			return r[i].fails > 0 ? BASE_FAIL : BASE_PASS;
+	}
+	return BASE_NONE;
+}
+
+/* "a b c" -> pointers into a copy, cut at the spaces; *copy owns them. */
+static const char **split_versions(const char *list, char **copy, size_t *n)
+{
+	size_t cap = 16, k = 0;
+	const char **v;
+	char *p;
+
+	*n = 0;
+	*copy = list != NULL ? strdup(list) : NULL;
+	if (*copy == NULL)
+		return NULL;
+	v = calloc(cap, sizeof(*v));
+	for (p = *copy; v != NULL && p != NULL && *p != '\0' && k < cap; ) {
+		char *sp = strchr(p, ' ');
+
+		v[k++] = p;
+		if (sp != NULL)
+			*sp++ = '\0';
+		p = sp;
+	}
+	*n = k;
+	return v;
+}
+
+/* Builds the report from the store's view of the release and queues it. */
+static int write_report(struct store *st, const struct config *cfg,
+			const char *base_url, const struct release_row *rel,
+			const struct release_row *baseline, const char *gate,
+			char *err, size_t errlen)
+{
+	struct rowset regs = { 0 }, jobs = { 0 };
+	struct report_regression *rr = NULL;
+	struct report_target *rt = NULL;
+	struct report_input in = { 0 };
+	struct announcement ann;
+	char status_url[1024], date[64], **also = NULL, **urls = NULL;
+	char *text = NULL, *email = NULL, *hook = NULL;
+	struct outbox_in out[2];
+	size_t nout = 0, nr = 0, i;
+	const struct regression_row *g;
+	const struct job_row *j;
+	int rc = -1;
+
+	if (store_release_regressions(st, rel->id, &regs, err, errlen) < 0 ||
+	    store_release_jobs(st, rel->id, 1, &jobs, err, errlen) < 0)
+		goto out;
+	g = regs.v;
+	j = jobs.v;
+	rr = calloc(regs.n + 1, sizeof(*rr));
+	also = calloc(regs.n + 1, sizeof(*also));
+	urls = calloc(regs.n + 1, sizeof(*urls));
+	rt = calloc(jobs.n + 1, sizeof(*rt));
+	if (rr == NULL || rt == NULL || also == NULL || urls == NULL) {
+		errf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < regs.n; i++) {
+		if (g[i].flaky)
+			continue;	/* flaky results are on the status page */
+		rr[nr].id = (long)g[i].id;
+		rr[nr].test = g[i].test;
+		rr[nr].target = g[i].target;
+		rr[nr].diagnostic = g[i].diagnostic;
+		rr[nr].state = g[i].state;
+		rr[nr].also_in = split_versions(g[i].also_in, &also[nr],
+						&rr[nr].nalso);
+		if (asprintf(&urls[nr], "%s/api/v1/regressions/%ld", base_url,
+			     rr[nr].id) >= 0)
+			rr[nr].url = urls[nr];
+		nr++;
+	}
+	for (i = 0; i < jobs.n; i++) {
+		rt[i].target = j[i].target;
+		rt[i].state = j[i].state;
+		rt[i].kernel = j[i].kernel_version;
+		rt[i].seconds = j[i].boot_seconds;
+		rt[i].error = j[i].error;
+		rt[i].pass = j[i].counts.pass;
+		rt[i].fail = j[i].counts.fail;
+		rt[i].skip = j[i].counts.skip;
+	}
+	snprintf(status_url, sizeof(status_url), "%s/api/v1/releases/%s",
+		 base_url, rel->version);
+	in.farm = cfg->farm;
+	in.tested_by = cfg->mail_from;
+	in.version = rel->version;
+	in.baseline = baseline != NULL ? baseline->version : NULL;
+	in.gate = gate;
+	in.status_url = status_url;
+	in.regressions = rr;
+	in.nregressions = nr;
+	in.targets = rt;
+	in.ntargets = jobs.n;
+	if (engine_announcement(rel, &ann))
+		in.ann = &ann;
+	text = report_text(&in);
+	if (text == NULL) {
+		errf(err, errlen, "cannot render the report");
+		goto out;
+	}
+	if (in.ann != NULL) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		gmtime_r(&now, &tm);
+		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
+		email = report_email(&in, cfg->mail_from, date, err, errlen);
+		if (email == NULL)
+			log_warn("report for %s: no e-mail: %s", in.version, err);
+		else if (cfg->smtp_url[0] != '\0')
+			out[nout++] = (struct outbox_in){ "smtp", cfg->smtp_url, email };
+	}
+	if (cfg->webhook_url[0] != '\0') {
+		json_t *payload = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:i}",
+			"event", "report", "version", in.version, "gate", gate,
+			"status_url", status_url, "baseline", in.baseline,
+			"message_id", rel->message_id, "regressions", (int)nr);
+
+		if (payload != NULL) {
+			json_object_set_new(payload, "report", json_string(text));
+			hook = json_dumps(payload, JSON_COMPACT | JSON_SORT_KEYS);
+			json_decref(payload);
+		}
+		if (hook != NULL)
+			out[nout++] = (struct outbox_in){ "webhook", cfg->webhook_url,
+							  hook };
+	}
+	rc = store_report_add(st, rel->id, gate, text, email, out, nout, err,
+			      errlen);
+out:
+	for (i = 0; rr != NULL && i < nr; i++) {
+		free((void *)rr[i].also_in);
+		free(also[i]);
+		free(urls[i]);
+	}
+	free(rr);
+	free(rt);
+	free(also);
+	free(urls);
+	free(text);
+	free(email);
+	free(hook);
+	rowset_free(&regs);
+	rowset_free(&jobs);
+	return rc;
+}
+
+static int add_reason(struct gate_result *g, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int add_reason(struct gate_result *g, const char *fmt, ...)
+{
+	char **nr = realloc(g->reasons, (g->nreasons + 1) * sizeof(*nr));
+	va_list ap;
+	int rc;
+
+	if (nr == NULL)
+		return -1;
+	g->reasons = nr;
+	va_start(ap, fmt);
+	rc = vasprintf(&g->reasons[g->nreasons], fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -1;
+	g->nreasons++;
+	return 0;
+}
+
+void gate_result_free(struct gate_result *g)
+{
+	for (size_t i = 0; i < g->nreasons; i++)
+		free(g->reasons[i]);
+	free(g->reasons);
+	rowset_free(&g->row_set);
+	memset(g, 0, sizeof(*g));
+}
+
+enum gate_verdict engine_gate_verdict(const struct gate_row *row)
+{
+	struct gate_input in;
+
+	in.jobs = row->jobs;
+	in.unfinished = row->unfinished;
+	in.infra_errors = row->infra;
+	in.blocking_regressions = row->blocking;
+	/* Regressions are decided when the last job ends: until then a
+	 * finished-looking release is still pending. */
+	if (row->analysed == NULL && in.unfinished == 0 && in.jobs > 0)
+		in.unfinished = 1;
+	return regress_gate(&in);
+}
+
+int engine_gate_eval(struct store *st, int64_t release_id,
+		     struct gate_result *out, char *err, size_t errlen)
+{
+	struct rowset regs = { 0 }, jobs = { 0 };
+	const struct gate_row *row;
+	const struct regression_row *g;
+	const struct job_row *j;
+	size_t i;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (store_release_gate(st, release_id, &out->row_set, err, errlen) < 0)
+		return -1;
+	if (out->row_set.n == 0) {
+		rowset_free(&out->row_set);
+		return 0;
+	}
+	row = out->row_set.v;
+	out->row = row;
+	out->verdict = engine_gate_verdict(row);
+	if (store_release_regressions(st, release_id, &regs, err, errlen) < 0 ||
+	    store_release_jobs(st, release_id, 0, &jobs, err, errlen) < 0)
+		goto out;
+	/* An rc that shipped anyway, past its deadline, with a blocking
+	 * regression: the case of 6.1.64, said out loud, first. */
+	out->released_with_known_regressions = out->verdict == GATE_BLOCK &&
+		row->deadline_passed && row->released_as != NULL;
+	if (out->released_with_known_regressions &&
+	    add_reason(out, "released as %s with known regressions after the"
+		       " review deadline", row->released_as) < 0)
+		goto oom;
+	g = regs.v;
+	for (i = 0; i < regs.n; i++) {
+		if (g[i].flaky || strcmp(g[i].state, "invalid") == 0)
+			continue;
+		if (add_reason(out, "regression %lld: %s fails on %s%s%s%s",
+			       (long long)g[i].id, g[i].test, g[i].target,
+			       g[i].also_in ? " (also in " : "",
+			       g[i].also_in ? g[i].also_in : "",
+			       g[i].also_in ? ")" : "") < 0)
+			goto oom;
+	}
+	j = jobs.v;
+	for (i = 0; i < jobs.n; i++) {
+		int r = 0;
+
+		if (strcmp(j[i].state, JS_INFRA_ERROR) == 0)
+			r = add_reason(out, "%s not tested: %s", j[i].target,
+				       j[i].error ? j[i].error : "infra error");
+		else if (strcmp(j[i].state, JS_CANCELLED) == 0)
+			r = add_reason(out, "%s not tested: cancelled", j[i].target);
+		else if (strcmp(j[i].state, JS_DONE) != 0)
+			r = add_reason(out, "%s still %s", j[i].target, j[i].state);
+		if (r < 0)
+			goto oom;
+	}
+	if (row->jobs == 0 && add_reason(out, "no kernels submitted yet") < 0)
+		goto oom;
+	rc = 1;
+	goto out;
+oom:
+	errf(err, errlen, "out of memory");
+	gate_result_free(out);
+out:
+	rowset_free(&regs);
+	rowset_free(&jobs);
+	return rc;
+}
+
+/* Returns 1 if reruns were queued (analysis continues when they end). */
+static int queue_reruns(struct store *st, const struct config *cfg,
+			int64_t id, const struct rowset *runs,
+			const struct rowset *base_runs, char *err, size_t errlen)
+{
+	const struct run_row *r = runs->v;
+	char done[8][16];
+	size_t ndone = 0;
+	int queued = 0;
+
+	for (size_t i = 0; i < runs->n; i++) {
+		struct test_runs t = { r[i].runs, r[i].fails,
+			baseline_status_of(base_runs, r[i].target, r[i].test) };
+		int seen = 0, n;
+
+		if (regress_classify(&t, (int)cfg->reruns) != CLASS_RERUN)
+			continue;
+		for (size_t k = 0; k < ndone; k++)
+			seen |= strcmp(done[k], r[i].target) == 0;
+		if (seen || ndone == 8)
+			continue;
+		/* A rerun that itself failed for infrastructure reasons is not
+		 * retried forever: the reruns already made are the limit. */
+		n = store_rerun_count(st, id, r[i].target, err, errlen);
+		if (n < 0)
+			return -1;
+		if (n >= cfg->reruns)
+			continue;
+		if (store_job_rerun(st, id, r[i].target, err, errlen) < 0)
+			return -1;
+		snprintf(done[ndone++], sizeof(done[0]), "%s", r[i].target);
+		log_info("release=%lld target=%s: failure rerun queued",
+			 (long long)id, r[i].target);
+		queued = 1;
+	}
+	return queued;
+}
+
+/* Regressions this release fixes on its branch: the candidates the store
+ * finds (its test passes here), where regress_fixes() says this release
+ * comes after an occurrence. */
+static int mark_fixes(struct store *st, int64_t id, const char *version,
+		      int *nfixed, char *err, size_t errlen)
+{
+	struct rowset cands;
+	const struct fix_candidate *c;
+
+	*nfixed = 0;
+	if (store_fix_candidates(st, id, &cands, err, errlen) < 0)
+		return -1;
+	c = cands.v;
+	for (size_t i = 0; i < cands.n; i++) {
+		int rc;
+
+		if (!regress_fixes(c[i].seen_on, version))
+			continue;
+		rc = store_regression_fix(st, c[i].id, c[i].branch, version, err,
+					  errlen);
+		if (rc < 0) {
+			rowset_free(&cands);
+			return -1;
+		}
+		*nfixed += rc;
+	}
+	rowset_free(&cands);
+	return 0;
+}
+
+static int settle(struct store *st, const struct config *cfg,
+		  const char *base_url, void (*jobs_queued)(void), int64_t id,
+		  char *err, size_t errlen)
+{
+	struct rowset rels = { 0 }, gates = { 0 }, bases = { 0 }, runs = { 0 },
+		base_runs = { 0 };
+	const struct release_row *rel, *baseline;
+	const struct gate_row *g;
+	const struct run_row *r;
+	int rc = -1, nfixed = 0, nreg = 0;
+
+	if (store_release_get(st, id, &rels, err, errlen) < 0 ||
+	    store_release_gate(st, id, &gates, err, errlen) < 0)
+		goto out;
+	rel = rels.v;
+	g = gates.v;
+	if (rels.n == 0 || gates.n == 0 || g->unfinished > 0 || g->analysed != NULL) {
+		rc = 0;
+		goto out;
+	}
+	if (store_release_baseline(st, rel, &bases, err, errlen) < 0)
+		goto out;
+	baseline = bases.n > 0 ? bases.v : NULL;
+	if (store_release_runs(st, id, &runs, err, errlen) < 0 ||
+	    (baseline != NULL &&
+	     store_release_runs(st, baseline->id, &base_runs, err, errlen) < 0))
+		goto out;
+	switch (queue_reruns(st, cfg, id, &runs, &base_runs, err, errlen)) {
+	case -1:
+		goto out;
+	case 1:
+		if (jobs_queued != NULL)
+			jobs_queued();
+		rc = 0;
+		goto out;
+	}
+	if (store_release_claim_analysis(st, id, err, errlen) <= 0) {
+		rc = 0;	/* someone else did (or an error, logged by caller) */
+		goto out;
+	}
+	r = runs.v;
+	for (size_t i = 0; i < runs.n; i++) {
+		struct test_runs t = { r[i].runs, r[i].fails,
+			baseline_status_of(&base_runs, r[i].target, r[i].test) };
+		enum test_class c = regress_classify(&t, (int)cfg->reruns);
+		struct occurrence_in o;
+		char sig[65], fs[32];
+		int64_t rid;
+		int created;
+
+		/* A rerun that could not run leaves CLASS_RERUN: decide with
+		 * what we have rather than wait forever. */
+		if (c == CLASS_RERUN)
+			c = CLASS_REGRESSION;
+		if (c != CLASS_REGRESSION && c != CLASS_FLAKY)
+			continue;
+		regress_signature(r[i].test, r[i].target, r[i].diagnostic, sig);
+		regress_test_fs(r[i].test, fs, sizeof(fs));
+		o.signature = sig;
+		o.test = r[i].test;
+		o.target = r[i].target;
+		o.fs = fs;
+		o.diagnostic = r[i].diagnostic;
+		o.release_id = id;
+		o.job_id = r[i].job_id;
+		o.branch = rel->branch;
+		o.version = rel->version;
+		o.flaky = c == CLASS_FLAKY;
+		o.runs = t.runs;
+		o.fails = t.fails;
+		o.confirmed = !o.flaky && regress_confirmed(&t);
+		o.window_days = cfg->link_window_days;
+		if (store_regression_link(st, &o, &rid, &created, err, errlen) < 0)
+			goto out;
+		nreg++;
+		log_info("release=%s regression=%lld %s test=%s target=%s"
+			 " baseline=%s runs=%d fails=%d", rel->version,
+			 (long long)rid, created ? "new" : "linked", o.test,
+			 o.target, t.baseline == BASE_PASS ? "pass" : "none",
+			 t.runs, t.fails);
+	}
+	if (mark_fixes(st, id, rel->version, &nfixed, err, errlen) < 0)
+		goto out;
+	{
+		struct gate_result gate;
+		int have = engine_gate_eval(st, id, &gate, err, errlen);
+		const char *verdict = have > 0 ? regress_gate_name(gate.verdict)
+					       : "pending";
+
+		log_info("release=%s analysed regressions=%d fixed=%d gate=%s"
+			 " baseline=%s", rel->version, nreg, nfixed, verdict,
+			 baseline != NULL ? baseline->version : "none");
+		rc = write_report(st, cfg, base_url, rel, baseline, verdict, err,
+				  errlen);
+		if (have > 0)
+			gate_result_free(&gate);
+	}
+out:
+	rowset_free(&rels);
+	rowset_free(&gates);
+	rowset_free(&bases);
+	rowset_free(&runs);
+	rowset_free(&base_runs);
+	return rc;
+}
+
+int engine_run_once(struct store *st, const struct engine_context *c,
+		    char *err, size_t errlen)
+{
+	struct rowset todo;
+	const int64_t *ids;
+	int n = 0, failed = 0;
+
+	if (store_releases_unanalysed(st, &todo, err, errlen) < 0)
+		return -1;
+	ids = todo.v;
+	for (size_t i = 0; i < todo.n; i++) {
+		char e2[512];
+
+		if (settle(st, c->cfg, c->base_url, c->jobs_queued, ids[i], e2,
+			   sizeof(e2)) < 0) {
+			log_err("release analysis: release %lld: %s",
+				(long long)ids[i], e2);
+			errf(err, errlen, "%s", e2);
+			failed = 1;
+			continue;
+		}
+		n++;
+	}
+	rowset_free(&todo);
+	if (c->cache_dir != NULL) {
+		char e2[512];
+		int b = bisect_run_once(st, c, e2, sizeof(e2));
+
+		if (b < 0)
+			log_err("bisection: %s", e2);
+		else if (b > 0 && c->jobs_queued != NULL)
+			c->jobs_queued();
+	}
+	return failed ? -1 : n;
+}
+
+void engine_kick(void)
+{
+	pthread_mutex_lock(&wake_lock);
+	wake_pending = 1;
+	pthread_cond_signal(&wake_cond);
+	pthread_mutex_unlock(&wake_lock);
+}
+
+/* Sleeps until kicked or secs pass. */
+static void engine_wait(int secs)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	pthread_mutex_lock(&wake_lock);
+	while (!wake_pending && !atomic_load(&engine_stopping)) {
+		if (pthread_cond_timedwait(&wake_cond, &wake_lock, &ts) == ETIMEDOUT)
+			break;
+	}
+	wake_pending = 0;
+	pthread_mutex_unlock(&wake_lock);
+}
+
+static void *engine_main(void *arg)
+{
+	char err[512];
+	struct store *st = store_open(ectx.db_path, err, sizeof(err));
+
+	(void)arg;
+	if (st == NULL) {
+		log_err("engine: %s", err);
+		return NULL;
+	}
+	/* The first pass also picks up what a crash left: releases whose
+	 * last job ended just before it. */
+	while (!atomic_load(&engine_stopping)) {
+		/* After an error, back off rather than fail every second. */
+		int rc = engine_run_once(st, &ectx, err, sizeof(err));
+
+		engine_wait(rc < 0 ? 30 : 5);
+	}
+	store_close(st);
+	return NULL;
+}
+
+int engine_start(const struct engine_context *c, char *err, size_t errlen)
+{
+	ectx = *c;
+	atomic_store(&engine_stopping, 0);
+	if (pthread_create(&engine_thread, NULL, engine_main, NULL) != 0) {
+		errf(err, errlen, "cannot start the engine thread");
+		return -1;
+	}
+	engine_running = 1;
+	return 0;
+}
+
+void engine_stop(void)
+{
+	if (!engine_running)
+		return;
+	atomic_store(&engine_stopping, 1);
+	engine_kick();
+	pthread_join(engine_thread, NULL);
+	engine_running = 0;
+}

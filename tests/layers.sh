@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The daemon's layering, checked on its sources (curl's checksrc is the
+# spirit): daemon/ is folders on floors, lowest first,
+#   base store artifact guests build job intake report review http
+# and main.c above them all. A file includes its own folder's headers and
+# the public header (<folder>/<folder>.h) of a lower floor only; a
+# *_internal.h is included only from its own folder; no .c file of the
+# daemon is over MAX_LINES lines. One TAP line per rule, the offenders in
+# its diagnostics. No build needed; a second or less.
+set -u
+SRC=${RCGATE_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$SRC/daemon" || exit 1
+FLOORS="base store artifact guests build job intake report review http"
+MAX_LINES=${MAX_LINES:-1100}
+floor() {	# floor FOLDER -> its index, or 99 for main.c's level
+	local i=0
+	for f in $FLOORS; do
+		[ "$f" = "$1" ] && { echo $i; return; }
+		i=$((i + 1))
+	done
+	echo 99
+}
+echo "1..4"
+
+# 1. Every folder has its public header and nothing sits loose beside main.c.
+bad=""
+for f in $FLOORS; do
+	[ -f "$f/$f.h" ] || bad="$bad missing:$f/$f.h"
+done
+for x in *.c *.h; do
+	[ -e "$x" ] || continue
+	[ "$x" = main.c ] || bad="$bad loose:$x"
+done
+if [ -z "$bad" ]; then
+	echo "ok 1 - every floor has its public header; only main.c is outside a folder"
+else
+	echo "not ok 1 - the folder map is broken"; echo "#$bad"
+fi
+
+# 2. Includes go down (or sideways within a folder), never up.
+up=""
+internal=""
+for file in */*.c */*.h; do
+	dir=${file%%/*}
+	me=$(floor "$dir")
+	while IFS= read -r inc; do
+		case $inc in
+		*/*_internal.h|*_internal.h)
+			# an internal header: only its own folder's
+			case $inc in
+			*/*) owner=${inc%%/*} ;;
+			*) owner=$dir ;;
+			esac
+			[ "$owner" = "$dir" ] || internal="$internal $file:$inc"
+			;;
+		../../agent/protocol.h|../agent/protocol.h|*/store_migrations.h|store_migrations.h) ;;
+		*/*.h)
+			other=${inc%%/*}
+			[ "$(floor "$other")" -le "$me" ] || up="$up $file:$inc"
+			;;
+		esac
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+done
+if [ -z "$up" ]; then
+	echo "ok 2 - no file includes a higher floor's header"
+else
+	echo "not ok 2 - includes that go up a floor"; echo "#$up"
+fi
+if [ -z "$internal" ]; then
+	echo "ok 3 - internal headers stay inside their folders"
+else
+	echo "not ok 3 - another folder's internal header included"; echo "#$internal"
+fi
+
+# 4. No .c file of the daemon over MAX_LINES lines, but those still
+# listed in OVER (a ratchet: the list only shrinks; a file that grows past
+# the limit fails, and so does one listed that is now under it).
+OVER=${OVER-"store/store.c guests/guest.c"}
+long=$(wc -l */*.c main.c | awk -v m="$MAX_LINES" -v over=" $OVER " '
+	$2 == "total" { next }
+	$1 > m && index(over, " " $2 " ") == 0 { printf " %s:%d", $2, $1 }
+	$1 <= m && index(over, " " $2 " ") != 0 { printf " %s:%d(under: drop it from OVER)", $2, $1 }')
+if [ -z "$long" ]; then
+	echo "ok 4 - no daemon .c file is over $MAX_LINES lines (still over: $OVER)"
+else
+	echo "not ok 4 - files over $MAX_LINES lines"; echo "#$long"
+fi
