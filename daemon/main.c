@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 		struct sched_context sctx = { &cfg, db, cache, engine_kick,
 					      prefix };
 		struct engine_context ectx = { &cfg, db, base_url, sched_kick,
-					       cache };
+					       cache, prereq_kick };
 		struct http_options ho = {
 			.listen = cfg.listen,
 			.port = cfg.port,

@@ -128,6 +128,10 @@ int build_config_missing(const char *fragment, const char *config, char *out,
 
 /* ---- gitsrc.c: rcs from a git tree ---- */
 int gitsrc_is_commit(const char *s);	/* 40 lowercase hex digits */
+/* The upstream commit a backport's message names ("commit X upstream.",
+ * "[ Upstream commit X ]", "(cherry picked from commit X)"): 0 with id,
+ * -1 if none. */
+int gitsrc_upstream_id(const char *message, char id[41]);
 /* git://, http:// or https:// with a host and a path, no user
  * information, quotes, spaces or control characters; -1 with err. */
 int gitsrc_url_check(const char *url, char *err, size_t errlen);

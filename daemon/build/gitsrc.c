@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -451,4 +452,44 @@ int gitsrc_makefile_version(const char *tree, char *out, size_t outlen)
 	else
 		snprintf(out, outlen, "%s.%s%s", v[0], v[1], v[3]);
 	return 0;
+}
+
+/* A 40-hex id at p (lowercase), or 0. */
+static int hex40(const char *p)
+{
+	for (int i = 0; i < 40; i++)
+		if (!isxdigit((unsigned char)p[i]) || isupper((unsigned char)p[i]))
+			return 0;
+	return !isxdigit((unsigned char)p[40]);
+}
+
+int gitsrc_upstream_id(const char *message, char id[41])
+{
+	static const char *const forms[] = {
+		"commit ",		/* "commit X upstream." (stable's own) */
+		"[ Upstream commit ",	/* "[ Upstream commit X ]" */
+		"(cherry picked from commit ",
+	};
+
+	for (const char *line = message; line != NULL && *line != '\0';) {
+		const char *eol = strchr(line, '\n'), *p = line;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+			size_t fl = strlen(forms[f]);
+
+			if (strncasecmp(p, forms[f], fl) != 0 || !hex40(p + fl))
+				continue;
+			/* The first form only with "upstream" after the id. */
+			if (f == 0 && strncmp(p + fl + 40, " upstream", 9) != 0)
+				continue;
+			memcpy(id, p + fl, 40);
+			id[40] = '\0';
+			return 0;
+		}
+		line = eol != NULL ? eol + 1 : NULL;
+	}
+	id[0] = '\0';
+	return -1;
 }

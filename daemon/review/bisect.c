@@ -6,9 +6,8 @@
  * branch), the verdict of each step tested so far (good, bad, or skip for
  * a commit that could not be judged: it does not build for another
  * reason, or its boot was an infra error, as `git bisect skip`), and from
- * those the next commit to test or the answer. Also reads the upstream id
- * a stable backport names in its message (bisect_next,
- * bisect_upstream_id: no I/O, unit-tested on every shape).
+ * those the next commit to test or the answer (bisect_next: no I/O,
+ * unit-tested on every shape).
  *
  * Then the engine's pass over bisections (bisect_run_once): a confirmed
  * regression (never a flaky one) of an rc whose failing job was built from
@@ -73,46 +72,6 @@ int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
 		return BISECT_AMBIGUOUS;	/* only skipped commits left */
 	*next = best;
 	return BISECT_STEP;
-}
-
-/* A 40-hex id at p (lowercase), or 0. */
-static int hex40(const char *p)
-{
-	for (int i = 0; i < 40; i++)
-		if (!isxdigit((unsigned char)p[i]) || isupper((unsigned char)p[i]))
-			return 0;
-	return !isxdigit((unsigned char)p[40]);
-}
-
-int bisect_upstream_id(const char *message, char id[41])
-{
-	static const char *const forms[] = {
-		"commit ",		/* "commit X upstream." (stable's own) */
-		"[ Upstream commit ",	/* "[ Upstream commit X ]" */
-		"(cherry picked from commit ",
-	};
-
-	for (const char *line = message; line != NULL && *line != '\0';) {
-		const char *eol = strchr(line, '\n'), *p = line;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
-			size_t fl = strlen(forms[f]);
-
-			if (strncasecmp(p, forms[f], fl) != 0 || !hex40(p + fl))
-				continue;
-			/* The first form only with "upstream" after the id. */
-			if (f == 0 && strncmp(p + fl + 40, " upstream", 9) != 0)
-				continue;
-			memcpy(id, p + fl, 40);
-			id[40] = '\0';
-			return 0;
-		}
-		line = eol != NULL ? eol + 1 : NULL;
-	}
-	id[0] = '\0';
-	return -1;
 }
 
 /* ---- the engine's pass: bisections as jobs ---- */
@@ -408,7 +367,7 @@ static int finish(struct store *st, const struct engine_context *c,
 		if (log != NULL) {
 			snprintf(subject, sizeof(subject), "%.*s",
 				 (int)strcspn(log, "\n"), log);
-			bisect_upstream_id(log, upstream);
+			gitsrc_upstream_id(log, upstream);
 			free(log);
 		}
 	}
@@ -444,8 +403,10 @@ static int finish(struct store *st, const struct engine_context *c,
 		 outcome == BISECT_FOUND ? ": " : "",
 		 outcome == BISECT_FOUND ? last : "",
 		 prereq != NULL ? " (prerequisite search next)" : "");
-	if (prereq != NULL)
-		prereq_kick();
+	if (prereq != NULL) {
+		if (c->culprit_found != NULL)
+			c->culprit_found();
+	}
 	else if (outcome != BISECT_EMPTY)
 		bisect_announce(st, c->cfg, b->id);
 	return 0;

@@ -541,7 +541,7 @@ static void calling_files(const char *updir, const char *upstream,
 }
 
 /* The commit ids a branch's messages name as upstream ("commit X
- * upstream." and the other forms bisect_upstream_id reads). */
+ * upstream." and the other forms gitsrc_upstream_id reads). */
 static void drop_named(const char *stdir, const char *range,
 		       const struct build_options *o, struct branch_pass *b)
 {
@@ -557,7 +557,7 @@ static void drop_named(const char *stdir, const char *range,
 
 		if (next != NULL)
 			*next = '\0';
-		if (bisect_upstream_id(p + 1, id) == 0)
+		if (gitsrc_upstream_id(p + 1, id) == 0)
 			for (size_t i = 0; i < b->n; i++)
 				if (b->v[i].score > 0 && strcmp(b->v[i].commit, id) == 0)
 					drop(b, i);

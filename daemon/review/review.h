@@ -96,10 +96,6 @@ enum { BISECT_STEP, BISECT_FOUND, BISECT_AMBIGUOUS, BISECT_EMPTY };
  * *hi]), BISECT_EMPTY for n = 0. */
 int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
 		size_t *lo, size_t *hi);
-/* The upstream commit a backport's message names ("commit X upstream.",
- * "[ Upstream commit X ]", "(cherry picked from commit X)"): 0 with id,
- * -1 if none. */
-int bisect_upstream_id(const char *message, char id[41]);
 /* The engine's bisection pass: starts a bisection for each confirmed
  * regression of an rc built from git, turns each finished step into the
  * next one or the answer, and sends the answer to every affected rc's
@@ -167,6 +163,9 @@ struct engine_context {
 	const char *base_url;		/* for links in reports */
 	void (*jobs_queued)(void);	/* reruns were queued */
 	const char *cache_dir;		/* NULL: no bisections (build/git) */
+	/* A bisection named a backport whose prerequisites are to be
+	 * searched (prereq_kick, wired by main.c); NULL: none. */
+	void (*culprit_found)(void);
 };
 int engine_start(const struct engine_context *, char *err, size_t errlen);
 /* The announcement a release was made from, for a reply in its thread:

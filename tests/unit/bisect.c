@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "build/build.h"
 #include "review/review.h"
 
 static int ceil_log2(size_t n)
@@ -110,24 +111,24 @@ static void test_upstream_id(void **state)
 	char id[41];
 
 	(void)state;
-	assert_int_equal(bisect_upstream_id(
+	assert_int_equal(gitsrc_upstream_id(
 		"ext4: properly sync file size update after O_DIRECT write\n\n"
 		"commit 91562895f8030cb9a0470b1db49de79346a69f91 upstream.\n\n"
 		"Gao Xiang has reported...\n", id), 0);
 	assert_string_equal(id, "91562895f8030cb9a0470b1db49de79346a69f91");
-	assert_int_equal(bisect_upstream_id(
+	assert_int_equal(gitsrc_upstream_id(
 		"subject\n\n[ Upstream commit 936e114a245b6e38e0dbf706a67e7611fc993da1 ]\n", id), 0);
 	assert_string_equal(id, "936e114a245b6e38e0dbf706a67e7611fc993da1");
-	assert_int_equal(bisect_upstream_id(
+	assert_int_equal(gitsrc_upstream_id(
 		"subject\n\n(cherry picked from commit 936e114a245b6e38e0dbf706a67e7611fc993da1)\n", id), 0);
 	/* A "commit X" line without "upstream", a short or upper-case id,
 	 * or a revert's "This reverts commit X." name no upstream. */
-	assert_int_equal(bisect_upstream_id("Fixes: commit 936e114a245b6e38e0dbf706a67e7611fc993da1\n"
+	assert_int_equal(gitsrc_upstream_id("Fixes: commit 936e114a245b6e38e0dbf706a67e7611fc993da1\n"
 		"commit 936e114a245b6e38e0dbf706a67e7611fc993da1 is bad\n", id), -1);
-	assert_int_equal(bisect_upstream_id("commit 936e114a245b upstream.\n", id), -1);
-	assert_int_equal(bisect_upstream_id("commit 936E114A245B6E38E0DBF706A67E7611FC993DA1 upstream.\n", id), -1);
-	assert_int_equal(bisect_upstream_id("This reverts commit 936e114a245b6e38e0dbf706a67e7611fc993da1.\n", id), -1);
-	assert_int_equal(bisect_upstream_id("", id), -1);
+	assert_int_equal(gitsrc_upstream_id("commit 936e114a245b upstream.\n", id), -1);
+	assert_int_equal(gitsrc_upstream_id("commit 936E114A245B6E38E0DBF706A67E7611FC993DA1 upstream.\n", id), -1);
+	assert_int_equal(gitsrc_upstream_id("This reverts commit 936e114a245b6e38e0dbf706a67e7611fc993da1.\n", id), -1);
+	assert_int_equal(gitsrc_upstream_id("", id), -1);
 }
 
 int main(void)

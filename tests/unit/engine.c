@@ -58,7 +58,7 @@ static int setup(void **state)
 	config_defaults(&f->cfg);
 	f->cfg.reruns = 1;
 	f->ectx = (struct engine_context){ &f->cfg, f->db, "http://rcgate.test",
-					    jobs_queued, NULL };
+					    jobs_queued, NULL, NULL };
 	current = f;
 	*state = f;
 	return 0;
