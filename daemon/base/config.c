@@ -653,22 +653,34 @@ static void dump_string(FILE *out, const char *key, const char *v)
 
 void config_dump(const struct config *c, FILE *out)
 {
-	const char *section = "";
+	const char *base = (const char *)c;
+	int first = 1;
 
-	for (size_t i = 0; i < NDIRECTIVES; i++) {
-		const struct directive *d = &directives[i];
-		const char *base = (const char *)c;
+	/* A section at a time, in the order sections first appear in the
+	 * table, though its rows need not be next to each other there. */
+	for (size_t s = 0; s < NDIRECTIVES; s++) {
+		const char *section = directives[s].section;
+		size_t k;
 
-		if (strcmp(section, d->section) != 0) {
-			fprintf(out, "%s[%s]\n", i ? "\n" : "", d->section);
-			section = d->section;
+		for (k = 0; k < s && strcmp(directives[k].section, section); k++)
+			;
+		if (k < s)
+			continue;	/* printed with its first row */
+		fprintf(out, "%s[%s]\n", first ? "" : "\n", section);
+		first = 0;
+		for (size_t i = s; i < NDIRECTIVES; i++) {
+			const struct directive *d = &directives[i];
+
+			if (strcmp(d->section, section) != 0)
+				continue;
+			fprintf(out, "# %s\n", d->help);
+			if (d->type == D_LONG)
+				fprintf(out, "%s = %ld\n", d->key,
+					*(const long *)(base + d->offset));
+			else
+				dump_string(out, d->key,
+					    *(char *const *)(base + d->offset));
 		}
-		fprintf(out, "# %s\n", d->help);
-		if (d->type == D_LONG)
-			fprintf(out, "%s = %ld\n", d->key,
-				*(const long *)(base + d->offset));
-		else
-			dump_string(out, d->key, *(char *const *)(base + d->offset));
 	}
 	hosts_dump(c, out);
 }

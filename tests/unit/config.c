@@ -206,6 +206,15 @@ static void test_dump_round_trip(void **state)
 	assert_int_equal(config_parse(&b, buf, "dump", err, sizeof(err)), 0);
 	assert_string_equal(b.state_dir, "/srv/rcgate");
 	assert_int_equal(b.workers, 7);
+	/* Each section once, however the table's rows are ordered (the
+	 * example config once said [jobs] three times). */
+	for (const char *const *sec = (const char *const[]){ "[daemon]",
+	     "[jobs]", "[build]", "[fetch]", "[report]", NULL }; *sec; sec++) {
+		const char *at = strstr(buf, *sec);
+
+		assert_non_null(at);
+		assert_null(strstr(at + 1, *sec));
+	}
 	free(buf);
 	config_free(&a);
 	config_free(&b);
