@@ -24,34 +24,6 @@
 
 #define RCGATE_VERSION "0.1"
 
-/* ==== consumer.c: from consumer.h ==== */
-/* consumer.c: a thread that runs one pass over the store now and then. */
-
-
-struct store;
-
-/* The shape source.c and prereq.c share: its own store connection, a
- * pass when kicked or every `period` seconds, and a stop that waits for
- * the pass under way (which polls consumer_stopping to end early). */
-struct consumer {
-	const char *name;		/* "source": thread and log name */
-	int (*pass)(struct store *, void *arg);
-	void *arg;
-	int period;			/* seconds between passes unkicked */
-	/* its own */
-	char *db;
-	pthread_t thread;
-	int running, pending;
-	atomic_int stopping;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-};
-int consumer_start(struct consumer *, const char *db_path, char *err,
-		   size_t errlen);
-void consumer_kick(struct consumer *);
-int consumer_stopping(struct consumer *);
-void consumer_stop(struct consumer *);
-
 /* ---- util.c: errors, files, hashing, processes ---- */
 void errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -92,7 +64,14 @@ void strbuf_init(struct strbuf *, char *buf, size_t cap);
 void strbuf_printf(struct strbuf *, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 double now_monotonic(void);
-/* ISO 8601 UTC timestamp of now into buf[32]. */
+/* The daemon's date formats, all UTC: ISO 8601 ("2023-11-28T16:43:00Z",
+ * the store's and the API's), with milliseconds (job logs), and RFC 2822
+ * (a mail's Date:). */
+void time_iso8601(time_t t, char buf[32]);
+struct timespec;
+void time_iso8601_ms(const struct timespec *ts, char buf[32]);
+void time_rfc2822(time_t t, char buf[40]);
+/* time_iso8601 of now. */
 void now_iso8601(char buf[32]);
 int parse_long(const char *s, long min, long max, long *out);
 /* Whether list (words separated by blanks or commas) has word. */

@@ -379,14 +379,35 @@ double now_monotonic(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void now_iso8601(char buf[32])
+void time_iso8601(time_t t, char buf[32])
 {
-	struct timespec ts;
 	struct tm tm;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
+	gmtime_r(&t, &tm);
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void time_iso8601_ms(const struct timespec *ts, char buf[32])
+{
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&ts->tv_sec, &tm);
+	n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, 32 - n, ".%03ldZ", ts->tv_nsec / 1000000L);
+}
+
+void time_rfc2822(time_t t, char buf[40])
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, 40, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+}
+
+void now_iso8601(char buf[32])
+{
+	time_iso8601(time(NULL), buf);
 }
 
 void strbuf_init(struct strbuf *sb, char *buf, size_t cap)

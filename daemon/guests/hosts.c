@@ -504,15 +504,13 @@ size_t hosts_status(struct host_status *out, size_t max)
 	for (size_t i = 0; i < hs.n && n < max; i++, n++) {
 		const struct host *h = &hs.host[i];
 		struct host_status *s = &out[n];
-		struct tm tm;
 
 		memset(s, 0, sizeof(*s));
 		snprintf(s->name, sizeof(s->name), "%s", h->conf.name);
 		snprintf(s->uri, sizeof(s->uri), "%s", h->local && hs.default_uri
 			 ? hs.default_uri : h->conf.uri);
 		snprintf(s->state, sizeof(s->state), "%s", state_name(h->state));
-		gmtime_r(&h->since, &tm);
-		strftime(s->since, sizeof(s->since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		time_iso8601(h->since, s->since);
 		snprintf(s->error, sizeof(s->error), "%s", h->error);
 		if (h->implicit) {
 			struct strbuf b;

@@ -88,6 +88,7 @@ int announce_valid_message_id(const char *id);
 void announce_free(struct announcement *out);
 
 /* ---- trigger.c: rc announcements from the API and a watched Maildir ---- */
+struct store;
 /* Parses a raw announcement and records the release if its sender is
  * one of senders (space-separated addresses, "*" for anyone). 0 = recorded
  * (*created says whether it is new; version set; a later announcement of

@@ -9,8 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -27,10 +25,7 @@
 #define MAX_MAIL (4u << 20)
 
 static const struct config *tcfg;
-static char *tdb;
-static pthread_t trigger_thread;
-static int trigger_running;
-static atomic_int trigger_stopping;
+static struct consumer trigger_consumer;
 
 /* The address in "Name <addr>" (or the whole string), as a pointer and a
  * length into from. */
@@ -153,7 +148,8 @@ static int scan(struct store *st)
 	d = opendir(newdir);
 	if (d == NULL)
 		return 0;
-	while ((de = readdir(d)) != NULL && !atomic_load(&trigger_stopping)) {
+	while ((de = readdir(d)) != NULL &&
+	       !consumer_stopping(&trigger_consumer)) {
 		char path[PATH_MAX], err[512], version[48];
 		size_t len = 0;
 		char *raw;
@@ -194,25 +190,17 @@ static int scan(struct store *st)
 	return transient;
 }
 
-static void *trigger_main(void *arg)
+/* One scan of new/: after a transient failure (the store was busy), the
+ * next in 30 s, else in 1 s. */
+static int trigger_pass(struct store *st, void *arg)
 {
-	char err[512];
-	struct store *st = store_open(tdb, err, sizeof(err));
-
 	(void)arg;
-	if (st == NULL) {
-		log_err("maildir: %s", err);
-		return NULL;
-	}
-	while (!atomic_load(&trigger_stopping)) {
-		int pause = scan(st) ? 300 : 10;	/* tenths of a second */
-
-		for (int i = 0; i < pause && !atomic_load(&trigger_stopping); i++)
-			usleep(100000);
-	}
-	store_close(st);
-	return NULL;
+	return scan(st) ? 30 : 1;
 }
+
+static struct consumer trigger_consumer = {
+	.name = "maildir", .pass = trigger_pass, .period = 1,
+};
 
 int trigger_start(const struct config *cfg, const char *db_path, char *err,
 		  size_t errlen)
@@ -228,28 +216,13 @@ int trigger_start(const struct config *cfg, const char *db_path, char *err,
 		if (mkdir_p(sub, 0700, err, errlen) < 0)
 			return -1;
 	}
-	tdb = strdup(db_path);
-	if (tdb == NULL) {
-		errf(err, errlen, "out of memory");
+	if (consumer_start(&trigger_consumer, db_path, err, errlen) < 0)
 		return -1;
-	}
-	atomic_store(&trigger_stopping, 0);
-	if (pthread_create(&trigger_thread, NULL, trigger_main, NULL) != 0) {
-		errf(err, errlen, "cannot start the maildir thread");
-		return -1;
-	}
-	trigger_running = 1;
 	log_info("watching maildir %s for announcements", cfg->maildir);
 	return 0;
 }
 
 void trigger_stop(void)
 {
-	if (trigger_running) {
-		atomic_store(&trigger_stopping, 1);
-		pthread_join(trigger_thread, NULL);
-		trigger_running = 0;
-	}
-	free(tdb);
-	tdb = NULL;
+	consumer_stop(&trigger_consumer);
 }

@@ -28,18 +28,14 @@ double lap(double *mark)
  * are placed on one time line from them (bench/matrix.sh). */
 void jlog(struct jobrun *r, const char *fmt, ...)
 {
-	char ts[40];
+	char ts[32];
 	struct timespec now;
-	struct tm tm;
 	va_list ap;
 
 	if (r->log == NULL)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, 24, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%03ldZ",
-		 now.tv_nsec / 1000000L);
+	time_iso8601_ms(&now, ts);
 	pthread_mutex_lock(&r->lock);
 	fprintf(r->log, "%s ", ts);
 	va_start(ap, fmt);

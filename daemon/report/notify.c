@@ -6,8 +6,6 @@
  * restart or an unreachable server delays a report but never loses it
  * (at-least-once). Retries back off exponentially, capped at an hour.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,12 +19,6 @@
 #include "report/report.h"
 
 static const struct config *ncfg;
-static char *ndb;
-static pthread_t notify_thread;
-static int notify_running;
-static atomic_int notify_stopping;
-static pthread_mutex_t notify_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t notify_cv = PTHREAD_COND_INITIALIZER;
 
 void notify_signature(const char *key, const char *body, size_t len,
 		      char out[65])
@@ -213,95 +205,58 @@ static int send_webhook(const char *url, const char *body, char *err,
 	return 0;
 }
 
-static void wait_a_while(int seconds)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += seconds;
-	pthread_mutex_lock(&notify_mu);
-	if (!atomic_load(&notify_stopping))
-		pthread_cond_timedwait(&notify_cv, &notify_mu, &ts);
-	pthread_mutex_unlock(&notify_mu);
-}
-
-static void *notify_main(void *arg)
+/* One message of the outbox: CONSUMER_NOW while there are more. */
+static int notify_pass(struct store *st, void *arg)
 {
 	char err[512];
-	struct store *st = store_open(ndb, err, sizeof(err));
+	struct outbox_item it;
+	int rc = store_outbox_next(st, &it, err, sizeof(err)), sent;
+	long delay;
 
 	(void)arg;
-	if (st == NULL) {
-		log_err("notify: %s", err);
-		return NULL;
-	}
-	while (!atomic_load(&notify_stopping)) {
-		struct outbox_item it;
-		int rc = store_outbox_next(st, &it, err, sizeof(err)), sent;
-		long delay;
-
-		if (rc <= 0) {
-			if (rc < 0)
-				log_err("notify: %s", err);
-			wait_a_while(1);
-			continue;
-		}
-		err[0] = '\0';
-		sent = strcmp(it.kind, "smtp") == 0
-			? send_mail(it.destination, it.payload, err, sizeof(err))
-			: send_webhook(it.destination, it.payload, err, sizeof(err));
-		free(it.payload);
-		delay = 5L << (it.attempts < 10 ? it.attempts : 10);
-		if (delay > 3600)
-			delay = 3600;
-		if (sent == 0)
-			log_info("notify: outbox=%lld kind=%s delivered",
-				 (long long)it.id, it.kind);
-		else
-			log_warn("notify: outbox=%lld kind=%s attempt=%ld failed: %s;"
-				 " retry in %ld s", (long long)it.id, it.kind,
-				 it.attempts + 1, err, delay);
-		if (store_outbox_done(st, it.id, sent == 0, err, delay,
-				      ncfg->notify_attempts, err, sizeof(err)) < 0)
+	if (rc <= 0) {
+		if (rc < 0)
 			log_err("notify: %s", err);
+		return CONSUMER_PERIOD;
 	}
-	store_close(st);
-	return NULL;
+	err[0] = '\0';
+	sent = strcmp(it.kind, "smtp") == 0
+		? send_mail(it.destination, it.payload, err, sizeof(err))
+		: send_webhook(it.destination, it.payload, err, sizeof(err));
+	free(it.payload);
+	delay = 5L << (it.attempts < 10 ? it.attempts : 10);
+	if (delay > 3600)
+		delay = 3600;
+	if (sent == 0)
+		log_info("notify: outbox=%lld kind=%s delivered",
+			 (long long)it.id, it.kind);
+	else
+		log_warn("notify: outbox=%lld kind=%s attempt=%ld failed: %s;"
+			 " retry in %ld s", (long long)it.id, it.kind,
+			 it.attempts + 1, err, delay);
+	if (store_outbox_done(st, it.id, sent == 0, err, delay,
+			      ncfg->notify_attempts, err, sizeof(err)) < 0)
+		log_err("notify: %s", err);
+	return CONSUMER_NOW;
 }
+
+static struct consumer notify_consumer = {
+	.name = "notify", .pass = notify_pass, .period = 1,
+};
 
 void notify_kick(void)
 {
-	pthread_mutex_lock(&notify_mu);
-	pthread_cond_broadcast(&notify_cv);
-	pthread_mutex_unlock(&notify_mu);
+	consumer_kick(&notify_consumer);
 }
 
 int notify_start(const struct config *cfg, const char *db_path, char *err,
 		 size_t errlen)
 {
 	ncfg = cfg;
-	ndb = strdup(db_path);
-	if (ndb == NULL) {
-		errf(err, errlen, "out of memory");
-		return -1;
-	}
-	atomic_store(&notify_stopping, 0);
-	if (pthread_create(&notify_thread, NULL, notify_main, NULL) != 0) {
-		errf(err, errlen, "cannot start the notify thread");
-		return -1;
-	}
-	notify_running = 1;
-	return 0;
+	return consumer_start(&notify_consumer, db_path, err, errlen);
 }
 
 void notify_stop(void)
 {
-	if (notify_running) {
-		atomic_store(&notify_stopping, 1);
-		notify_kick();
-		pthread_join(notify_thread, NULL);
-		notify_running = 0;
-	}
-	free(ndb);
-	ndb = NULL;
+	consumer_stop(&notify_consumer);
 }

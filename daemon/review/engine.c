@@ -11,8 +11,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,12 +43,6 @@ int engine_announcement(const struct release_row *rel, struct announcement *ann)
 }
 
 static struct engine_context ectx;
-static pthread_t engine_thread;
-static int engine_running;
-static atomic_int engine_stopping;
-static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
-static int wake_pending;
 
 static enum baseline_status baseline_status_of(const struct rowset *base_runs,
 					       const char *target,
@@ -536,70 +528,35 @@ int engine_run_once(struct store *st, const struct engine_context *c,
 	return failed ? -1 : n;
 }
 
-void engine_kick(void)
-{
-	pthread_mutex_lock(&wake_lock);
-	wake_pending = 1;
-	pthread_cond_signal(&wake_cond);
-	pthread_mutex_unlock(&wake_lock);
-}
-
-/* Sleeps until kicked or secs pass. */
-static void engine_wait(int secs)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += secs;
-	pthread_mutex_lock(&wake_lock);
-	while (!wake_pending && !atomic_load(&engine_stopping)) {
-		if (pthread_cond_timedwait(&wake_cond, &wake_lock, &ts) == ETIMEDOUT)
-			break;
-	}
-	wake_pending = 0;
-	pthread_mutex_unlock(&wake_lock);
-}
-
-static void *engine_main(void *arg)
+/* One pass: after an error, back off rather than fail every second. The
+ * first pass also picks up what a crash left: releases whose last job
+ * ended just before it. */
+static int engine_pass(struct store *st, void *arg)
 {
 	char err[512];
-	struct store *st = store_open(ectx.db_path, err, sizeof(err));
 
 	(void)arg;
-	if (st == NULL) {
-		log_err("engine: %s", err);
-		return NULL;
-	}
-	/* The first pass also picks up what a crash left: releases whose
-	 * last job ended just before it. */
-	while (!atomic_load(&engine_stopping)) {
-		/* After an error, back off rather than fail every second. */
-		int rc = engine_run_once(st, &ectx, err, sizeof(err));
+	if (engine_run_once(st, &ectx, err, sizeof(err)) < 0)
+		return 30;
+	return CONSUMER_PERIOD;
+}
 
-		engine_wait(rc < 0 ? 30 : 5);
-	}
-	store_close(st);
-	return NULL;
+static struct consumer engine_consumer = {
+	.name = "engine", .pass = engine_pass, .period = 5,
+};
+
+void engine_kick(void)
+{
+	consumer_kick(&engine_consumer);
 }
 
 int engine_start(const struct engine_context *c, char *err, size_t errlen)
 {
 	ectx = *c;
-	atomic_store(&engine_stopping, 0);
-	if (pthread_create(&engine_thread, NULL, engine_main, NULL) != 0) {
-		errf(err, errlen, "cannot start the engine thread");
-		return -1;
-	}
-	engine_running = 1;
-	return 0;
+	return consumer_start(&engine_consumer, c->db_path, err, errlen);
 }
 
 void engine_stop(void)
 {
-	if (!engine_running)
-		return;
-	atomic_store(&engine_stopping, 1);
-	engine_kick();
-	pthread_join(engine_thread, NULL);
-	engine_running = 0;
+	consumer_stop(&engine_consumer);
 }

@@ -819,7 +819,8 @@ int prereq_run_once(struct store *st, const struct config *cfg,
 static int prereq_pass(struct store *st, void *arg)
 {
 	(void)arg;
-	return prereq_run_once(st, pcfg, pcache);
+	prereq_run_once(st, pcfg, pcache);	/* logs its own errors */
+	return CONSUMER_PERIOD;
 }
 
 void prereq_kick(void)

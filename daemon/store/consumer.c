@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * consumer.c - one consumer thread: opens its own store connection, runs
- * c->pass when kicked and every c->period seconds, and stops between
- * passes (a pass polls consumer_stopping to end early). source.c and
- * prereq.c use it.
+ * c->pass when kicked, at once when the pass had more to do, or after
+ * the seconds it says (c->period by default), and stops between passes
+ * (a pass polls consumer_stopping to end early). Every background loop
+ * of the daemon is one: engine, notify, trigger, source, prereq.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +26,16 @@ static void *consumer_main(void *arg)
 	}
 	while (!atomic_load(&c->stopping)) {
 		struct timespec ts;
+		int next = c->pass(st, c->arg);
 
-		c->pass(st, c->arg);
 		pthread_mutex_lock(&c->mu);
+		if (next == CONSUMER_NOW) {
+			c->pending = 0;
+			pthread_mutex_unlock(&c->mu);
+			continue;
+		}
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += c->period;
+		ts.tv_sec += next > 0 ? next : c->period;
 		while (!c->pending && !atomic_load(&c->stopping) &&
 		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
 			;

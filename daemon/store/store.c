@@ -1649,13 +1649,11 @@ int store_regression_link(struct store *st, const struct occurrence_in *o,
 	char now[32], since[32], msg[160];
 	sqlite3_stmt *stmt;
 	time_t t = time(NULL) - (time_t)o->window_days * 86400;
-	struct tm tm;
 	int64_t id = 0;
 
 	*created = 0;
 	now_iso8601(now);
-	gmtime_r(&t, &tm);
-	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	time_iso8601(t, since);
 	if (begin(st, err, errlen) < 0)
 		return -1;
 	/* The same failure seen recently on any rc of any branch is the same
@@ -1896,11 +1894,9 @@ int store_outbox_done(struct store *st, int64_t id, int ok, const char *error,
 {
 	char now[32], next[32];
 	time_t t = time(NULL) + delay_s;
-	struct tm tm;
 
 	now_iso8601(now);
-	gmtime_r(&t, &tm);
-	strftime(next, sizeof(next), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	time_iso8601(t, next);
 	if (ok)
 		return run(st, "UPDATE outbox SET state = 'sent', sent = ?,"
 			       " attempts = attempts + 1, last_error = NULL"

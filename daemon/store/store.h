@@ -384,4 +384,37 @@ enum { AUTH_INVALID = 0, AUTH_OK = 1, AUTH_SCOPE = 2 };
  * it exists with a smaller scope, AUTH_INVALID if none, -1 on error. */
 int store_token_check(struct store *, const char *hash, const char *scope);
 
+/* ---- consumer.c: a thread that runs one pass over the store now and then ---- */
+/* consumer.c: a thread that runs one pass over the store now and then. */
+
+
+struct store;
+
+/* The shape of every background loop (engine, notify, trigger, source,
+ * prereq): its own store connection, a pass when kicked or when the pass
+ * says, and a stop that waits for the pass under way (which polls
+ * consumer_stopping to end early). */
+#define CONSUMER_PERIOD 0	/* pass's answer: the next one in period s */
+#define CONSUMER_NOW (-1)	/* pass's answer: more to do, again at once */
+struct consumer {
+	const char *name;		/* "source": thread and log name */
+	/* One pass: CONSUMER_PERIOD, CONSUMER_NOW, or the seconds until
+	 * the next pass (a kick comes sooner either way). */
+	int (*pass)(struct store *, void *arg);
+	void *arg;
+	int period;			/* seconds between passes unkicked */
+	/* its own */
+	char *db;
+	pthread_t thread;
+	int running, pending;
+	atomic_int stopping;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+int consumer_start(struct consumer *, const char *db_path, char *err,
+		   size_t errlen);
+void consumer_kick(struct consumer *);
+int consumer_stopping(struct consumer *);
+void consumer_stop(struct consumer *);
+
 #endif /* RCGATE_STORE_H */
