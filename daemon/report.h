@@ -30,6 +30,13 @@ struct report_regression {
 	const char *url;		/* link to the regression, may be NULL */
 };
 
+/* A regression of an earlier rc of the branch that passes in this one. */
+struct report_fix {
+	const char *test, *target;
+	const char *seen_in;		/* "6.1.64-rc1 6.1.65-rc1", may be NULL */
+	const char *url;		/* may be NULL */
+};
+
 struct report_target {
 	const char *target;		/* "x86_64", "i386", "arm64", "armv7" */
 	const char *state;		/* job state: "done", "infra_error", ... */
@@ -55,6 +62,11 @@ struct report_input {
 	 * report_text() writes no trailer, report_email() uses its From.
 	 */
 	const char *tested_by;
+	const struct report_fix *fixes;	/* fixed by this rc, may be NULL */
+	size_t nfixes;
+	/* The farm's "-- " signature lines ("rcgate test farm, https://..."),
+	 * may be NULL. */
+	const char *signature;
 };
 
 /*
@@ -95,5 +107,41 @@ char *report_followup_email(const struct announcement *ann, const char *farm,
 			    const char *version, const char *from,
 			    const char *date_rfc2822, const char *body,
 			    char *err, size_t errlen);
+
+/*
+ * Any other mail of the conversation (report_mail_compose): a follow-up in
+ * the rc thread (parent_id NULL: under the announcement; else under
+ * rcgate's own mail with that Message-ID, References naming both), or a
+ * mail to other people (to set) that still points at the thread.
+ */
+struct report_mail {
+	const struct announcement *ann;	/* the rc thread, required */
+	const char *farm, *version;	/* for the Message-ID */
+	const char *kind;		/* Message-ID part: "invalid", ... */
+	const char *from, *date;	/* From:, RFC 2822 Date: */
+	const char *parent_id;		/* own mail replied to, may be NULL */
+	/* NULL: reply-all to ann. Else To: these addresses, and Cc: cc plus
+	 * (reply_all set) the announcement's sender and lists. */
+	const char *to;
+	const char *cc;			/* extra Cc (the culprit's people) */
+	int reply_all;
+	const char *subject;		/* NULL: "Re: " ann's subject */
+	/* The body; "@MESSAGE_ID@" in it becomes the mail's own id (for the
+	 * 0-day robot's "| Closes:" link), which is derived from the body
+	 * as given, so it stays deterministic. */
+	const char *body;
+};
+
+/* The mail as RFC 822 text (caller frees); its Message-ID (without <>)
+ * into id (may be NULL). NULL with err on a missing field or a bad
+ * address, date or Message-ID. */
+char *report_mail_compose(const struct report_mail *m, char *id, size_t idlen,
+			  char *err, size_t errlen);
+
+/* The Message-ID (without <>) of a mail composed here, into buf; -1 if it
+ * has none. */
+int report_message_id(const char *email, char *buf, size_t len);
+
+#define REPORT_ID_MARK "@MESSAGE_ID@"
 
 #endif /* RCGATE_REPORT_H */
