@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "rcgate.h"
+#include "reply.h"
 #include "build.h"
 #include "prereq.h"
 #include "consumer.h"
@@ -805,7 +806,7 @@ int prereq_run_once(struct store *st, const struct config *cfg,
 			else {
 				log_info("prerequisites: bisection %lld: %s", (long long)id,
 					 msg);
-				bisect_announce(st, cfg, id);
+				reply_bisection(st, cfg, id);
 				done++;
 			}
 			free(s);

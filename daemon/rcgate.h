@@ -120,6 +120,7 @@ struct config {
 	char *build_git_config;		/* GIT_CONFIG_GLOBAL of fetches */
 	char *bisect_upstream_git;	/* "": no prerequisite search */
 	char *mail_from;
+	char *regressions_list;	/* regzbot's list: shipped regressions */
 	char *smtp_url;		/* empty: no mail */
 	char *webhook_url;	/* empty: no webhook */
 	char *webhook_secret;
@@ -190,11 +191,9 @@ struct engine_context;
 struct store;
 int bisect_run_once(struct store *, const struct engine_context *,
 		    char *err, size_t errlen);
-/* Tells the bisected rc's thread (and the webhook) what bisection id
- * found, from the store: the culprit, other rcs whose bisection named the
- * same upstream commit, and the prerequisite candidates if searched. */
+/* What a bisection found goes to the rc's thread (and the webhook)
+ * through reply_bisection() (reply.h). */
 struct config;
-void bisect_announce(struct store *, const struct config *, int64_t id);
 
 /* ---- jobstate.c: the job state table ---- */
 #define JS_QUEUED "queued"
@@ -329,6 +328,12 @@ enum store_query {
 				 * the regressions that share a culprit */
 	Q_PREREQ_PENDING,	/* (none): bisections whose prerequisite
 				 * search is to run (prereq.c) */
+	/* issue 28, reply.c: the mails of the conversation */
+	Q_RELEASE_FIXES,	/* release id: regressions it fixes */
+	Q_SHIPPED_REGRESSIONS,	/* none: rcs released with a regression
+				 * not reported to regzbot yet */
+	Q_REGRESSION_MAILS,	/* regression id: the mails about it and
+				 * the reports of the rcs it occurs in */
 	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
@@ -585,6 +590,26 @@ int store_report_add(struct store *, int64_t release_id, const char *gate,
 		     const char *text, const char *email,
 		     const struct outbox_in *, size_t n, char *err,
 		     size_t errlen);
+/* A mail rcgate composed (reply.c), recorded with its deliveries in one
+ * transaction, at most once per kind and subject (release, regression,
+ * about: 0 if none). 1 recorded and queued, 0 already sent (nothing
+ * queued), -1 error. With report_text set, the rc's report is stored in
+ * the same transaction (gate and report_text as store_report_add). */
+struct mail_in {
+	const char *kind;	/* report, bisection, invalid, regzbot, ... */
+	int64_t release_id, regression_id, about;
+	const char *message_id;	/* without <> */
+	const char *email;	/* the RFC 822 text (for the report row) */
+	const char *gate, *report_text;	/* report only, else NULL */
+};
+int store_mail_add(struct store *, const struct mail_in *,
+		   const struct outbox_in *, size_t n, char *err,
+		   size_t errlen);
+/* The Message-ID of rcgate's mail of kind about release/regression/about
+ * (about < 0: the first of any) into buf: 1 found, 0 none, -1 error. */
+int store_mail_id(struct store *, const char *kind, int64_t release_id,
+		  int64_t regression_id, int64_t about, char *buf, size_t len,
+		  char *err, size_t errlen);
 struct outbox_item {
 	int64_t id;
 	char kind[16];
@@ -892,10 +917,8 @@ struct engine_context {
 	const char *cache_dir;		/* NULL: no bisections (build/git) */
 };
 int engine_start(const struct engine_context *, char *err, size_t errlen);
-/* The announcement a release was made from, for a reply in its thread:
- * 1, or 0 if it was not announced by mail (ann zeroed). */
-struct announcement;
-int engine_announcement(const struct release_row *, struct announcement *);
+/* The announcement a release was made from: reply_announcement() in
+ * reply.h, with every mail rcgate composes. */
 void engine_stop(void);
 void engine_kick(void);
 /* One pass over the releases waiting for analysis, in the caller's

@@ -342,6 +342,48 @@ static const char *const query_sql[] = {
 		"SELECT b.id, r.version, b.tree, b.culprit, b.culprit_upstream, b.bad"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.prereq_state = 'pending' ORDER BY b.id",
+	/* The regressions of earlier rcs of the branch this release fixes
+	 * (mark_fixes() ran), with the rcs they failed in. */
+	[Q_RELEASE_FIXES] =
+		"SELECT g.id, g.test, g.target,"
+		" (SELECT group_concat(e.version, ' ') FROM occurrence o"
+		"  JOIN release e ON e.id = o.release_id WHERE o.regression_id = g.id"
+		"  AND e.branch = r.branch AND o.flaky = 0) AS seen_in"
+		" FROM regression_branch b JOIN regression g ON g.id = b.regression_id"
+		" JOIN release r ON r.id = ?1"
+		" WHERE b.branch = r.branch AND b.state = 'fixed'"
+		" AND b.fixed_in = r.version ORDER BY g.id",
+	/* The last rc of a stable release that shipped, past its review
+	 * deadline, with a regression still open on its branch (the gate's
+	 * released_with_known_regressions), not yet told to regzbot: one
+	 * row per regression, its first such rc. */
+	[Q_SHIPPED_REGRESSIONS] =
+		"SELECT g.id AS regression_id, g.test, g.target, g.diagnostic,"
+		" r.id AS release_id, r.version, r.branch, r.patch,"
+		" f.version AS released_as, min(r.patch) AS first_patch"
+		" FROM release r"
+		" JOIN release f ON f.branch = r.branch AND f.patch = r.patch"
+		"  AND f.rc = 0"
+		" JOIN occurrence o ON o.release_id = r.id AND o.flaky = 0"
+		" JOIN regression g ON g.id = o.regression_id"
+		"  AND g.state IN ('open','confirmed')"
+		" JOIN regression_branch b ON b.regression_id = g.id"
+		"  AND b.branch = r.branch AND b.state = 'open'"
+		" WHERE r.rc > 0 AND r.analysed IS NOT NULL"
+		" AND r.deadline IS NOT NULL"
+		" AND r.deadline < strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+		" AND NOT EXISTS (SELECT 1 FROM release r2 WHERE r2.branch = r.branch"
+		"  AND r2.patch = r.patch AND r2.rc > r.rc)"
+		" AND NOT EXISTS (SELECT 1 FROM mail m WHERE m.kind = 'regzbot'"
+		"  AND m.regression_id = g.id)"
+		" GROUP BY g.id ORDER BY g.id",
+	[Q_REGRESSION_MAILS] =
+		"SELECT m.kind, m.release_id, r.version, m.message_id"
+		" FROM mail m LEFT JOIN release r ON r.id = m.release_id"
+		" WHERE m.regression_id = ?1 OR (m.kind = 'report' AND m.release_id"
+		"  IN (SELECT o.release_id FROM occurrence o"
+		"  WHERE o.regression_id = ?1 AND o.flaky = 0))"
+		" ORDER BY m.id",
 };
 
 static int store_fail(struct store *st, const char *what, char *err,
@@ -1851,6 +1893,74 @@ int store_report_add(struct store *st, int64_t release_id, const char *gate,
 fail:
 	rollback(st);
 	return -1;
+}
+
+int store_mail_add(struct store *st, const struct mail_in *m,
+		   const struct outbox_in *out, size_t n, char *err,
+		   size_t errlen)
+{
+	char now[32];
+	int added;
+
+	now_iso8601(now);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	added = run(st, "INSERT OR IGNORE INTO mail (kind, release_id,"
+		    " regression_id, about, message_id, created)"
+		    " VALUES (?, ?, ?, ?, ?, ?)", err, errlen, "siiiss", m->kind,
+		    m->release_id, m->regression_id, m->about, m->message_id,
+		    now);
+	if (added < 0)
+		goto fail;
+	if (m->report_text != NULL &&
+	    run(st, "INSERT INTO report (release_id, created, gate, text, email)"
+		    " VALUES (?, ?, ?, ?, ?)", err, errlen, "issss",
+		m->release_id, now, m->gate, m->report_text, m->email) < 0)
+		goto fail;
+	for (size_t i = 0; added > 0 && i < n; i++) {
+		if (run(st, "INSERT INTO outbox (kind, destination, payload,"
+			    " next_attempt, created) VALUES (?, ?, ?, ?, ?)", err,
+			errlen, "sssss", out[i].kind, out[i].destination,
+			out[i].payload, now, now) < 0)
+			goto fail;
+	}
+	if (commit(st, err, errlen) < 0)
+		goto fail;
+	return added > 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+int store_mail_id(struct store *st, const char *kind, int64_t release_id,
+		  int64_t regression_id, int64_t about, char *buf, size_t len,
+		  char *err, size_t errlen)
+{
+	/* about < 0: the first mail of the kind, whatever it is about. */
+	sqlite3_stmt *stmt = prepare(st, "SELECT message_id FROM mail"
+				     " WHERE kind = ?1 AND release_id = ?2"
+				     " AND regression_id = ?3 AND (?4 < 0 OR"
+				     " about = ?4) ORDER BY id LIMIT 1",
+				     err, errlen);
+	int rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, release_id);
+	sqlite3_bind_int64(stmt, 3, regression_id);
+	sqlite3_bind_int64(stmt, 4, about);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
+		rc = 1;
+	} else if (rc == SQLITE_DONE) {
+		rc = 0;
+	} else {
+		rc = store_fail(st, "mail", err, errlen);
+	}
+	sqlite3_finalize(stmt);
+	return rc;
 }
 
 int store_outbox_next(struct store *st, struct outbox_item *it, char *err,

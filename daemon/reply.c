@@ -1,0 +1,988 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * reply.c - the one file that composes what rcgate sends: the rc's report
+ * (reply and webhook), the bisection follow-up, the follow-up of a
+ * regression triaged invalid, and the mails to the regressions list with
+ * regzbot's commands when a regression shipped in a stable release. It
+ * owns the conversation's rules: who is written to, under which mail a
+ * follow-up threads, which mail goes out once (the store's mail table),
+ * and that nothing goes out while the farm's own address or links would
+ * be unusable in the list's archive. report.c renders; the store keeps.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <glib.h>
+#include <jansson.h>
+
+#include "rcgate.h"
+#include "announce.h"
+#include "report.h"
+#include "reply.h"
+
+int reply_announcement(const struct release_row *rel, struct announcement *ann)
+{
+	memset(ann, 0, sizeof(*ann));
+	if (rel->message_id == NULL)
+		return 0;
+	snprintf(ann->version, sizeof(ann->version), "%s", rel->version);
+	snprintf(ann->branch, sizeof(ann->branch), "%s", rel->branch);
+	snprintf(ann->subject, sizeof(ann->subject), "%s",
+		 rel->subject != NULL ? rel->subject : "");
+	snprintf(ann->message_id, sizeof(ann->message_id), "%s", rel->message_id);
+	snprintf(ann->from, sizeof(ann->from), "%s",
+		 rel->mail_from != NULL ? rel->mail_from : "");
+	ann->to = (char *)rel->mail_to;
+	ann->cc = (char *)rel->mail_cc;
+	ann->npatches = -1;
+	return 1;
+}
+
+/* ---- where mail may go ---- */
+
+/* Whether host (lower case, no port) names no public machine. */
+static int host_is_private(const char *host)
+{
+	static const char *const suffixes[] = { ".invalid", ".localhost",
+						".local", ".example" };
+	size_t n = strlen(host);
+
+	if (n == 0 || strcmp(host, "localhost") == 0 ||
+	    strcmp(host, "invalid") == 0 || strncmp(host, "127.", 4) == 0 ||
+	    strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0 ||
+	    strcmp(host, "0.0.0.0") == 0 || strncmp(host, "example.", 8) == 0 ||
+	    strchr(host, '.') == NULL)
+		return 1;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && strcmp(host + n - k, suffixes[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The host of an http(s) URL, lower case, without port, into out. */
+static int url_host(const char *url, char *out, size_t len)
+{
+	const char *p = strstr(url, "://");
+	size_t n;
+
+	if (p == NULL)
+		return -1;
+	p += 3;
+	if (*p == '[')
+		n = strcspn(p, "]") + 1;
+	else
+		n = strcspn(p, ":/?#");
+	if (n == 0 || n >= len)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)p[i]);
+	out[n] = '\0';
+	return 0;
+}
+
+/* The domain of the address in "Name <user@domain>" or "user@domain". */
+static int mail_domain(const char *from, char *out, size_t len)
+{
+	const char *at = strrchr(from, '@');
+	size_t n;
+
+	if (at == NULL)
+		return -1;
+	n = strcspn(at + 1, "> \t");
+	if (n == 0 || n >= len)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)at[1 + i]);
+	out[n] = '\0';
+	return 0;
+}
+
+int reply_mail_allowed(const char *public_url, const char *mail_from,
+		       char *why, size_t whylen)
+{
+	char host[256];
+
+	if (public_url == NULL || *public_url == '\0') {
+		errf(why, whylen, "[report] public_url is not set: the links in"
+		     " the mail would lead nowhere");
+		return 0;
+	}
+	if (url_host(public_url, host, sizeof(host)) < 0 ||
+	    host_is_private(host)) {
+		errf(why, whylen, "[report] public_url %.200s is not a public"
+		     " address (loopback, localhost, .invalid or example.*)",
+		     public_url);
+		return 0;
+	}
+	if (mail_from == NULL || mail_domain(mail_from, host, sizeof(host)) < 0 ||
+	    host_is_private(host)) {
+		errf(why, whylen, "[report] mail_from %.200s is not a public"
+		     " address (localhost, .invalid or example.*): it would"
+		     " end up in Tested-by trailers", mail_from ? mail_from : "");
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- helpers ---- */
+
+static void rfc2822_now(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, len, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+}
+
+/* The base of dashboard links: the public URL, else what the daemon
+ * serves on (never in a mail: reply_mail_allowed refuses that). */
+static const char *link_base(const struct config *cfg, const char *base_url)
+{
+	if (cfg->public_url[0] != '\0')
+		return cfg->public_url;
+	return base_url != NULL ? base_url : "";
+}
+
+/* "-- " lines: the farm, where its results are, whom to write to. */
+static char *signature(const struct config *cfg, const char *base)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s test farm, %s\nContact: %s", cfg->farm, base,
+		     cfg->mail_from) < 0)
+		return NULL;
+	return s;
+}
+
+/* The kernel's ARCH names where the ecosystem uses them. */
+static const char *kernel_arch(const char *target)
+{
+	if (target == NULL)
+		return "?";
+	if (strcmp(target, "armv7") == 0)
+		return "arm";
+	return target;
+}
+
+/* Records the mail and queues it (SMTP, if mail may go out) and hook
+ * (may be NULL). 1 queued, 0 already sent or not allowed, -1 error. */
+static int send_mail(struct store *st, const struct config *cfg,
+		     struct mail_in *m, const char *hook, char *err,
+		     size_t errlen)
+{
+	struct outbox_in out[2];
+	size_t n = 0;
+	char why[512];
+	int rc;
+
+	if (m->email != NULL && cfg->smtp_url[0] != '\0') {
+		if (reply_mail_allowed(cfg->public_url, cfg->mail_from, why,
+				       sizeof(why)))
+			out[n++] = (struct outbox_in){ "smtp", cfg->smtp_url,
+						       m->email };
+		else
+			log_warn("mail kind=%s release=%lld regression=%lld not"
+				 " sent: %s", m->kind, (long long)m->release_id,
+				 (long long)m->regression_id, why);
+	}
+	if (hook != NULL && cfg->webhook_url[0] != '\0')
+		out[n++] = (struct outbox_in){ "webhook", cfg->webhook_url, hook };
+	rc = store_mail_add(st, m, out, n, err, errlen);
+	if (rc > 0 && n > 0)
+		log_info("mail kind=%s release=%lld regression=%lld queued"
+			 " message_id=%s", m->kind, (long long)m->release_id,
+			 (long long)m->regression_id, m->message_id);
+	return rc;
+}
+
+/* The release row of id into rows (caller frees); NULL if none. */
+static const struct release_row *release_of(struct store *st, int64_t id,
+					    struct rowset *rows)
+{
+	char err[256];
+
+	if (store_release_get(st, id, rows, err, sizeof(err)) < 0) {
+		log_err("release %lld: %s", (long long)id, err);
+		return NULL;
+	}
+	return rows->n == 1 ? rows->v : NULL;
+}
+
+/* "a b c" -> pointers into a copy, cut at the spaces; *copy owns them. */
+static const char **split_versions(const char *list, char **copy, size_t *n)
+{
+	size_t cap = 16, k = 0;
+	const char **v;
+	char *p;
+
+	*n = 0;
+	*copy = list != NULL ? strdup(list) : NULL;
+	if (*copy == NULL)
+		return NULL;
+	v = calloc(cap, sizeof(*v));
+	for (p = *copy; v != NULL && p != NULL && *p != '\0' && k < cap; ) {
+		char *sp = strchr(p, ' ');
+
+		v[k++] = p;
+		if (sp != NULL)
+			*sp++ = '\0';
+		p = sp;
+	}
+	*n = k;
+	return v;
+}
+
+/* ---- the report ---- */
+
+int reply_report(struct store *st, const struct config *cfg,
+		 const char *base_url, const struct release_row *rel,
+		 const struct release_row *baseline, const char *gate,
+		 char *err, size_t errlen)
+{
+	struct rowset regs = { 0 }, jobs = { 0 };
+	struct report_regression *rr = NULL;
+	struct report_target *rt = NULL;
+	struct report_fix *rf = NULL;
+	struct report_input in = { 0 };
+	struct announcement ann;
+	struct mail_in m = { 0 };
+	char status_url[1024], date[64], id[512] = "", **also = NULL,
+		**urls = NULL, **fix_urls = NULL;
+	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
+	const char *base = link_base(cfg, base_url);
+	json_t *fixes = NULL, *f;
+	size_t nr = 0, nf = 0, i;
+	const struct regression_row *g;
+	const struct job_row *j;
+	int rc = -1;
+
+	if (store_release_regressions(st, rel->id, &regs, err, errlen) < 0 ||
+	    store_release_jobs(st, rel->id, 1, &jobs, err, errlen) < 0 ||
+	    (fixes = store_rows(st, Q_RELEASE_FIXES, err, errlen, "i",
+				rel->id)) == NULL)
+		goto out;
+	g = regs.v;
+	j = jobs.v;
+	rr = calloc(regs.n + 1, sizeof(*rr));
+	also = calloc(regs.n + 1, sizeof(*also));
+	urls = calloc(regs.n + 1, sizeof(*urls));
+	rt = calloc(jobs.n + 1, sizeof(*rt));
+	rf = calloc(json_array_size(fixes) + 1, sizeof(*rf));
+	fix_urls = calloc(json_array_size(fixes) + 1, sizeof(*fix_urls));
+	if (rr == NULL || rt == NULL || also == NULL || urls == NULL ||
+	    rf == NULL || fix_urls == NULL) {
+		errf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < regs.n; i++) {
+		if (g[i].flaky)
+			continue;	/* flaky results are on the status page */
+		rr[nr].id = (long)g[i].id;
+		rr[nr].test = g[i].test;
+		rr[nr].target = g[i].target;
+		rr[nr].diagnostic = g[i].diagnostic;
+		rr[nr].state = g[i].state;
+		rr[nr].also_in = split_versions(g[i].also_in, &also[nr],
+						&rr[nr].nalso);
+		if (asprintf(&urls[nr], "%s/#/regression/%ld", base,
+			     rr[nr].id) >= 0)
+			rr[nr].url = urls[nr];
+		nr++;
+	}
+	json_array_foreach(fixes, i, f) {
+		rf[nf].test = json_string_value(json_object_get(f, "test"));
+		rf[nf].target = json_string_value(json_object_get(f, "target"));
+		rf[nf].seen_in = json_string_value(json_object_get(f, "seen_in"));
+		if (asprintf(&fix_urls[nf], "%s/#/regression/%lld", base,
+			     (long long)json_integer_value(json_object_get(f, "id"))) >= 0)
+			rf[nf].url = fix_urls[nf];
+		nf++;
+	}
+	for (i = 0; i < jobs.n; i++) {
+		rt[i].target = j[i].target;
+		rt[i].state = j[i].state;
+		rt[i].kernel = j[i].kernel_version;
+		rt[i].seconds = j[i].boot_seconds;
+		rt[i].error = j[i].error;
+		rt[i].pass = j[i].counts.pass;
+		rt[i].fail = j[i].counts.fail;
+		rt[i].skip = j[i].counts.skip;
+	}
+	snprintf(status_url, sizeof(status_url), "%s/#/release/%s", base,
+		 rel->version);
+	sig = signature(cfg, base);
+	in.farm = cfg->farm;
+	in.tested_by = cfg->mail_from;
+	in.version = rel->version;
+	in.baseline = baseline != NULL ? baseline->version : NULL;
+	in.gate = gate;
+	in.status_url = status_url;
+	in.regressions = rr;
+	in.nregressions = nr;
+	in.targets = rt;
+	in.ntargets = jobs.n;
+	in.fixes = rf;
+	in.nfixes = nf;
+	in.signature = sig;
+	if (reply_announcement(rel, &ann))
+		in.ann = &ann;
+	text = report_text(&in);
+	if (text == NULL) {
+		errf(err, errlen, "cannot render the report");
+		goto out;
+	}
+	/* Never a reply when nothing ran: the page says so, the list not. */
+	if (in.ann != NULL && jobs.n > 0) {
+		rfc2822_now(date, sizeof(date));
+		email = report_email(&in, cfg->mail_from, date, err, errlen);
+		if (email == NULL)
+			log_warn("report for %s: no e-mail: %s", in.version, err);
+		else
+			report_message_id(email, id, sizeof(id));
+	}
+	if (cfg->webhook_url[0] != '\0') {
+		json_t *payload = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:i,s:i}",
+			"event", "report", "version", in.version, "gate", gate,
+			"status_url", status_url, "baseline", in.baseline,
+			"message_id", rel->message_id, "regressions", (int)nr,
+			"fixes", (int)nf);
+
+		if (payload != NULL) {
+			json_object_set_new(payload, "report", json_string(text));
+			hook = json_dumps(payload, JSON_COMPACT | JSON_SORT_KEYS);
+			json_decref(payload);
+		}
+	}
+	m.kind = "report";
+	m.release_id = rel->id;
+	/* Every report of the release is kept and sent: keyed by its id. */
+	m.about = (int64_t)g_str_hash(id[0] ? id : text);
+	m.message_id = id[0] ? id : "";
+	m.email = email;
+	m.gate = gate;
+	m.report_text = text;
+	rc = send_mail(st, cfg, &m, hook, err, errlen) < 0 ? -1 : 0;
+out:
+	for (i = 0; rr != NULL && i < nr; i++) {
+		free((void *)rr[i].also_in);
+		free(also[i]);
+		free(urls[i]);
+	}
+	for (i = 0; fix_urls != NULL && i < nf; i++)
+		free(fix_urls[i]);
+	free(rr);
+	free(rt);
+	free(rf);
+	free(also);
+	free(urls);
+	free(fix_urls);
+	free(text);
+	free(email);
+	free(hook);
+	free(sig);
+	json_decref(fixes);
+	rowset_free(&regs);
+	rowset_free(&jobs);
+	return rc;
+}
+
+/* The Message-ID of rcgate's first report in rel's thread into id; 0 if
+ * none was sent (a follow-up then replies to the announcement). */
+static int report_id_of(struct store *st, int64_t release_id, char *id,
+			size_t len)
+{
+	char err[256];
+	int rc = store_mail_id(st, "report", release_id, 0, -1, id, len, err,
+			       sizeof(err));
+
+	if (rc < 0)
+		log_err("mail of release %lld: %s", (long long)release_id, err);
+	if (rc > 0 && id[0] == '\0')
+		rc = 0;		/* stored without a mail */
+	return rc > 0;
+}
+
+/* ---- the bisection follow-up ---- */
+
+/* Adds text wrapped at 78 columns, continuation lines indented. */
+static void add_wrapped(GString *out, const char *text, const char *indent)
+{
+	size_t col = 0;
+	int first = 1;
+
+	for (const char *p = text; *p; ) {
+		size_t w;
+
+		while (*p == ' ')
+			p++;
+		w = strcspn(p, " ");
+		if (w == 0)
+			break;
+		if (!first && col + 1 + w > 78) {
+			g_string_append_c(out, '\n');
+			g_string_append(out, indent);
+			col = strlen(indent);
+		} else if (!first) {
+			g_string_append_c(out, ' ');
+			col++;
+		}
+		g_string_append_len(out, p, (gssize)w);
+		col += w;
+		first = 0;
+		p += w;
+	}
+	g_string_append_c(out, '\n');
+}
+
+/* The follow-up's text for a finished bisection row (Q_BISECTION): the
+ * culprit as the series names it and as git show heads it, how it was
+ * found, its possible dependencies in Greg's idiom, the page. */
+static char *bisection_text(const json_t *b, const struct config *cfg,
+			    const char *base)
+{
+#define F(k) json_string_value(json_object_get(b, k))
+	const char *state = F("state"), *upstream = F("culprit_upstream"),
+		*others = F("same_cause_in"), *prereqs = F("prerequisites"),
+		*pmsg = F("prereq_message"), *pstate = F("prereq_state");
+	long long reg = (long long)json_integer_value(json_object_get(b, "regression_id"));
+	GString *s = g_string_new(NULL);
+	gchar *line;
+
+	if (state != NULL && strcmp(state, "found") == 0) {
+		line = g_strdup_printf("%s bisected the failure of %s on %s in"
+				       " %s to this commit:", cfg->farm,
+				       F("test"), kernel_arch(F("target")),
+				       F("version"));
+		add_wrapped(s, line, "");
+		g_free(line);
+		g_string_append_printf(s, "\ncommit %s\n\n    %s\n", F("culprit"),
+				       F("culprit_subject") ? F("culprit_subject")
+							    : "");
+		if (upstream != NULL)
+			g_string_append_printf(s, "\n    commit %s upstream.\n",
+					       upstream);
+		g_string_append_printf(s, "\nBisected between %.12s (good) and"
+				       " %.12s (the rc): %lld commits, %lld"
+				       " steps.\n", F("good"), F("bad"),
+				       (long long)json_integer_value(json_object_get(b, "commits")),
+				       (long long)json_integer_value(json_object_get(b, "steps")));
+		if (upstream != NULL && others != NULL) {
+			line = g_strdup_printf("The same upstream commit was found"
+					       " by bisection in %s: one cause, in"
+					       " every branch that carries it.",
+					       others);
+			g_string_append_c(s, '\n');
+			add_wrapped(s, line, "");
+			g_free(line);
+		}
+	} else {
+		g_string_append(s, F("message") ? F("message") : "");
+		if (s->len > 0 && s->str[s->len - 1] != '\n')
+			g_string_append_c(s, '\n');
+	}
+	if (pstate != NULL && strcmp(pstate, "pending") != 0) {
+		json_t *list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
+		size_t i;
+		json_t *c;
+
+		if (json_array_size(list) > 0) {
+			g_string_append(s, "\nPossible dependencies (a hint, not a"
+					" finding: upstream commits this branch\n"
+					"lacks that touch what the culprit touches,"
+					" best match first):\n\n");
+			json_array_foreach(list, i, c) {
+				const char *why = json_string_value(json_object_get(c, "why"));
+
+				g_string_append_printf(s, "    %.12s (\"%s\")\n",
+					json_string_value(json_object_get(c, "commit")),
+					json_string_value(json_object_get(c, "subject")));
+				while (why != NULL && *why != '\0') {
+					size_t n = strcspn(why, ";");
+
+					g_string_append_printf(s, "        %.*s\n",
+							       (int)n, why);
+					why += n;
+					while (*why == ';' || *why == ' ')
+						why++;
+				}
+			}
+		} else {
+			line = g_strdup_printf("No possible dependencies found: %s.",
+					       pmsg != NULL ? pmsg : "none");
+			g_string_append_c(s, '\n');
+			add_wrapped(s, line, "");
+			g_free(line);
+		}
+		json_decref(list);
+	}
+	g_string_append_printf(s, "\nDetails and logs:\n  %s/#/regression/%lld\n",
+			       base, reg);
+	g_string_append_printf(s, "\n-- \n%s test farm, %s\nContact: %s\n",
+			       cfg->farm, base, cfg->mail_from);
+#undef F
+	return g_string_free(s, FALSE);
+}
+
+void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
+{
+	struct rowset rels = { 0 };
+	const struct release_row *rel;
+	char err[512], date[64], parent[512];
+	struct announcement ann;
+	struct report_mail rm = { 0 };
+	struct mail_in m = { 0 };
+	const char *base = link_base(cfg, NULL), *culprit;
+	json_t *rows, *b, *p;
+	char *text, *email = NULL, *hook = NULL, msgid[512] = "";
+
+	rows = store_rows(st, Q_BISECTION, err, sizeof(err), "i", id);
+	b = json_array_get(rows, 0);
+	if (b == NULL) {
+		log_err("bisection %lld: no follow-up: %s", (long long)id,
+			rows == NULL ? err : "no such bisection");
+		json_decref(rows);
+		return;
+	}
+	text = bisection_text(b, cfg, base);
+	p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection", "version",
+		      json_string_value(json_object_get(b, "version")),
+		      "regression", json_object_get(b, "regression_id"), "text",
+		      text);
+	hook = p != NULL ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(p);
+	m.kind = "bisection";
+	m.release_id = json_integer_value(json_object_get(b, "release_id"));
+	/* One follow-up per culprit and rc: two targets that bisect to the
+	 * same commit say it once. Without a culprit, one per bisection. */
+	culprit = json_string_value(json_object_get(b, "culprit"));
+	m.about = -id;
+	if (culprit != NULL && strlen(culprit) >= 12) {
+		char abbrev[13];
+
+		snprintf(abbrev, sizeof(abbrev), "%.12s", culprit);
+		m.about = (int64_t)strtoll(abbrev, NULL, 16);
+	}
+	rel = release_of(st, m.release_id, &rels);
+	if (rel != NULL && reply_announcement(rel, &ann)) {
+		rfc2822_now(date, sizeof(date));
+		rm.ann = &ann;
+		rm.farm = cfg->farm;
+		rm.version = rel->version;
+		rm.kind = "bisection";
+		rm.from = cfg->mail_from;
+		rm.date = date;
+		rm.parent_id = report_id_of(st, rel->id, parent, sizeof(parent)) ?
+				       parent : NULL;
+		rm.body = text;
+		email = report_mail_compose(&rm, msgid, sizeof(msgid), err,
+					    sizeof(err));
+		if (email == NULL)
+			log_warn("bisection %lld: no mail: %s", (long long)id, err);
+	}
+	m.message_id = msgid;
+	m.email = email;
+	if (send_mail(st, cfg, &m, hook, err, sizeof(err)) < 0)
+		log_err("bisection %lld: %s", (long long)id, err);
+	free(email);
+	free(hook);
+	g_free(text);
+	rowset_free(&rels);
+	json_decref(rows);
+}
+
+/* ---- regzbot ---- */
+
+int reply_regzbot_range(const char *released_as, char *out, size_t len)
+{
+	unsigned major, minor, patch;
+	char tail;
+
+	if (released_as == NULL ||
+	    sscanf(released_as, "%u.%u.%u%c", &major, &minor, &patch, &tail) != 3 ||
+	    patch == 0)
+		return -1;
+	if (patch == 1)
+		snprintf(out, len, "v%u.%u..v%u.%u.1", major, minor, major, minor);
+	else
+		snprintf(out, len, "v%u.%u.%u..v%u.%u.%u", major, minor,
+			 patch - 1, major, minor, patch);
+	return 0;
+}
+
+/* "6.1.64-rc1" -> "6.1.64" */
+static void release_of_rc(const char *rc, char *out, size_t len)
+{
+	snprintf(out, len, "%.*s", (int)strcspn(rc, "-"), rc);
+}
+
+/* The regzbot thread's subject for a regression that shipped. */
+static char *regzbot_subject(const char *released, const char *test,
+			     const char *target)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "[REGRESSION] %s: %s fails on %s", released, test,
+		     kernel_arch(target)) < 0)
+		return NULL;
+	return s;
+}
+
+/* The stable maintainer and list of the rc's announcement, for Cc. */
+static char *maintainer_cc(const struct announcement *ann)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s%s%s", ann->from, ann->to && *ann->to ? ", " : "",
+		     ann->to ? ann->to : "") < 0)
+		return NULL;
+	return s;
+}
+
+/* Composes and sends one regzbot mail about regression rid, in the rc
+ * thread of release_id, under parent (may be NULL). */
+static int regzbot_mail(struct store *st, const struct config *cfg,
+			const char *kind, int64_t release_id, int64_t rid,
+			const char *subject, const char *parent,
+			const char *body)
+{
+	struct rowset rels = { 0 };
+	const struct release_row *rel = release_of(st, release_id, &rels);
+	struct announcement ann;
+	struct report_mail rm = { 0 };
+	struct mail_in m = { 0 };
+	char date[64], err[512], msgid[512] = "";
+	char *email = NULL, *cc = NULL;
+	int rc = -1;
+
+	if (rel == NULL || !reply_announcement(rel, &ann)) {
+		log_warn("mail kind=%s regression=%lld: release %lld has no"
+			 " announcement to point at", kind, (long long)rid,
+			 (long long)release_id);
+		goto out;
+	}
+	rfc2822_now(date, sizeof(date));
+	cc = maintainer_cc(&ann);
+	rm.ann = &ann;
+	rm.farm = cfg->farm;
+	rm.version = rel->version;
+	rm.kind = kind;
+	rm.from = cfg->mail_from;
+	rm.date = date;
+	rm.parent_id = parent;
+	rm.to = cfg->regressions_list;
+	rm.cc = cc;
+	rm.subject = subject;
+	rm.body = body;
+	email = report_mail_compose(&rm, msgid, sizeof(msgid), err, sizeof(err));
+	if (email == NULL) {
+		log_warn("mail kind=%s regression=%lld: %s", kind, (long long)rid,
+			 err);
+		goto out;
+	}
+	m.kind = kind;
+	m.release_id = release_id;
+	m.regression_id = rid;
+	m.message_id = msgid;
+	m.email = email;
+	rc = send_mail(st, cfg, &m, NULL, err, sizeof(err));
+	if (rc < 0)
+		log_err("mail kind=%s regression=%lld: %s", kind, (long long)rid,
+			err);
+out:
+	free(email);
+	free(cc);
+	rowset_free(&rels);
+	return rc;
+}
+
+int reply_shipped(struct store *st, const struct config *cfg)
+{
+	char err[512], range[96], released[64], parent[512];
+	const char *base = link_base(cfg, NULL);
+	json_t *rows = store_rows(st, Q_SHIPPED_REGRESSIONS, err, sizeof(err), ""),
+		*r;
+	size_t i;
+	int n = 0;
+
+	if (rows == NULL) {
+		log_err("shipped regressions: %s", err);
+		return -1;
+	}
+	json_array_foreach(rows, i, r) {
+		const char *test = json_string_value(json_object_get(r, "test")),
+			*target = json_string_value(json_object_get(r, "target")),
+			*version = json_string_value(json_object_get(r, "version")),
+			*diag = json_string_value(json_object_get(r, "diagnostic"));
+		int64_t rid = json_integer_value(json_object_get(r, "regression_id")),
+			relid = json_integer_value(json_object_get(r, "release_id"));
+		char *subject, *sig = signature(cfg, base);
+		GString *body = g_string_new(NULL);
+		gchar *line;
+		int have_report;
+
+		snprintf(released, sizeof(released), "%s",
+			 json_string_value(json_object_get(r, "released_as")));
+		if (reply_regzbot_range(released, range, sizeof(range)) < 0) {
+			g_string_free(body, TRUE);
+			free(sig);
+			continue;
+		}
+		have_report = report_id_of(st, relid, parent, sizeof(parent));
+		line = g_strdup_printf("%s was released with a regression that %s"
+				       " found in %s, during its review, and that"
+				       " is still open on the branch:", released,
+				       cfg->farm, version);
+		add_wrapped(body, line, "");
+		g_free(line);
+		g_string_append_printf(body, "\n* %s, %s\n", kernel_arch(target),
+				       test);
+		for (const char *p = diag; p != NULL && *p; ) {
+			size_t k = strcspn(p, "\n");
+
+			if (k > 0)
+				g_string_append_printf(body, "    %.*s\n",
+						       (int)(k > 74 ? 74 : k), p);
+			p += k;
+			if (*p)
+				p++;
+		}
+		line = g_strdup_printf("The test passes on the release before it"
+				       " and fails from %s on.", version);
+		g_string_append_c(body, '\n');
+		add_wrapped(body, line, "");
+		g_free(line);
+		if (have_report)
+			g_string_append_printf(body, "The report in the review"
+					       " thread:\n  https://lore.kernel.org/r/%s/\n",
+					       parent);
+		g_string_append_printf(body, "Details and logs:\n  %s/#/regression/%lld\n",
+				       base, (long long)rid);
+		/* regzbot reads commands from a paragraph of their own. */
+		g_string_append_printf(body, "\n#regzbot introduced: %s\n", range);
+		if (sig != NULL)
+			g_string_append_printf(body, "\n-- \n%s\n", sig);
+		subject = regzbot_subject(released, test, target);
+		if (subject != NULL &&
+		    regzbot_mail(st, cfg, "regzbot", relid, rid, subject,
+				 have_report ? parent : NULL, body->str) > 0)
+			n++;
+		free(subject);
+		free(sig);
+		g_string_free(body, TRUE);
+	}
+	json_decref(rows);
+	return n;
+}
+
+/* The regzbot report rcgate sent about rid (its Message-ID, rc thread and
+ * subject's release) : 1 found, 0 none. */
+static int regzbot_report_of(struct store *st, int64_t rid, char *id,
+			     size_t idlen, int64_t *release_id, char *rc,
+			     size_t rclen)
+{
+	char err[256];
+	json_t *rows = store_rows(st, Q_REGRESSION_MAILS, err, sizeof(err),
+				  "i", rid), *r;
+	size_t i;
+	int found = 0;
+
+	json_array_foreach(rows, i, r) {
+		if (strcmp(json_string_value(json_object_get(r, "kind")),
+			   "regzbot") != 0)
+			continue;
+		snprintf(id, idlen, "%s",
+			 json_string_value(json_object_get(r, "message_id")));
+		*release_id = json_integer_value(json_object_get(r, "release_id"));
+		snprintf(rc, rclen, "%s",
+			 json_string_value(json_object_get(r, "version")) ?
+				 json_string_value(json_object_get(r, "version")) : "");
+		found = id[0] != '\0';
+		break;
+	}
+	json_decref(rows);
+	return found;
+}
+
+/* Row fields of regression rid (test, target) into the buffers. */
+static int regression_names(struct store *st, int64_t rid, char *test,
+			    size_t tlen, char *target, size_t glen)
+{
+	char err[256];
+	json_t *rows = store_rows(st, Q_REGRESSION, err, sizeof(err), "i", rid),
+		*r = json_array_get(rows, 0);
+	int ok = r != NULL;
+
+	if (ok) {
+		snprintf(test, tlen, "%s", json_string_value(json_object_get(r, "test")));
+		snprintf(target, glen, "%s",
+			 json_string_value(json_object_get(r, "target")));
+	}
+	json_decref(rows);
+	return ok;
+}
+
+/* A reply in the regzbot thread of rid (kind regzbot-fix/-invalid). */
+static void regzbot_followup(struct store *st, const struct config *cfg,
+			     const char *kind, int64_t rid, const char *text,
+			     const char *command)
+{
+	char id[512], rc[64], released[64], test[256], target[64];
+	const char *base = link_base(cfg, NULL);
+	int64_t relid = 0;
+	char *subject = NULL, *sig = signature(cfg, base);
+	GString *body = g_string_new(NULL);
+
+	if (!regzbot_report_of(st, rid, id, sizeof(id), &relid, rc, sizeof(rc)) ||
+	    !regression_names(st, rid, test, sizeof(test), target,
+			      sizeof(target)))
+		goto out;
+	release_of_rc(rc, released, sizeof(released));
+	subject = regzbot_subject(released, test, target);
+	add_wrapped(body, text, "");
+	g_string_append_printf(body, "\n%s\n", command);
+	if (sig != NULL)
+		g_string_append_printf(body, "\n-- \n%s\n", sig);
+	if (subject != NULL) {
+		char *re = NULL;
+
+		if (asprintf(&re, "Re: %s", subject) >= 0)
+			regzbot_mail(st, cfg, kind, relid, rid, re, id, body->str);
+		free(re);
+	}
+out:
+	free(subject);
+	free(sig);
+	g_string_free(body, TRUE);
+}
+
+void reply_fixed(struct store *st, const struct config *cfg,
+		 int64_t regression_id, const char *version)
+{
+	char *text = NULL, *cmd = NULL;
+
+	/* regzbot's "fix:" wants the fixing commit, which a passing rc does
+	 * not name: "resolve:" with the release says what is known. */
+	if (asprintf(&text, "The regression is fixed in %s: the test passes"
+		     " there again.", version) >= 0 &&
+	    asprintf(&cmd, "#regzbot resolve: fixed in %s", version) >= 0)
+		regzbot_followup(st, cfg, "regzbot-fix", regression_id, text, cmd);
+	free(text);
+	free(cmd);
+}
+
+/* ---- triage ---- */
+
+/* "reason" cut to one line of at most 200 bytes, for a command. */
+static void one_line(const char *in, char *out, size_t len)
+{
+	size_t k = 0;
+
+	for (; in != NULL && *in && k + 1 < len && k < 200; in++)
+		out[k++] = (unsigned char)*in < 0x20 ? ' ' : *in;
+	out[k] = '\0';
+}
+
+void reply_triage(struct store *st, const struct config *cfg,
+		  int64_t regression_id, const char *state, const char *reason)
+{
+	char err[512], test[256], target[64], why[256], date[64];
+	const char *base = link_base(cfg, NULL);
+	json_t *rows, *r;
+	size_t i;
+
+	if (state == NULL || strcmp(state, "invalid") != 0)
+		return;
+	if (!regression_names(st, regression_id, test, sizeof(test), target,
+			      sizeof(target)))
+		return;
+	one_line(reason != NULL && *reason ? reason : "not a regression", why,
+		 sizeof(why));
+	rows = store_rows(st, Q_REGRESSION_MAILS, err, sizeof(err), "i",
+			  regression_id);
+	rfc2822_now(date, sizeof(date));
+	json_array_foreach(rows, i, r) {
+		const char *kind = json_string_value(json_object_get(r, "kind")),
+			*parent = json_string_value(json_object_get(r, "message_id"));
+		int64_t relid = json_integer_value(json_object_get(r, "release_id"));
+		struct rowset rels = { 0 };
+		const struct release_row *rel;
+		struct announcement ann;
+		struct report_mail rm = { 0 };
+		struct mail_in m = { 0 };
+		GString *body;
+		gchar *line;
+		char *email, *sig, msgid[512] = "";
+
+		if (strcmp(kind, "report") != 0 || parent == NULL || !*parent)
+			continue;
+		rel = release_of(st, relid, &rels);
+		if (rel == NULL || !reply_announcement(rel, &ann)) {
+			rowset_free(&rels);
+			continue;
+		}
+		body = g_string_new(NULL);
+		line = g_strdup_printf("About the regression %s reported above for"
+				       " %s:", cfg->farm, rel->version);
+		add_wrapped(body, line, "");
+		g_free(line);
+		g_string_append_printf(body, "\n* %s, %s\n\n", kernel_arch(target),
+				       test);
+		line = g_strdup_printf("It was triaged as not a regression of the"
+				       " rc (%s). Please disregard it: it no longer"
+				       " counts against %s.", why, rel->version);
+		add_wrapped(body, line, "");
+		g_free(line);
+		g_string_append_printf(body, "\nDetails:\n  %s/#/regression/%lld\n",
+				       base, (long long)regression_id);
+		sig = signature(cfg, base);
+		if (sig != NULL)
+			g_string_append_printf(body, "\n-- \n%s\n", sig);
+		free(sig);
+		rm.ann = &ann;
+		rm.farm = cfg->farm;
+		rm.version = rel->version;
+		rm.kind = "invalid";
+		rm.from = cfg->mail_from;
+		rm.date = date;
+		rm.parent_id = parent;
+		rm.body = body->str;
+		email = report_mail_compose(&rm, msgid, sizeof(msgid), err,
+					    sizeof(err));
+		if (email != NULL) {
+			m.kind = "invalid";
+			m.release_id = relid;
+			m.regression_id = regression_id;
+			m.message_id = msgid;
+			m.email = email;
+			if (send_mail(st, cfg, &m, NULL, err, sizeof(err)) < 0)
+				log_err("regression %lld: %s",
+					(long long)regression_id, err);
+		} else {
+			log_warn("regression %lld: no follow-up: %s",
+				 (long long)regression_id, err);
+		}
+		free(email);
+		g_string_free(body, TRUE);
+		rowset_free(&rels);
+	}
+	json_decref(rows);
+	{
+		char *text = NULL, *cmd = NULL;
+
+		if (asprintf(&text, "This is not a regression after all: %s.",
+			     why) >= 0 &&
+		    asprintf(&cmd, "#regzbot invalid: %s", why) >= 0)
+			regzbot_followup(st, cfg, "regzbot-invalid", regression_id,
+					 text, cmd);
+		free(text);
+		free(cmd);
+	}
+}
