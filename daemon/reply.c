@@ -54,9 +54,17 @@ static int host_is_private(const char *host)
 	if (n == 0 || strcmp(host, "localhost") == 0 ||
 	    strcmp(host, "invalid") == 0 || strncmp(host, "127.", 4) == 0 ||
 	    strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0 ||
-	    strcmp(host, "0.0.0.0") == 0 || strncmp(host, "example.", 8) == 0 ||
-	    strchr(host, '.') == NULL)
+	    strcmp(host, "0.0.0.0") == 0 || strchr(host, '.') == NULL)
 		return 1;
+	/* example.com, rcgate.example.org, example.co.uk: the label
+	 * "example" with one or two labels after it. */
+	for (const char *p = host; (p = strstr(p, "example.")) != NULL; p++) {
+		const char *rest = p + 8, *dot = strchr(rest, '.');
+
+		if ((p == host || p[-1] == '.') && *rest != '\0' &&
+		    (dot == NULL || strchr(dot + 1, '.') == NULL))
+			return 1;
+	}
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		size_t k = strlen(suffixes[i]);
 

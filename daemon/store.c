@@ -346,7 +346,7 @@ static const char *const query_sql[] = {
 	 * (mark_fixes() ran), with the rcs they failed in. */
 	[Q_RELEASE_FIXES] =
 		"SELECT g.id, g.test, g.target,"
-		" (SELECT group_concat(e.version, ' ') FROM occurrence o"
+		" (SELECT group_concat(e.version, ', ') FROM occurrence o"
 		"  JOIN release e ON e.id = o.release_id WHERE o.regression_id = g.id"
 		"  AND e.branch = r.branch AND o.flaky = 0) AS seen_in"
 		" FROM regression_branch b JOIN regression g ON g.id = b.regression_id"
