@@ -23,7 +23,7 @@ WEBHOOK_DIR=$(mktemp -d)
 start_httpd "$WEBHOOK_DIR"
 start_daemon "workers = 2" "attempts = 2" "timeout = 300" \
 	"[regressions]" "reruns = 1" \
-	"[notify]" "smtp_url = $SMTPD_URL" "webhook_url = $HTTPD_URL/hook" "webhook_secret = s3cret"
+	"[report]" "public_url = https://rcgate.ci.test" "mail_from = rcgate <rcgate@ci.test>" "[notify]" "smtp_url = $SMTPD_URL" "webhook_url = $HTTPD_URL/hook" "webhook_secret = s3cret"
 
 submit() { req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$1\",\"artifacts\":[$2]}"; }
 announce() { req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$MAIL/$1"; }
