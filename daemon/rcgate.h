@@ -334,6 +334,8 @@ enum store_query {
 				 * not reported to regzbot yet */
 	Q_REGRESSION_MAILS,	/* regression id: the mails about it and
 				 * the reports of the rcs it occurs in */
+	Q_REGZBOT_GROUP,	/* message id: the regressions a regzbot
+				 * report is about, their state on its branch */
 	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
@@ -601,6 +603,10 @@ struct mail_in {
 	const char *message_id;	/* without <> */
 	const char *email;	/* the RFC 822 text (for the report row) */
 	const char *gate, *report_text;	/* report only, else NULL */
+	/* More regressions the same mail is about (a regzbot report of all
+	 * of an rc's): recorded with it, same kind, release and id. */
+	const int64_t *also_regressions;
+	size_t nalso;
 };
 int store_mail_add(struct store *, const struct mail_in *,
 		   const struct outbox_in *, size_t n, char *err,

@@ -631,16 +631,21 @@ static void release_of_rc(const char *rc, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(rc, "-"), rc);
 }
 
-/* The regzbot thread's subject for a regression that shipped. */
+/* The regzbot thread's subject: the first regression by name, how many
+ * more; caller frees. */
 static char *regzbot_subject(const char *released, const char *test,
-			     const char *target)
+			     const char *target, size_t n)
 {
 	char *s = NULL;
+	int rc;
 
-	if (asprintf(&s, "[REGRESSION] %s: %s fails on %s", released, test,
-		     kernel_arch(target)) < 0)
-		return NULL;
-	return s;
+	if (n <= 1)
+		rc = asprintf(&s, "[REGRESSION] %s: %s fails on %s", released,
+			      test, kernel_arch(target));
+	else
+		rc = asprintf(&s, "[REGRESSION] %s: %s and %zu other test%s fail",
+			      released, test, n - 1, n > 2 ? "s" : "");
+	return rc < 0 ? NULL : s;
 }
 
 /* The stable maintainer and list of the rc's announcement, for Cc. */
@@ -654,12 +659,13 @@ static char *maintainer_cc(const struct announcement *ann)
 	return s;
 }
 
-/* Composes and sends one regzbot mail about regression rid, in the rc
- * thread of release_id, under parent (may be NULL). */
+/* Composes and sends one regzbot mail about the regressions rids of
+ * release_id's rc, in its thread, under parent (may be NULL); kind's
+ * mail goes out once per rc. */
 static int regzbot_mail(struct store *st, const struct config *cfg,
-			const char *kind, int64_t release_id, int64_t rid,
-			const char *subject, const char *parent,
-			const char *body)
+			const char *kind, int64_t release_id,
+			const int64_t *rids, size_t nrids, const char *subject,
+			const char *parent, const char *body)
 {
 	struct rowset rels = { 0 };
 	const struct release_row *rel = release_of(st, release_id, &rels);
@@ -671,9 +677,8 @@ static int regzbot_mail(struct store *st, const struct config *cfg,
 	int rc = -1;
 
 	if (rel == NULL || !reply_announcement(rel, &ann)) {
-		log_warn("mail kind=%s regression=%lld: release %lld has no"
-			 " announcement to point at", kind, (long long)rid,
-			 (long long)release_id);
+		log_warn("mail kind=%s release=%lld: no announcement to point at",
+			 kind, (long long)release_id);
 		goto out;
 	}
 	rfc2822_now(date, sizeof(date));
@@ -691,19 +696,20 @@ static int regzbot_mail(struct store *st, const struct config *cfg,
 	rm.body = body;
 	email = report_mail_compose(&rm, msgid, sizeof(msgid), err, sizeof(err));
 	if (email == NULL) {
-		log_warn("mail kind=%s regression=%lld: %s", kind, (long long)rid,
-			 err);
+		log_warn("mail kind=%s release=%lld: %s", kind,
+			 (long long)release_id, err);
 		goto out;
 	}
 	m.kind = kind;
 	m.release_id = release_id;
-	m.regression_id = rid;
 	m.message_id = msgid;
 	m.email = email;
+	m.also_regressions = rids;
+	m.nalso = nrids;
 	rc = send_mail(st, cfg, &m, NULL, err, sizeof(err));
 	if (rc < 0)
-		log_err("mail kind=%s regression=%lld: %s", kind, (long long)rid,
-			err);
+		log_err("mail kind=%s release=%lld: %s", kind,
+			(long long)release_id, err);
 out:
 	free(email);
 	free(cc);
@@ -711,90 +717,122 @@ out:
 	return rc;
 }
 
+/* The regzbot report of the rows [from, to) of one rc (Q_SHIPPED_
+ * REGRESSIONS); 1 if queued. */
+static int regzbot_report(struct store *st, const struct config *cfg,
+			  json_t *rows, size_t from, size_t to)
+{
+	json_t *first = json_array_get(rows, from);
+	const char *version = json_string_value(json_object_get(first, "version"));
+	int64_t relid = json_integer_value(json_object_get(first, "release_id"));
+	const char *base = link_base(cfg, NULL);
+	char released[64], range[96], parent[512];
+	int64_t *rids = calloc(to - from + 1, sizeof(*rids));
+	GString *body = g_string_new(NULL);
+	char *subject = NULL, *sig = signature(cfg, base);
+	gchar *line;
+	int have_report, rc = 0;
+
+	snprintf(released, sizeof(released), "%s",
+		 json_string_value(json_object_get(first, "released_as")));
+	if (rids == NULL || reply_regzbot_range(released, range, sizeof(range)) < 0)
+		goto out;
+	have_report = report_id_of(st, relid, parent, sizeof(parent));
+	line = g_strdup_printf("%s was released with %s that %s found in %s,"
+			       " during its review, and that %s still open on"
+			       " the branch:", released, to - from > 1 ?
+			       "regressions" : "a regression", cfg->farm, version,
+			       to - from > 1 ? "are" : "is");
+	add_wrapped(body, line, "");
+	g_free(line);
+	g_string_append_c(body, '\n');
+	for (size_t i = from; i < to; i++) {
+		json_t *r = json_array_get(rows, i);
+		const char *diag = json_string_value(json_object_get(r, "diagnostic"));
+		int lines = 0;
+
+		rids[i - from] = json_integer_value(json_object_get(r, "regression_id"));
+		g_string_append_printf(body, "* %s, %s\n",
+			kernel_arch(json_string_value(json_object_get(r, "target"))),
+			json_string_value(json_object_get(r, "test")));
+		/* The first lines of the diagnostic; the page has the rest. */
+		for (const char *p = diag; p != NULL && *p && lines < 3; ) {
+			size_t k = strcspn(p, "\n");
+
+			if (k > 0) {
+				g_string_append_printf(body, "    %.*s\n",
+						       (int)(k > 74 ? 74 : k), p);
+				lines++;
+			}
+			p += k;
+			if (*p)
+				p++;
+		}
+	}
+	line = g_strdup_printf("The %s on the release before it and %s from %s"
+			       " on.", to - from > 1 ? "tests pass" : "test passes",
+			       to - from > 1 ? "fail" : "fails", version);
+	g_string_append_c(body, '\n');
+	add_wrapped(body, line, "");
+	g_free(line);
+	if (have_report)
+		g_string_append_printf(body, "The report in the review thread:\n"
+				       "  https://lore.kernel.org/r/%s/\n", parent);
+	g_string_append_printf(body, "Details and logs:\n  %s/#/release/%s\n",
+			       base, version);
+	/* regzbot reads a command from a paragraph of its own, and release
+	 * tags stay valid where stable-rc commit ids are rewritten. */
+	g_string_append_printf(body, "\n#regzbot introduced: %s\n", range);
+	if (sig != NULL)
+		g_string_append_printf(body, "\n-- \n%s\n", sig);
+	subject = regzbot_subject(released,
+				  json_string_value(json_object_get(first, "test")),
+				  json_string_value(json_object_get(first, "target")),
+				  to - from);
+	if (subject != NULL)
+		rc = regzbot_mail(st, cfg, "regzbot", relid, rids, to - from,
+				  subject, have_report ? parent : NULL,
+				  body->str) > 0;
+out:
+	free(rids);
+	free(subject);
+	free(sig);
+	g_string_free(body, TRUE);
+	return rc;
+}
+
 int reply_shipped(struct store *st, const struct config *cfg)
 {
-	char err[512], range[96], released[64], parent[512];
-	const char *base = link_base(cfg, NULL);
-	json_t *rows = store_rows(st, Q_SHIPPED_REGRESSIONS, err, sizeof(err), ""),
-		*r;
-	size_t i;
-	int n = 0;
+	char err[512];
+	json_t *rows = store_rows(st, Q_SHIPPED_REGRESSIONS, err, sizeof(err), "");
+	size_t i = 0, n;
+	int sent = 0;
 
 	if (rows == NULL) {
 		log_err("shipped regressions: %s", err);
 		return -1;
 	}
-	json_array_foreach(rows, i, r) {
-		const char *test = json_string_value(json_object_get(r, "test")),
-			*target = json_string_value(json_object_get(r, "target")),
-			*version = json_string_value(json_object_get(r, "version")),
-			*diag = json_string_value(json_object_get(r, "diagnostic"));
-		int64_t rid = json_integer_value(json_object_get(r, "regression_id")),
-			relid = json_integer_value(json_object_get(r, "release_id"));
-		char *subject, *sig = signature(cfg, base);
-		GString *body = g_string_new(NULL);
-		gchar *line;
-		int have_report;
+	/* One report per rc that shipped, with all its open regressions:
+	 * one cause usually fails several tests. */
+	n = json_array_size(rows);
+	while (i < n) {
+		int64_t relid = json_integer_value(json_object_get(
+			json_array_get(rows, i), "release_id"));
+		size_t j = i + 1;
 
-		snprintf(released, sizeof(released), "%s",
-			 json_string_value(json_object_get(r, "released_as")));
-		if (reply_regzbot_range(released, range, sizeof(range)) < 0) {
-			g_string_free(body, TRUE);
-			free(sig);
-			continue;
-		}
-		have_report = report_id_of(st, relid, parent, sizeof(parent));
-		line = g_strdup_printf("%s was released with a regression that %s"
-				       " found in %s, during its review, and that"
-				       " is still open on the branch:", released,
-				       cfg->farm, version);
-		add_wrapped(body, line, "");
-		g_free(line);
-		g_string_append_printf(body, "\n* %s, %s\n", kernel_arch(target),
-				       test);
-		for (const char *p = diag; p != NULL && *p; ) {
-			size_t k = strcspn(p, "\n");
-
-			if (k > 0)
-				g_string_append_printf(body, "    %.*s\n",
-						       (int)(k > 74 ? 74 : k), p);
-			p += k;
-			if (*p)
-				p++;
-		}
-		line = g_strdup_printf("The test passes on the release before it"
-				       " and fails from %s on.", version);
-		g_string_append_c(body, '\n');
-		add_wrapped(body, line, "");
-		g_free(line);
-		if (have_report)
-			g_string_append_printf(body, "The report in the review"
-					       " thread:\n  https://lore.kernel.org/r/%s/\n",
-					       parent);
-		g_string_append_printf(body, "Details and logs:\n  %s/#/regression/%lld\n",
-				       base, (long long)rid);
-		/* regzbot reads commands from a paragraph of their own. */
-		g_string_append_printf(body, "\n#regzbot introduced: %s\n", range);
-		if (sig != NULL)
-			g_string_append_printf(body, "\n-- \n%s\n", sig);
-		subject = regzbot_subject(released, test, target);
-		if (subject != NULL &&
-		    regzbot_mail(st, cfg, "regzbot", relid, rid, subject,
-				 have_report ? parent : NULL, body->str) > 0)
-			n++;
-		free(subject);
-		free(sig);
-		g_string_free(body, TRUE);
+		while (j < n && json_integer_value(json_object_get(
+			json_array_get(rows, j), "release_id")) == relid)
+			j++;
+		sent += regzbot_report(st, cfg, rows, i, j);
+		i = j;
 	}
 	json_decref(rows);
-	return n;
+	return sent;
 }
 
-/* The regzbot report rcgate sent about rid (its Message-ID, rc thread and
- * subject's release) : 1 found, 0 none. */
+/* The Message-ID of the regzbot report rcgate sent about rid; 1 found. */
 static int regzbot_report_of(struct store *st, int64_t rid, char *id,
-			     size_t idlen, int64_t *release_id, char *rc,
-			     size_t rclen)
+			     size_t idlen)
 {
 	char err[256];
 	json_t *rows = store_rows(st, Q_REGRESSION_MAILS, err, sizeof(err),
@@ -808,16 +846,109 @@ static int regzbot_report_of(struct store *st, int64_t rid, char *id,
 			continue;
 		snprintf(id, idlen, "%s",
 			 json_string_value(json_object_get(r, "message_id")));
-		*release_id = json_integer_value(json_object_get(r, "release_id"));
-		snprintf(rc, rclen, "%s",
-			 json_string_value(json_object_get(r, "version")) ?
-				 json_string_value(json_object_get(r, "version")) : "");
 		found = id[0] != '\0';
 		break;
 	}
 	json_decref(rows);
 	return found;
 }
+
+/*
+ * After rid was fixed (fixed_in set) or triaged invalid (why set): once no
+ * regression of its regzbot report is open on the rc's branch, regzbot is
+ * told in that thread, once: "#regzbot invalid:" if all were invalid,
+ * else "#regzbot resolve:". (regzbot's "fix:" wants the fixing commit,
+ * which a passing rc does not name.)
+ */
+static void regzbot_settle(struct store *st, const struct config *cfg,
+			   int64_t rid, const char *fixed_in, const char *why)
+{
+	char id[512], err[256], released[64];
+	const char *base = link_base(cfg, NULL), *kind;
+	json_t *rows, *r, *first;
+	size_t i, invalid = 0, n;
+	GString *body;
+	char *subject = NULL, *re = NULL, *sig;
+	gchar *line;
+
+	if (!regzbot_report_of(st, rid, id, sizeof(id)))
+		return;
+	rows = store_rows(st, Q_REGZBOT_GROUP, err, sizeof(err), "s", id);
+	n = json_array_size(rows);
+	json_array_foreach(rows, i, r) {
+		const char *state = json_string_value(json_object_get(r, "state")),
+			*bstate = json_string_value(json_object_get(r, "branch_state"));
+
+		if (strcmp(state, "invalid") == 0)
+			invalid++;
+		else if (strcmp(state, "fixed") != 0 &&
+			 (bstate == NULL || strcmp(bstate, "fixed") != 0)) {
+			json_decref(rows);
+			return;		/* one is still open */
+		}
+	}
+	if (n == 0) {
+		json_decref(rows);
+		return;
+	}
+	first = json_array_get(rows, 0);
+	release_of_rc(json_string_value(json_object_get(first, "version")),
+		      released, sizeof(released));
+	subject = regzbot_subject(released,
+				  json_string_value(json_object_get(first, "test")),
+				  json_string_value(json_object_get(first, "target")),
+				  n);
+	body = g_string_new(NULL);
+	if (invalid == n) {
+		kind = "regzbot-invalid";
+		line = g_strdup_printf("%s not a regression after all: %s.",
+				       n > 1 ? "These are" : "This is",
+				       why != NULL ? why : "triaged invalid");
+		add_wrapped(body, line, "");
+		g_string_append_printf(body, "\n#regzbot invalid: %s\n",
+				       why != NULL ? why : "triaged invalid");
+	} else {
+		kind = "regzbot-fix";
+		if (fixed_in != NULL)
+			line = g_strdup_printf("Fixed in %s: the %s there again.",
+					       fixed_in, n > 1 ? "tests pass" :
+					       "test passes");
+		else
+			line = g_strdup_printf("The last open one was triaged as"
+					       " not a regression (%s); the rest"
+					       " are fixed.", why ? why : "invalid");
+		add_wrapped(body, line, "");
+		if (fixed_in != NULL)
+			g_string_append_printf(body, "\n#regzbot resolve: fixed in"
+					       " %s\n", fixed_in);
+		else
+			g_string_append(body, "\n#regzbot resolve: fixed, the"
+					" rest not a regression\n");
+	}
+	g_free(line);
+	g_string_append_printf(body, "\nDetails:\n  %s/#/regression/%lld\n", base,
+			       (long long)rid);
+	sig = signature(cfg, base);
+	if (sig != NULL)
+		g_string_append_printf(body, "\n-- \n%s\n", sig);
+	free(sig);
+	if (subject != NULL && asprintf(&re, "Re: %s", subject) >= 0)
+		regzbot_mail(st, cfg, kind,
+			     json_integer_value(json_object_get(first, "release_id")),
+			     NULL, 0, re, id, body->str);
+	free(re);
+	free(subject);
+	g_string_free(body, TRUE);
+	json_decref(rows);
+}
+
+void reply_fixed(struct store *st, const struct config *cfg,
+		 int64_t regression_id, const char *version)
+{
+	regzbot_settle(st, cfg, regression_id, version, NULL);
+}
+
+/* ---- triage ---- */
 
 /* Row fields of regression rid (test, target) into the buffers. */
 static int regression_names(struct store *st, int64_t rid, char *test,
@@ -836,57 +967,6 @@ static int regression_names(struct store *st, int64_t rid, char *test,
 	json_decref(rows);
 	return ok;
 }
-
-/* A reply in the regzbot thread of rid (kind regzbot-fix/-invalid). */
-static void regzbot_followup(struct store *st, const struct config *cfg,
-			     const char *kind, int64_t rid, const char *text,
-			     const char *command)
-{
-	char id[512], rc[64], released[64], test[256], target[64];
-	const char *base = link_base(cfg, NULL);
-	int64_t relid = 0;
-	char *subject = NULL, *sig = signature(cfg, base);
-	GString *body = g_string_new(NULL);
-
-	if (!regzbot_report_of(st, rid, id, sizeof(id), &relid, rc, sizeof(rc)) ||
-	    !regression_names(st, rid, test, sizeof(test), target,
-			      sizeof(target)))
-		goto out;
-	release_of_rc(rc, released, sizeof(released));
-	subject = regzbot_subject(released, test, target);
-	add_wrapped(body, text, "");
-	g_string_append_printf(body, "\n%s\n", command);
-	if (sig != NULL)
-		g_string_append_printf(body, "\n-- \n%s\n", sig);
-	if (subject != NULL) {
-		char *re = NULL;
-
-		if (asprintf(&re, "Re: %s", subject) >= 0)
-			regzbot_mail(st, cfg, kind, relid, rid, re, id, body->str);
-		free(re);
-	}
-out:
-	free(subject);
-	free(sig);
-	g_string_free(body, TRUE);
-}
-
-void reply_fixed(struct store *st, const struct config *cfg,
-		 int64_t regression_id, const char *version)
-{
-	char *text = NULL, *cmd = NULL;
-
-	/* regzbot's "fix:" wants the fixing commit, which a passing rc does
-	 * not name: "resolve:" with the release says what is known. */
-	if (asprintf(&text, "The regression is fixed in %s: the test passes"
-		     " there again.", version) >= 0 &&
-	    asprintf(&cmd, "#regzbot resolve: fixed in %s", version) >= 0)
-		regzbot_followup(st, cfg, "regzbot-fix", regression_id, text, cmd);
-	free(text);
-	free(cmd);
-}
-
-/* ---- triage ---- */
 
 /* "reason" cut to one line of at most 200 bytes, for a command. */
 static void one_line(const char *in, char *out, size_t len)
@@ -982,15 +1062,5 @@ void reply_triage(struct store *st, const struct config *cfg,
 		rowset_free(&rels);
 	}
 	json_decref(rows);
-	{
-		char *text = NULL, *cmd = NULL;
-
-		if (asprintf(&text, "This is not a regression after all: %s.",
-			     why) >= 0 &&
-		    asprintf(&cmd, "#regzbot invalid: %s", why) >= 0)
-			regzbot_followup(st, cfg, "regzbot-invalid", regression_id,
-					 text, cmd);
-		free(text);
-		free(cmd);
-	}
+	regzbot_settle(st, cfg, regression_id, NULL, why);
 }

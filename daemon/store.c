@@ -376,7 +376,15 @@ static const char *const query_sql[] = {
 		"  AND r2.patch = r.patch AND r2.rc > r.rc)"
 		" AND NOT EXISTS (SELECT 1 FROM mail m WHERE m.kind = 'regzbot'"
 		"  AND m.regression_id = g.id)"
-		" GROUP BY g.id ORDER BY g.id",
+		" GROUP BY g.id ORDER BY r.id, g.id",
+	[Q_REGZBOT_GROUP] =
+		"SELECT g.id, g.test, g.target, g.state, b.state AS branch_state,"
+		" r.id AS release_id, r.version"
+		" FROM mail m JOIN regression g ON g.id = m.regression_id"
+		" JOIN release r ON r.id = m.release_id"
+		" LEFT JOIN regression_branch b ON b.regression_id = g.id"
+		"  AND b.branch = r.branch"
+		" WHERE m.kind = 'regzbot' AND m.message_id = ?1 ORDER BY g.id",
 	[Q_REGRESSION_MAILS] =
 		"SELECT m.kind, m.release_id, r.version, m.message_id"
 		" FROM mail m LEFT JOIN release r ON r.id = m.release_id"
@@ -1912,6 +1920,13 @@ int store_mail_add(struct store *st, const struct mail_in *m,
 		    now);
 	if (added < 0)
 		goto fail;
+	for (size_t i = 0; added > 0 && i < m->nalso; i++)
+		if (run(st, "INSERT OR IGNORE INTO mail (kind, release_id,"
+			    " regression_id, about, message_id, created)"
+			    " VALUES (?, ?, ?, ?, ?, ?)", err, errlen, "siiiss",
+			m->kind, m->release_id, m->also_regressions[i], m->about,
+			m->message_id, now) < 0)
+			goto fail;
 	if (m->report_text != NULL &&
 	    run(st, "INSERT INTO report (release_id, created, gate, text, email)"
 		    " VALUES (?, ?, ?, ?, ?)", err, errlen, "issss",
