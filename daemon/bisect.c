@@ -266,7 +266,11 @@ static int finish(struct store *st, const struct engine_context *c,
 {
 	char root[PATH_MAX], gitdir[PATH_MAX], first[41], last[41], err[512],
 		upstream[41] = "", subject[256] = "", text[2048];
-	const char *fmt[] = { "log", "-1", "--format=%s%n%n%b", first, NULL };
+	/* subject, author, author date, then the message for the upstream
+	 * id and the people of its trailers */
+	const char *fmt[] = { "log", "-1", "--format=%s%n%an <%ae>%n%aD%n%n%b",
+			      first, NULL };
+	char author[256] = "", adate[64] = "", people[2048] = "";
 	struct build_options o;
 	struct strbuf sb;
 	const char *state, *prereq = NULL;
@@ -280,9 +284,22 @@ static int finish(struct store *st, const struct engine_context *c,
 		if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) == 0)
 			log = gitsrc_git_out(gitdir, fmt, &o, err, sizeof(err));
 		if (log != NULL) {
+			const char *p = log;
+
 			snprintf(subject, sizeof(subject), "%.*s",
-				 (int)strcspn(log, "\n"), log);
+				 (int)strcspn(p, "\n"), p);
+			p += strcspn(p, "\n");
+			if (*p == '\n')
+				p++;
+			snprintf(author, sizeof(author), "%.*s",
+				 (int)strcspn(p, "\n"), p);
+			p += strcspn(p, "\n");
+			if (*p == '\n')
+				p++;
+			snprintf(adate, sizeof(adate), "%.*s",
+				 (int)strcspn(p, "\n"), p);
 			bisect_upstream_id(log, upstream);
+			reply_commit_people(log, people, sizeof(people));
 			free(log);
 		}
 	}
@@ -313,6 +330,11 @@ static int finish(struct store *st, const struct engine_context *c,
 				   outcome == BISECT_FOUND ? NULL : text, prereq,
 				   err, sizeof(err)) < 0)
 		return -1;
+	if (author[0] != '\0' &&
+	    store_bisection_culprit(st, b->id, author, adate[0] ? adate : NULL,
+				    people[0] ? people : NULL, err,
+				    sizeof(err)) < 0)
+		log_warn("bisection %lld: %s", (long long)b->id, err);
 	log_info("bisection %lld: %s%s%s%s", (long long)b->id, state,
 		 outcome == BISECT_FOUND ? ": " : "",
 		 outcome == BISECT_FOUND ? last : "",

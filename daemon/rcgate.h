@@ -611,6 +611,11 @@ struct mail_in {
 int store_mail_add(struct store *, const struct mail_in *,
 		   const struct outbox_in *, size_t n, char *err,
 		   size_t errlen);
+/* The culprit's author ("Name <addr>"), author date (RFC 2822) and the
+ * people its follow-up is Cc'd to (reply_commit_people), any may be NULL. */
+int store_bisection_culprit(struct store *, int64_t id, const char *author,
+			    const char *date, const char *people, char *err,
+			    size_t errlen);
 /* The Message-ID of rcgate's mail of kind about release/regression/about
  * (about < 0: the first of any) into buf: 1 found, 0 none, -1 error. */
 int store_mail_id(struct store *, const char *kind, int64_t release_id,

@@ -420,6 +420,79 @@ static int report_id_of(struct store *st, int64_t release_id, char *id,
 
 /* ---- the bisection follow-up ---- */
 
+/* Whether addr ("Name <a@b>" or "a@b") is safe to hand to the mail
+ * composer: one @, no control characters, quotes or commas. */
+static int plausible_address(const char *addr, size_t n)
+{
+	size_t at = 0;
+
+	if (n == 0 || n > 200)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)addr[i];
+
+		if (c < 0x20 || c == 0x7f || c == '"' || c == ',' || c == ';' ||
+		    c == '\\')
+			return 0;
+		at += c == '@';
+	}
+	return at == 1;
+}
+
+void reply_commit_people(const char *message, char *out, size_t len)
+{
+	static const char *const keys[] = { "Signed-off-by:", "Reviewed-by:",
+					    "Acked-by:" };
+	size_t used = 0;
+	int count = 0;
+
+	if (len == 0)
+		return;
+	out[0] = '\0';
+	for (const char *line = message; line != NULL && *line; ) {
+		size_t n = strcspn(line, "\n");
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && count < 20; k++) {
+			size_t kl = strlen(keys[k]);
+			const char *v = line + kl;
+			size_t vn;
+			char one[256];
+
+			if (n <= kl || strncasecmp(line, keys[k], kl) != 0)
+				continue;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			vn = n - (size_t)(v - line);
+			while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\r'))
+				vn--;
+			/* "Name <a@b> # 6.1" comments and stable's [ ] notes go. */
+			if (memchr(v, '>', vn) != NULL)
+				vn = (size_t)((const char *)memchr(v, '>', vn) - v) + 1;
+			if (!plausible_address(v, vn))
+				continue;
+			snprintf(one, sizeof(one), "%.*s", (int)vn, v);
+			{
+				const char *lt = strchr(one, '<');
+				char key[256];
+
+				/* once per address, whatever the name */
+				snprintf(key, sizeof(key), "%s", lt ? lt + 1 : one);
+				key[strcspn(key, ">")] = '\0';
+				if (strcasestr(out, key) != NULL)
+					continue;
+			}
+			if (used + strlen(one) + 3 > len)
+				return;
+			used += (size_t)snprintf(out + used, len - used, "%s%s",
+						 used ? ", " : "", one);
+			count++;
+		}
+		line += n;
+		if (*line)
+			line++;
+	}
+}
+
 /* Adds text wrapped at 78 columns, continuation lines indented. */
 static void add_wrapped(GString *out, const char *text, const char *indent)
 {
@@ -453,8 +526,34 @@ static void add_wrapped(GString *out, const char *text, const char *indent)
 /* The follow-up's text for a finished bisection row (Q_BISECTION): the
  * culprit as the series names it and as git show heads it, how it was
  * found, its possible dependencies in Greg's idiom, the page. */
+/* git bisect log's shape: each step's commit and verdict, in order. */
+static void bisection_log(GString *s, json_t *steps, const char *good,
+			  const char *bad)
+{
+	size_t i;
+	json_t *st;
+
+	if (json_array_size(steps) == 0)
+		return;
+	g_string_append(s, "\nBisection log:\n");
+	g_string_append_printf(s, "  git bisect start %.12s %.12s\n", bad, good);
+	json_array_foreach(steps, i, st) {
+		const char *commit = json_string_value(json_object_get(st, "git_commit")),
+			*status = json_string_value(json_object_get(st, "status")),
+			*state = json_string_value(json_object_get(st, "state"));
+		const char *verdict = status == NULL ? "skip" :
+			strcmp(status, "fail") == 0 ? "bad" :
+			strcmp(status, "pass") == 0 ? "good" : "skip";
+
+		if (commit == NULL || state == NULL || strcmp(state, "done") != 0)
+			continue;
+		g_string_append_printf(s, "  git bisect %-4s %.12s\n", verdict,
+				       commit);
+	}
+}
+
 static char *bisection_text(const json_t *b, const struct config *cfg,
-			    const char *base)
+			    const char *base, json_t *steps)
 {
 #define F(k) json_string_value(json_object_get(b, k))
 	const char *state = F("state"), *upstream = F("culprit_upstream"),
@@ -471,17 +570,27 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				       F("version"));
 		add_wrapped(s, line, "");
 		g_free(line);
-		g_string_append_printf(s, "\ncommit %s\n\n    %s\n", F("culprit"),
-				       F("culprit_subject") ? F("culprit_subject")
-							    : "");
+		g_string_append_printf(s, "\ncommit %s\n", F("culprit"));
+		if (F("culprit_author") != NULL)
+			g_string_append_printf(s, "Author: %s\n", F("culprit_author"));
+		if (F("culprit_date") != NULL)
+			g_string_append_printf(s, "Date:   %s\n", F("culprit_date"));
+		g_string_append_printf(s, "\n    %s\n", F("culprit_subject") ?
+				       F("culprit_subject") : "");
 		if (upstream != NULL)
 			g_string_append_printf(s, "\n    commit %s upstream.\n",
 					       upstream);
-		g_string_append_printf(s, "\nBisected between %.12s (good) and"
-				       " %.12s (the rc): %lld commits, %lld"
-				       " steps.\n", F("good"), F("bad"),
+		line = g_strdup_printf("Bisected between %.12s (good) and %.12s"
+				       " (the rc): %lld commit%s, %lld build%s.",
+				       F("good"), F("bad"),
 				       (long long)json_integer_value(json_object_get(b, "commits")),
-				       (long long)json_integer_value(json_object_get(b, "steps")));
+				       json_integer_value(json_object_get(b, "commits")) == 1 ? "" : "s",
+				       (long long)json_integer_value(json_object_get(b, "steps")),
+				       json_integer_value(json_object_get(b, "steps")) == 1 ? "" : "s");
+		g_string_append_c(s, '\n');
+		add_wrapped(s, line, "");
+		g_free(line);
+		bisection_log(s, steps, F("good"), F("bad"));
 		if (upstream != NULL && others != NULL) {
 			line = g_strdup_printf("The same upstream commit was found"
 					       " by bisection in %s: one cause, in"
@@ -548,8 +657,9 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	struct report_mail rm = { 0 };
 	struct mail_in m = { 0 };
 	const char *base = link_base(cfg, NULL), *culprit;
-	json_t *rows, *b, *p;
+	json_t *rows, *b, *p, *steps;
 	char *text, *email = NULL, *hook = NULL, msgid[512] = "";
+	gchar *cc = NULL;
 
 	rows = store_rows(st, Q_BISECTION, err, sizeof(err), "i", id);
 	b = json_array_get(rows, 0);
@@ -559,7 +669,9 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 		json_decref(rows);
 		return;
 	}
-	text = bisection_text(b, cfg, base);
+	steps = store_rows(st, Q_BISECT_STEPS, err, sizeof(err), "i", id);
+	text = bisection_text(b, cfg, base, steps);
+	json_decref(steps);
 	p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection", "version",
 		      json_string_value(json_object_get(b, "version")),
 		      "regression", json_object_get(b, "regression_id"), "text",
@@ -589,6 +701,16 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 		rm.date = date;
 		rm.parent_id = report_id_of(st, rel->id, parent, sizeof(parent)) ?
 				       parent : NULL;
+		/* Those who can fix it: the culprit's author and the people
+		 * who signed it off or reviewed it. */
+		cc = g_strdup_printf("%s%s%s",
+			json_string_value(json_object_get(b, "culprit_author")) ?
+			json_string_value(json_object_get(b, "culprit_author")) : "",
+			json_string_value(json_object_get(b, "culprit_author")) &&
+			json_string_value(json_object_get(b, "culprit_people")) ? ", " : "",
+			json_string_value(json_object_get(b, "culprit_people")) ?
+			json_string_value(json_object_get(b, "culprit_people")) : "");
+		rm.cc = cc;
 		rm.body = text;
 		email = report_mail_compose(&rm, msgid, sizeof(msgid), err,
 					    sizeof(err));
@@ -602,6 +724,7 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	free(email);
 	free(hook);
 	g_free(text);
+	g_free(cc);
 	rowset_free(&rels);
 	json_decref(rows);
 }

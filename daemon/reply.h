@@ -69,4 +69,10 @@ int reply_shipped(struct store *, const struct config *);
  * released_as is not a stable version. */
 int reply_regzbot_range(const char *released_as, char *out, size_t len);
 
+/* The addresses of a commit message's Signed-off-by, Reviewed-by and
+ * Acked-by lines, each once, ", "-separated into out (at most 20, cut at
+ * a whole address when out is full); "" if none. Only "Name <addr>" or
+ * "addr" with one @ and no control characters or quotes are kept. */
+void reply_commit_people(const char *message, char *out, size_t len);
+
 #endif /* RCGATE_REPLY_H */

@@ -305,13 +305,14 @@ static const char *const query_sql[] = {
 		" b.target, b.test, b.tree, b.good, b.bad, b.state, b.culprit,"
 		" b.culprit_subject, b.culprit_upstream, b.range_first,"
 		" b.range_last, b.message, b.prereq_state, b.prerequisites,"
-		" b.prereq_message,"
+		" b.prereq_message, b.culprit_author, b.culprit_date, b.culprit_people,"
 		" length(b.commits) / 41 + (length(b.commits) % 41 > 0) AS commits,"
 		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
 		/* the other rcs whose bisection named the same upstream commit */
 		" (SELECT group_concat(r2.version || ' (' || r2.branch || ')', ', ')"
 		"  FROM bisection c JOIN release r2 ON r2.id = c.release_id"
 		"  WHERE c.culprit_upstream = b.culprit_upstream AND c.id != b.id"
+		"  AND c.release_id != b.release_id"
 		"  AND c.state = 'found') AS same_cause_in"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.id = ?",
@@ -1945,6 +1946,15 @@ int store_mail_add(struct store *st, const struct mail_in *m,
 fail:
 	rollback(st);
 	return -1;
+}
+
+int store_bisection_culprit(struct store *st, int64_t id, const char *author,
+			    const char *date, const char *people, char *err,
+			    size_t errlen)
+{
+	return run(st, "UPDATE bisection SET culprit_author = ?, culprit_date = ?,"
+		   " culprit_people = ? WHERE id = ?", err, errlen, "sssi", author,
+		   date, people, id) < 0 ? -1 : 0;
 }
 
 int store_mail_id(struct store *st, const char *kind, int64_t release_id,

@@ -20,3 +20,10 @@ CREATE TABLE mail (
 );
 CREATE UNIQUE INDEX mail_once ON mail(kind, release_id, regression_id, about);
 CREATE INDEX mail_by_regression ON mail(regression_id);
+
+-- The culprit as git show heads it, and whom its follow-up goes to: its
+-- author and the people of its Signed-off-by/Reviewed-by/Acked-by lines
+-- (", "-separated addresses, at most 20).
+ALTER TABLE bisection ADD COLUMN culprit_author TEXT;
+ALTER TABLE bisection ADD COLUMN culprit_date TEXT;
+ALTER TABLE bisection ADD COLUMN culprit_people TEXT;

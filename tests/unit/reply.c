@@ -287,11 +287,12 @@ static char *normalised(const char *mail, char ids[][256], size_t *nids)
 {
 	size_t cap = strlen(mail) + 4096, k = 0;
 	char *out = malloc(cap);
-	const char *p = mail;
+	const char *p = mail, *body = strstr(mail, "\n\n");
 
 	assert_non_null(out);
 	while (*p) {
-		if ((p == mail || p[-1] == '\n') && strncmp(p, "Date: ", 6) == 0) {
+		if ((p == mail || p[-1] == '\n') && p < body &&
+		    strncmp(p, "Date: ", 6) == 0) {
 			k += (size_t)snprintf(out + k, cap - k, "Date: <date>");
 			p += strcspn(p, "\n");
 			continue;
@@ -521,6 +522,91 @@ static void test_regzbot_one_report_per_rc(void **state)
 	mails_free(&m);
 }
 
+/* A finished bisection of 6.1.64-rc1 (as bisect.c leaves it): the
+ * follow-up threads under rcgate's report, names the culprit as git show
+ * does, Cc's its author and the people who signed it off, lists possible
+ * dependencies in Greg's idiom; a second target that found the same
+ * commit sends nothing more. */
+static void test_bisection_followup(void **state)
+{
+	static const char *const prereqs =
+		"[{\"commit\": \"936e114a245b6e38e0dbf706a67e7611fc993da1\","
+		" \"subject\": \"iomap: update ki_pos a little later in"
+		" iomap_dio_complete\", \"why\": \"changes iomap_dio_complete(),"
+		" as the culprit does; upstream before the culprit\"}]";
+	struct fixture *f = *state;
+	struct mails m;
+	char err[256], h[1024], report_id[256], sql[2048], people[512];
+	static char ids[MAX_MAILS][256];
+	size_t nids = 0;
+	sqlite3 *raw;
+	char *norm;
+
+	add_release(f, "6.1.63");
+	test_release(f, "6.1.63", "pass");
+	announce(f, "announce-6.1.64-rc1.eml");
+	test_release(f, "6.1.64-rc1", "fail");
+	reply_commit_people("ext4: properly sync file size\n\ncommit 9156 upstream.\n\n"
+			    "Signed-off-by: Jan Kara <jack@suse.cz>\n"
+			    "Signed-off-by: Theodore Ts'o <tytso@mit.edu>\n"
+			    "Reviewed-by: JAN KARA <Jack@suse.cz>\n"
+			    "Acked-by: \"Evil\" <x@y>, Bcc: z@w\n"
+			    "Cc: stable@vger.kernel.org\n"
+			    "Signed-off-by: Greg Kroah-Hartman <gregkh@linuxfoundation.org> # 6.1\n",
+			    people, sizeof(people));
+	assert_string_equal(people, "Jan Kara <jack@suse.cz>, Theodore Ts'o"
+			    " <tytso@mit.edu>, Greg Kroah-Hartman"
+			    " <gregkh@linuxfoundation.org>");
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	for (int t = 0; t < 2; t++) {
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO bisection (regression_id, release_id, job_id,"
+			 " target, test, tests, tree, good, bad, good_tested, commits,"
+			 " state, culprit, culprit_subject, culprit_upstream, created,"
+			 " prereq_state, prerequisites, culprit_author, culprit_date,"
+			 " culprit_people) VALUES (1, 2, 2, '%s', 'ext4.write_seq_512',"
+			 " ',write_seq_512,', 'git://git.kernel.org/stable-rc.git',"
+			 " 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',"
+			 " 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1, 'x', 'found',"
+			 " 'c97d13d25d29b3b73348e209d928bb7b98c50fff',"
+			 " 'ext4: properly sync file size update after O_SYNC direct IO',"
+			 " '91562895f8030cb9a0470b1db49de79346a69f91', 'x', 'done', '%s',"
+			 " 'Jan Kara <jack@suse.cz>', 'Fri, 13 Oct 2023 14:13:50 +0200',"
+			 " '%s')", t ? "i386" : "x86_64", prereqs, "Jan Kara <jack@suse.cz>,"
+			 " Theodore Ts''o <tytso@mit.edu>, Greg Kroah-Hartman"
+			 " <gregkh@linuxfoundation.org>");
+		assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+	}
+	sqlite3_close(raw);
+	reply_bisection(f->st, &f->cfg, 1);
+	reply_bisection(f->st, &f->cfg, 2);	/* the same culprit */
+	reply_bisection(f->st, &f->cfg, 1);	/* again: once */
+	outbox(f, &m);
+	assert_int_equal(m.n, 2);
+	snprintf(report_id, sizeof(report_id), "%s",
+		 header(m.text[0], "Message-Id", h, sizeof(h)));
+	assert_string_equal(header(m.text[1], "In-Reply-To", h, sizeof(h)), report_id);
+	assert_non_null(strstr(m.text[1], "\ncommit c97d13d25d29b3b73348e209d928bb7b98c50fff\n"
+			       "Author: Jan Kara <jack@suse.cz>\n"
+			       "Date:   Fri, 13 Oct 2023 14:13:50 +0200\n\n"
+			       "    ext4: properly sync file size update after O_SYNC direct IO\n\n"
+			       "    commit 91562895f8030cb9a0470b1db49de79346a69f91 upstream.\n"));
+	assert_non_null(strstr(m.text[1], "\nPossible dependencies"));
+	assert_non_null(strstr(m.text[1], "\n    936e114a245b (\"iomap: update ki_pos a little"
+			       " later in iomap_dio_complete\")\n"));
+	assert_non_null(strstr(m.text[1], "jack@suse.cz"));
+	assert_non_null(strstr(m.text[1], "tytso@mit.edu"));
+	/* Greg is in To already: named once. */
+	assert_null(strstr(strstr(m.text[1], "gregkh@") + 1, "gregkh@linuxfoundation.org>,\n"));
+	assert_null(strstr(m.text[1], "regression #"));
+	assert_width(m.text[1]);
+	norm = normalised(m.text[1], ids, &nids);
+	assert_golden(norm, "thread/09-bisection-6.1.64-rc1.eml");
+	free(norm);
+	mails_free(&m);
+	(void)err;
+}
+
 static void test_mail_allowed(void **state)
 {
 	static const struct {
@@ -603,6 +689,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_regzbot_one_report_per_rc,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bisection_followup, setup,
+						teardown),
 		cmocka_unit_test(test_mail_allowed),
 		cmocka_unit_test(test_regzbot_range),
 	};
