@@ -255,7 +255,7 @@ int reply_report(struct store *st, const struct config *cfg,
 		 const struct release_row *baseline, const char *gate,
 		 char *err, size_t errlen)
 {
-	struct rowset regs = { 0 }, jobs = { 0 };
+	struct rowset regs = { 0 }, jobs = { 0 }, gates = { 0 };
 	struct report_regression *rr = NULL;
 	struct report_target *rt = NULL;
 	struct report_fix *rf = NULL;
@@ -263,7 +263,7 @@ int reply_report(struct store *st, const struct config *cfg,
 	struct announcement ann;
 	struct mail_in m = { 0 };
 	char status_url[1024], date[64], id[512] = "", **also = NULL,
-		**urls = NULL, **fix_urls = NULL;
+		**urls = NULL, **fix_urls = NULL, **job_urls = NULL;
 	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
 	const char *base = link_base(cfg, base_url);
 	json_t *fixes = NULL, *f;
@@ -284,9 +284,10 @@ int reply_report(struct store *st, const struct config *cfg,
 	urls = calloc(regs.n + 1, sizeof(*urls));
 	rt = calloc(jobs.n + 1, sizeof(*rt));
 	rf = calloc(json_array_size(fixes) + 1, sizeof(*rf));
+	job_urls = calloc(2 * jobs.n + 1, sizeof(*job_urls));
 	fix_urls = calloc(json_array_size(fixes) + 1, sizeof(*fix_urls));
 	if (rr == NULL || rt == NULL || also == NULL || urls == NULL ||
-	    rf == NULL || fix_urls == NULL) {
+	    rf == NULL || fix_urls == NULL || job_urls == NULL) {
 		errf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -315,6 +316,13 @@ int reply_report(struct store *st, const struct config *cfg,
 		nf++;
 	}
 	for (i = 0; i < jobs.n; i++) {
+		rt[i].job_id = (long)j[i].id;
+		if (asprintf(&job_urls[2 * i], "%s/#/job/%lld", base,
+			     (long long)j[i].id) >= 0)
+			rt[i].job_url = job_urls[2 * i];
+		if (asprintf(&job_urls[2 * i + 1], "%s/api/v1/jobs/%lld/log", base,
+			     (long long)j[i].id) >= 0)
+			rt[i].log_url = job_urls[2 * i + 1];
 		rt[i].target = j[i].target;
 		rt[i].state = j[i].state;
 		rt[i].kernel = j[i].kernel_version;
@@ -340,6 +348,9 @@ int reply_report(struct store *st, const struct config *cfg,
 	in.fixes = rf;
 	in.nfixes = nf;
 	in.signature = sig;
+	if (store_release_gate(st, rel->id, &gates, err, errlen) == 0 &&
+	    gates.n == 1)
+		in.late = ((const struct gate_row *)gates.v)->deadline_passed;
 	if (reply_announcement(rel, &ann))
 		in.ann = &ann;
 	text = report_text(&in);
@@ -386,6 +397,9 @@ out:
 	}
 	for (i = 0; fix_urls != NULL && i < nf; i++)
 		free(fix_urls[i]);
+	for (i = 0; job_urls != NULL && i < 2 * jobs.n; i++)
+		free(job_urls[i]);
+	free(job_urls);
 	free(rr);
 	free(rt);
 	free(rf);
@@ -399,6 +413,7 @@ out:
 	json_decref(fixes);
 	rowset_free(&regs);
 	rowset_free(&jobs);
+	rowset_free(&gates);
 	return rc;
 }
 

@@ -36,16 +36,16 @@ static char *clean_dup(const char *s)
 	return c;
 }
 
-/* One name per target everywhere in the report: the target's own name
- * (armv7, not the kernel's ARCH=arm in one sentence and armv7 in the
- * next); other spellings of the same machines are mapped to it. */
+/* One name per target everywhere in the report: the kernel's ARCH name,
+ * as the list's other farms write it (arm, not armv7); other spellings of
+ * the same machines are mapped to it. */
 static const char *arch_name(const char *target)
 {
 	static const struct {
 		const char *alias, *target;
 	} map[] = {
-		{ "arm", "armv7" },
-		{ "armhf", "armv7" },
+		{ "armv7", "arm" },
+		{ "armhf", "arm" },
 		{ "aarch64", "arm64" },
 		{ "amd64", "x86_64" },
 		{ "i686", "i386" },
@@ -130,6 +130,9 @@ static void put_verdict(GString *out, const struct report_input *in)
 		put_list(out, broken);
 		g_string_append(out, " (infrastructure error).\n");
 	}
+	if (in->late)
+		g_string_append(out, "This report comes after the review"
+				" deadline.\n");
 	g_ptr_array_free(bad, TRUE);
 	g_ptr_array_free(ok, TRUE);
 	g_ptr_array_free(broken, TRUE);
@@ -320,39 +323,81 @@ static void put_fixes(GString *out, const struct report_input *in)
 	}
 }
 
-static void put_summary(GString *out, const struct report_input *in)
+/* A job state in words a reader of the list uses. */
+static const char *state_words(const char *state)
 {
-	long pass = 0, fail = 0, skip = 0;
+	if (!state)
+		return "unknown";
+	if (strcmp(state, "infra_error") == 0)
+		return "infrastructure error";
+	if (strcmp(state, "cancelled") == 0)
+		return "cancelled";
+	return "not finished";
+}
 
-	g_string_append(out, "\n## Summary\n");
+static void put_boots(GString *out, const struct report_input *in)
+{
+	g_string_append(out, "\n## Boot Summary\n");
 	for (size_t i = 0; i < in->ntargets; i++) {
 		const struct report_target *t = &in->targets[i];
-
 		GString *line = g_string_new("* ");
 
 		put_clean(line, arch_name(t->target ? t->target : "?"));
 		if (target_failed_to_run(t)) {
-			g_string_append(line, ": ");
-			put_clean(line, t->state ? t->state : "unknown");
+			g_string_append(line, ": not tested, ");
+			g_string_append(line, state_words(t->state));
 			if (t->error) {
 				g_string_append(line, ": ");
 				put_clean(line, t->error);
 			}
-			put_wrapped(out, line->str, "    ");
-			g_string_free(line, TRUE);
-			continue;
+		} else {
+			g_string_append(line, ": booted");
+			if (t->kernel) {
+				g_string_append_c(line, ' ');
+				put_clean(line, t->kernel);
+			}
+			g_string_append_printf(line, " in %.1f s", t->seconds);
 		}
-		g_string_append_printf(line,
-				       ": %ld total, %ld passed, %ld failed, %ld skipped, %.1f s",
-				       t->pass + t->fail + t->skip, t->pass,
-				       t->fail, t->skip, t->seconds);
 		put_wrapped(out, line->str, "    ");
 		g_string_free(line, TRUE);
-		if (t->kernel) {
-			line = g_string_new("  kernel: ");
-			put_clean(line, t->kernel);
-			put_wrapped(out, line->str, "    ");
-			g_string_free(line, TRUE);
+	}
+}
+
+/* Per target results; one with failures says where to look and how to
+ * run it again. */
+static void put_summary(GString *out, const struct report_input *in)
+{
+	long pass = 0, fail = 0, skip = 0;
+
+	g_string_append(out, "\n## Test result summary\n");
+	for (size_t i = 0; i < in->ntargets; i++) {
+		const struct report_target *t = &in->targets[i];
+		GString *line;
+
+		if (target_failed_to_run(t))
+			continue;
+		line = g_string_new("* ");
+		put_clean(line, arch_name(t->target ? t->target : "?"));
+		g_string_append_printf(line,
+				       ": %ld total, %ld passed, %ld failed, %ld skipped",
+				       t->pass + t->fail + t->skip, t->pass,
+				       t->fail, t->skip);
+		put_wrapped(out, line->str, "    ");
+		g_string_free(line, TRUE);
+		if (t->fail > 0) {
+			if (t->job_url) {
+				g_string_append(out, "  details: ");
+				put_clean(out, t->job_url);
+				g_string_append_c(out, '\n');
+			}
+			if (t->log_url) {
+				g_string_append(out, "  log: ");
+				put_clean(out, t->log_url);
+				g_string_append_c(out, '\n');
+			}
+			if (t->job_id > 0)
+				g_string_append_printf(out, "  rerun: rcgatectl retry"
+						       " %ld\n", t->job_id);
 		}
 		pass += t->pass;
 		fail += t->fail;
@@ -461,6 +506,7 @@ static char *render(const struct report_input *in, const char *tested_by,
 	put_build(out, in);
 	put_regressions(out, in);
 	put_fixes(out, in);
+	put_boots(out, in);
 	put_summary(out, in);
 	put_links(out, in);
 	put_trailers(out, in, tested_by, own_id);

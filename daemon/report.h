@@ -44,6 +44,10 @@ struct report_target {
 	long pass, fail, skip;
 	double seconds;
 	const char *error;		/* infra error message or NULL */
+	/* Where a reader finds and reruns it (dashboard page, raw log,
+	 * the job's id for "rcgatectl retry"): any may be NULL/0. */
+	const char *job_url, *log_url;
+	long job_id;
 };
 
 struct report_input {
@@ -67,6 +71,7 @@ struct report_input {
 	/* The farm's "-- " signature lines ("rcgate test farm, https://..."),
 	 * may be NULL. */
 	const char *signature;
+	int late;	/* the review deadline passed before this report */
 };
 
 /*
@@ -76,8 +81,10 @@ struct report_input {
  * other rcs each one also affects), a per-target summary with infra
  * errors, links, and a Tested-by trailer only when the rc is clean: no
  * counted regression, every target done without error, at least one
- * target, and the gate (if given) "pass". Target names map to the arch
- * names test farms use (armv7 -> arm).
+ * target, and the gate (if given) "pass". Target names map to the
+ * kernel's ARCH names (armv7 -> arm). Boots and test results are
+ * separate sections; a target with failures gets its job page, log and
+ * the command that reruns it.
  * Returns a malloc'd UTF-8 string the caller frees, or NULL if in, farm or
  * version is NULL or memory runs out.
  */
