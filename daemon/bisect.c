@@ -260,6 +260,16 @@ static int start(struct store *st, const struct engine_context *c,
 	return rc;
 }
 
+/* The line of text starting at offset at into out (cut to fit); returns
+ * the offset of the next line. */
+static size_t line_at(const char *text, size_t at, char *out, size_t len)
+{
+	size_t n = strcspn(text + at, "\n");
+
+	snprintf(out, len, "%.*s", (int)n, text + at);
+	return at + n + (text[at + n] == '\n');
+}
+
 static int finish(struct store *st, const struct engine_context *c,
 		  const struct bisection_row *b, int outcome, size_t lo,
 		  size_t hi, const char *why)
@@ -284,20 +294,11 @@ static int finish(struct store *st, const struct engine_context *c,
 		if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) == 0)
 			log = gitsrc_git_out(gitdir, fmt, &o, err, sizeof(err));
 		if (log != NULL) {
-			const char *p = log;
+			size_t at = 0;
 
-			snprintf(subject, sizeof(subject), "%.*s",
-				 (int)strcspn(p, "\n"), p);
-			p += strcspn(p, "\n");
-			if (*p == '\n')
-				p++;
-			snprintf(author, sizeof(author), "%.*s",
-				 (int)strcspn(p, "\n"), p);
-			p += strcspn(p, "\n");
-			if (*p == '\n')
-				p++;
-			snprintf(adate, sizeof(adate), "%.*s",
-				 (int)strcspn(p, "\n"), p);
+			at = line_at(log, at, subject, sizeof(subject));
+			at = line_at(log, at, author, sizeof(author));
+			line_at(log, at, adate, sizeof(adate));
 			bisect_upstream_id(log, upstream);
 			reply_commit_people(log, people, sizeof(people));
 			free(log);
