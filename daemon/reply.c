@@ -250,6 +250,37 @@ static const char **split_versions(const char *list, char **copy, size_t *n)
 
 /* ---- the report ---- */
 
+/* For each rc in versions, the lore link to rcgate's report in its thread
+ * (NULL where none went out); a malloc'd array of malloc'd strings. */
+static char **report_links(struct store *st, const char *const *versions,
+			   size_t n)
+{
+	char **links = calloc(n + 1, sizeof(*links));
+
+	for (size_t i = 0; links != NULL && i < n; i++) {
+		char err[256], id[512];
+		json_t *rows = store_rows(st, Q_RELEASE, err, sizeof(err), "s",
+					  versions[i]);
+		int64_t relid = json_integer_value(json_object_get(
+			json_array_get(rows, 0), "id"));
+
+		json_decref(rows);
+		if (relid > 0 && store_mail_id(st, "report", relid, 0, -1, id,
+					       sizeof(id), err, sizeof(err)) > 0 &&
+		    id[0] != '\0' &&
+		    asprintf(&links[i], "https://lore.kernel.org/r/%s/", id) < 0)
+			links[i] = NULL;
+	}
+	return links;
+}
+
+static void links_free(char **links, size_t n)
+{
+	for (size_t i = 0; links != NULL && i < n; i++)
+		free(links[i]);
+	free(links);
+}
+
 int reply_report(struct store *st, const struct config *cfg,
 		 const char *base_url, const struct release_row *rel,
 		 const struct release_row *baseline, const char *gate,
@@ -264,6 +295,7 @@ int reply_report(struct store *st, const struct config *cfg,
 	struct mail_in m = { 0 };
 	char status_url[1024], date[64], id[512] = "", **also = NULL,
 		**urls = NULL, **fix_urls = NULL, **job_urls = NULL;
+	char ***alinks = NULL;
 	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
 	const char *base = link_base(cfg, base_url);
 	json_t *fixes = NULL, *f;
@@ -282,11 +314,13 @@ int reply_report(struct store *st, const struct config *cfg,
 	rr = calloc(regs.n + 1, sizeof(*rr));
 	also = calloc(regs.n + 1, sizeof(*also));
 	urls = calloc(regs.n + 1, sizeof(*urls));
+	alinks = calloc(regs.n + 1, sizeof(*alinks));
 	rt = calloc(jobs.n + 1, sizeof(*rt));
 	rf = calloc(json_array_size(fixes) + 1, sizeof(*rf));
 	job_urls = calloc(2 * jobs.n + 1, sizeof(*job_urls));
 	fix_urls = calloc(json_array_size(fixes) + 1, sizeof(*fix_urls));
 	if (rr == NULL || rt == NULL || also == NULL || urls == NULL ||
+	    alinks == NULL ||
 	    rf == NULL || fix_urls == NULL || job_urls == NULL) {
 		errf(err, errlen, "out of memory");
 		goto out;
@@ -301,6 +335,10 @@ int reply_report(struct store *st, const struct config *cfg,
 		rr[nr].state = g[i].state;
 		rr[nr].also_in = split_versions(g[i].also_in, &also[nr],
 						&rr[nr].nalso);
+		if (rr[nr].also_in != NULL) {
+			alinks[nr] = report_links(st, rr[nr].also_in, rr[nr].nalso);
+			rr[nr].also_links = (const char *const *)alinks[nr];
+		}
 		if (asprintf(&urls[nr], "%s/#/regression/%ld", base,
 			     rr[nr].id) >= 0)
 			rr[nr].url = urls[nr];
@@ -391,6 +429,7 @@ int reply_report(struct store *st, const struct config *cfg,
 	rc = send_mail(st, cfg, &m, hook, err, errlen) < 0 ? -1 : 0;
 out:
 	for (i = 0; rr != NULL && i < nr; i++) {
+		links_free(alinks[i], rr[i].nalso);
 		free((void *)rr[i].also_in);
 		free(also[i]);
 		free(urls[i]);
@@ -401,6 +440,7 @@ out:
 		free(job_urls[i]);
 	free(job_urls);
 	free(rr);
+	free(alinks);
 	free(rt);
 	free(rf);
 	free(also);

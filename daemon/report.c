@@ -251,6 +251,17 @@ static void put_regression(GString *out, const struct report_input *in,
 	}
 	if (!first)
 		g_string_append_c(out, '\n');
+	/* The same regression, as reported in the other rcs' threads. */
+	for (size_t i = 0; r->also_links && i < r->nalso; i++) {
+		if (!r->also_in[i] || !r->also_links[i] ||
+		    strcmp(r->also_in[i], in->version) == 0)
+			continue;
+		g_string_append(out, "  reported for ");
+		put_clean(out, r->also_in[i]);
+		g_string_append(out, ": ");
+		put_clean(out, r->also_links[i]);
+		g_string_append_c(out, '\n');
+	}
 	if (r->url) {
 		g_string_append(out, "  ");
 		put_clean(out, r->url);

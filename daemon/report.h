@@ -28,6 +28,9 @@ struct report_regression {
 	const char *const *also_in;	/* other affected rcs: "5.15.140-rc1" */
 	size_t nalso;
 	const char *url;		/* link to the regression, may be NULL */
+	/* NULL, or per also_in entry the link to rcgate's report in that
+	 * rc's thread (entries may be NULL) */
+	const char *const *also_links;
 };
 
 /* A regression of an earlier rc of the branch that passes in this one. */

@@ -394,6 +394,14 @@ static void test_conversation(void **state)
 	/* 5.15.140-rc1: the same regression, its own thread. */
 	announce(f, "announce-5.15.140-rc1.eml");
 	test_release(f, "5.15.140-rc1", "fail");
+	/* It points at the same regression's report in the other thread. */
+	outbox(f, &m);
+	assert_int_equal(m.n, 2);
+	assert_int_not_equal(asprintf(&want, "\n  reported for 6.1.64-rc1:"
+				      " https://lore.kernel.org/r/%s/\n", report_id), -1);
+	assert_non_null(strstr(m.text[1], want));
+	free(want);
+	mails_free(&m);
 
 	/* 6.1.64 ships with it: regzbot hears of it, once. */
 	add_release(f, "6.1.64");

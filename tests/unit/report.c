@@ -282,9 +282,9 @@ static void test_arch_lists(void **state)
 		{ "x86_64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0 },
 	};
 	static const struct report_regression both[] = {
-		{ 1, "a", "x86_64", NULL, "open", NULL, 0, NULL },
-		{ 2, "b", "arm64", NULL, "confirmed", NULL, 0, NULL },
-		{ 3, "c", "x86_64", NULL, "open", NULL, 0, NULL },
+		{ 1, "a", "x86_64", NULL, "open", NULL, 0, NULL, NULL },
+		{ 2, "b", "arm64", NULL, "confirmed", NULL, 0, NULL, NULL },
+		{ 3, "c", "x86_64", NULL, "open", NULL, 0, NULL, NULL },
 	};
 	struct report_input in;
 	char *text;
@@ -326,7 +326,7 @@ static void test_long_lines_wrap(void **state)
 		  "crash_osync_extend: st_size 4096 after power cut, expected >= 65536"
 		  " (O_SYNC|O_DIRECT extension not durable)\n"
 		  "see https://example.org/a/very/long/url/that/must/not/be/broken/at/all/ever/x",
-		  "open", NULL, 0, NULL },
+		  "open", NULL, 0, NULL, NULL },
 	};
 	struct report_input in;
 	char *text;
