@@ -607,8 +607,37 @@ static void bisection_log(GString *s, json_t *steps, const char *good,
 	}
 }
 
+/*
+ * The culprit as the series under review names it: when the bisected
+ * range is exactly the series ("[PATCH 6.1 000/372]": 372 commits from
+ * the previous release's tag to the rc's "Linux 6.1.64-rc1"), the k-th
+ * commit is patch k. Into out, or "" when that cannot be said.
+ */
+static void series_name(const char *ann_subject, long long ncommits,
+			long long index, const char *subject, char *out,
+			size_t len)
+{
+	const char *p = ann_subject != NULL ? strstr(ann_subject, "[PATCH ") : NULL;
+	const char *slash;
+	long total;
+	char *end;
+
+	out[0] = '\0';
+	if (p == NULL || subject == NULL || index <= 0)
+		return;
+	slash = strstr(p, " 000/");
+	if (slash == NULL)
+		return;
+	total = strtol(slash + 5, &end, 10);
+	if (*end != ']' || total != ncommits || index > total)
+		return;
+	snprintf(out, len, "%.*s %0*lld/%ld] %s", (int)(slash - p), p,
+		 (int)(end - (slash + 5)), index, total, subject);
+}
+
 static char *bisection_text(const json_t *b, const struct config *cfg,
-			    const char *base, json_t *steps)
+			    const char *base, json_t *steps,
+			    const char *ann_subject)
 {
 #define F(k) json_string_value(json_object_get(b, k))
 	const char *state = F("state"), *upstream = F("culprit_upstream"),
@@ -625,6 +654,18 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				       F("version"));
 		add_wrapped(s, line, "");
 		g_free(line);
+		{
+			char patch[512];
+
+			series_name(ann_subject,
+				    json_integer_value(json_object_get(b, "commits")),
+				    json_integer_value(json_object_get(b, "culprit_index")),
+				    F("culprit_subject"), patch, sizeof(patch));
+			if (patch[0] != '\0') {
+				g_string_append_c(s, '\n');
+				add_wrapped(s, patch, "    ");
+			}
+		}
 		g_string_append_printf(s, "\ncommit %s\n", F("culprit"));
 		if (F("culprit_author") != NULL)
 			g_string_append_printf(s, "Author: %s\n", F("culprit_author"));
@@ -724,8 +765,11 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 		json_decref(rows);
 		return;
 	}
+	m.release_id = json_integer_value(json_object_get(b, "release_id"));
+	rel = release_of(st, m.release_id, &rels);
 	steps = store_rows(st, Q_BISECT_STEPS, err, sizeof(err), "i", id);
-	text = bisection_text(b, cfg, base, steps);
+	text = bisection_text(b, cfg, base, steps,
+			      rel != NULL ? rel->subject : NULL);
 	json_decref(steps);
 	p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection", "version",
 		      json_string_value(json_object_get(b, "version")),
@@ -734,7 +778,6 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	hook = p != NULL ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(p);
 	m.kind = "bisection";
-	m.release_id = json_integer_value(json_object_get(b, "release_id"));
 	/* One follow-up per culprit and rc: two targets that bisect to the
 	 * same commit say it once. Without a culprit, one per bisection. */
 	culprit = json_string_value(json_object_get(b, "culprit"));
@@ -745,7 +788,6 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 		snprintf(abbrev, sizeof(abbrev), "%.12s", culprit);
 		m.about = (int64_t)strtoll(abbrev, NULL, 16);
 	}
-	rel = release_of(st, m.release_id, &rels);
 	if (rel != NULL && reply_announcement(rel, &ann)) {
 		rfc2822_now(date, sizeof(date));
 		rm.ann = &ann;

@@ -307,6 +307,9 @@ static const char *const query_sql[] = {
 		" b.range_last, b.message, b.prereq_state, b.prerequisites,"
 		" b.prereq_message, b.culprit_author, b.culprit_date, b.culprit_people,"
 		" length(b.commits) / 41 + (length(b.commits) % 41 > 0) AS commits,"
+		/* the culprit's place in the range, 1 = the oldest */
+		" CASE WHEN b.culprit IS NOT NULL AND instr(b.commits, b.culprit) > 0"
+		"  THEN (instr(b.commits, b.culprit) - 1) / 41 + 1 END AS culprit_index,"
 		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
 		/* the other rcs whose bisection named the same upstream commit */
 		" (SELECT group_concat(r2.version || ' (' || r2.branch || ')', ', ')"

@@ -546,7 +546,9 @@ static void test_bisection_followup(void **state)
 		" as the culprit does; upstream before the culprit\"}]";
 	struct fixture *f = *state;
 	struct mails m;
-	char err[256], h[1024], report_id[256], sql[2048], people[512];
+	char err[256], h[1024], report_id[256], sql[20480], people[512];
+	char commits[372 * 41 + 1];
+	size_t used = 0;
 	static char ids[MAX_MAILS][256];
 	size_t nids = 0;
 	sqlite3 *raw;
@@ -567,6 +569,13 @@ static void test_bisection_followup(void **state)
 	assert_string_equal(people, "Jan Kara <jack@suse.cz>, Theodore Ts'o"
 			    " <tytso@mit.edu>, Greg Kroah-Hartman"
 			    " <gregkh@linuxfoundation.org>");
+	/* The range is the whole series (372 commits from v6.1.63 to "Linux
+	 * 6.1.64-rc1"), the culprit its 123rd: patch 123/372. */
+	for (int k = 1; k <= 372; k++)
+		used += (size_t)snprintf(commits + used, sizeof(commits) - used,
+					 "%s%s", k > 1 ? " " : "", k == 123 ?
+					 "c97d13d25d29b3b73348e209d928bb7b98c50fff" :
+					 "0000000000000000000000000000000000000000");
 	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
 	for (int t = 0; t < 2; t++) {
 		snprintf(sql, sizeof(sql),
@@ -577,12 +586,13 @@ static void test_bisection_followup(void **state)
 			 " culprit_people) VALUES (1, 2, 2, '%s', 'ext4.write_seq_512',"
 			 " ',write_seq_512,', 'git://git.kernel.org/stable-rc.git',"
 			 " 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',"
-			 " 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1, 'x', 'found',"
+			 " 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1, '%s', 'found',"
 			 " 'c97d13d25d29b3b73348e209d928bb7b98c50fff',"
 			 " 'ext4: properly sync file size update after O_SYNC direct IO',"
 			 " '91562895f8030cb9a0470b1db49de79346a69f91', 'x', 'done', '%s',"
 			 " 'Jan Kara <jack@suse.cz>', 'Fri, 13 Oct 2023 14:13:50 +0200',"
-			 " '%s')", t ? "i386" : "x86_64", prereqs, "Jan Kara <jack@suse.cz>,"
+			 " '%s')", t ? "i386" : "x86_64", commits, prereqs,
+			 "Jan Kara <jack@suse.cz>,"
 			 " Theodore Ts''o <tytso@mit.edu>, Greg Kroah-Hartman"
 			 " <gregkh@linuxfoundation.org>");
 		assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
@@ -596,6 +606,8 @@ static void test_bisection_followup(void **state)
 	snprintf(report_id, sizeof(report_id), "%s",
 		 header(m.text[0], "Message-Id", h, sizeof(h)));
 	assert_string_equal(header(m.text[1], "In-Reply-To", h, sizeof(h)), report_id);
+	assert_non_null(strstr(m.text[1], "\n\n[PATCH 6.1 123/372] ext4: properly sync file"
+			       " size update after O_SYNC direct\n    IO\n"));
 	assert_non_null(strstr(m.text[1], "\ncommit c97d13d25d29b3b73348e209d928bb7b98c50fff\n"
 			       "Author: Jan Kara <jack@suse.cz>\n"
 			       "Date:   Fri, 13 Oct 2023 14:13:50 +0200\n\n"
