@@ -298,7 +298,7 @@ int reply_report(struct store *st, const struct config *cfg,
 	char ***alinks = NULL;
 	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
 	const char *base = link_base(cfg, base_url);
-	json_t *fixes = NULL, *f;
+	json_t *fixes = NULL, *f, *built = NULL;
 	size_t nr = 0, nf = 0, i;
 	const struct regression_row *g;
 	const struct job_row *j;
@@ -386,6 +386,23 @@ int reply_report(struct store *st, const struct config *cfg,
 	in.fixes = rf;
 	in.nfixes = nf;
 	in.signature = sig;
+	/* The exact commit, when every job built the same one. */
+	built = store_rows(st, Q_RELEASE_JOBS, err, errlen, "i", rel->id);
+	{
+		json_t *jr;
+		int same = 1;
+
+		json_array_foreach(built, i, jr) {
+			const char *c = json_string_value(json_object_get(jr, "built_commit"));
+
+			if (c == NULL || (in.commit != NULL && strcmp(c, in.commit) != 0))
+				same = 0;
+			else if (in.commit == NULL)
+				in.commit = c;
+		}
+		if (!same)
+			in.commit = NULL;
+	}
 	if (store_release_gate(st, rel->id, &gates, err, errlen) == 0 &&
 	    gates.n == 1)
 		in.late = ((const struct gate_row *)gates.v)->deadline_passed;
@@ -451,6 +468,7 @@ out:
 	free(hook);
 	free(sig);
 	json_decref(fixes);
+	json_decref(built);
 	rowset_free(&regs);
 	rowset_free(&jobs);
 	rowset_free(&gates);

@@ -188,6 +188,7 @@ static void put_build(GString *out, const struct report_input *in)
 
 	g_string_append(out, "\n## Build\n");
 	put_item(out, "kernel", in->version);
+	put_item(out, "commit", in->commit);
 	if (a) {
 		put_item(out, "git", a->git_tree);
 		put_item(out, "git branch", a->git_branch);

@@ -75,6 +75,7 @@ struct report_input {
 	 * may be NULL. */
 	const char *signature;
 	int late;	/* the review deadline passed before this report */
+	const char *commit;	/* the exact commit built (git rcs), or NULL */
 };
 
 /*

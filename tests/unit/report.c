@@ -127,6 +127,7 @@ static void scenario(struct report_input *in, struct announcement *a)
 	in->ntargets = 4;
 	in->ann = a;
 	in->tested_by = FARM_FROM;
+	in->commit = "0123456789abcdef0123456789abcdef01234567";
 }
 
 static void test_golden_shared_regression(void **state)
