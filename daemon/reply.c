@@ -56,6 +56,15 @@ static int host_is_private(const char *host)
 	    strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0 ||
 	    strcmp(host, "0.0.0.0") == 0 || strchr(host, '.') == NULL)
 		return 1;
+	/* RFC 1918 and link-local: nobody reading the archive gets there. */
+	{
+		unsigned a, b;
+
+		if (sscanf(host, "%u.%u.", &a, &b) == 2 &&
+		    (a == 10 || (a == 192 && b == 168) || (a == 169 && b == 254) ||
+		     (a == 172 && b >= 16 && b <= 31)))
+			return 1;
+	}
 	/* example.com, rcgate.example.org, example.co.uk: the label
 	 * "example" with one or two labels after it. */
 	for (const char *p = host; (p = strstr(p, "example.")) != NULL; p++) {

@@ -28,8 +28,9 @@ int reply_announcement(const struct release_row *rel, struct announcement *ann);
 
 /*
  * Whether mail may go out: not while public_url (its host) or mail_from
- * (its domain) is loopback, localhost, *.invalid, *.localhost or
- * example.* (RFC 2606), since the Tested-by address ends up in the
+ * (its domain) is loopback, a private or link-local IPv4 address,
+ * localhost, *.invalid, *.localhost, *.local or example.* (RFC 2606),
+ * since the Tested-by address ends up in the
  * kernel's history and the links in the list's archive. 1 allowed;
  * 0 with why set.
  */
