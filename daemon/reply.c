@@ -605,9 +605,6 @@ static void add_wrapped(GString *out, const char *text, const char *indent)
 	g_string_append_c(out, '\n');
 }
 
-/* The follow-up's text for a finished bisection row (Q_BISECTION): the
- * culprit as the series names it and as git show heads it, how it was
- * found, its possible dependencies in Greg's idiom, the page. */
 /* git bisect log's shape: each step's commit and verdict, in order. */
 static void bisection_log(GString *s, json_t *steps, const char *good,
 			  const char *bad)
@@ -662,6 +659,10 @@ static void series_name(const char *ann_subject, long long ncommits,
 		 (int)(end - (slash + 5)), index, total, subject);
 }
 
+/* The follow-up's text for a finished bisection row (Q_BISECTION): the
+ * culprit as the series names it and as git show heads it, how it was
+ * found, its possible dependencies in Greg's idiom, the page; or why the
+ * bisection gave no answer. Caller g_free's. */
 static char *bisection_text(const json_t *b, const struct config *cfg,
 			    const char *base, json_t *steps,
 			    const char *ann_subject)
@@ -724,9 +725,17 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 			g_free(line);
 		}
 	} else {
-		g_string_append(s, F("message") ? F("message") : "");
-		if (s->len > 0 && s->str[s->len - 1] != '\n')
-			g_string_append_c(s, '\n');
+		/* bisect.c's words, one paragraph a line, wrapped here */
+		for (const char *p = F("message"); p != NULL && *p; ) {
+			size_t n = strcspn(p, "\n");
+			gchar *para = g_strndup(p, n);
+
+			add_wrapped(s, para, "");
+			g_free(para);
+			p += n;
+			if (*p)
+				p++;
+		}
 	}
 	if (pstate != NULL && strcmp(pstate, "pending") != 0) {
 		json_t *list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;

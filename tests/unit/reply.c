@@ -626,6 +626,25 @@ static void test_bisection_followup(void **state)
 	assert_golden(norm, "thread/09-bisection-6.1.64-rc1.eml");
 	free(norm);
 	mails_free(&m);
+
+	/* A bisection without an answer says why, wrapped, once. */
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "INSERT INTO bisection (regression_id,"
+		" release_id, job_id, target, test, tests, tree, good, bad,"
+		" good_tested, commits, state, message, created) VALUES (1, 2, 2,"
+		" 'armv7', 'ext4.write_seq_512', ',write_seq_512,', 't', 'a', 'b', 1,"
+		" 'b', 'ambiguous', 'rcgate bisected the failure of ext4.write_seq_512"
+		" on armv7 in 6.1.64-rc1, but commits that could not be judged (they"
+		" do not build, or their boot failed) hide the answer: the first bad"
+		" commit is one of 3.', 'x')", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	reply_bisection(f->st, &f->cfg, 3);
+	reply_bisection(f->st, &f->cfg, 3);
+	outbox(f, &m);
+	assert_int_equal(m.n, 3);
+	assert_width(m.text[2]);
+	assert_non_null(strstr(m.text[2], "hide the answer"));
+	mails_free(&m);
 	(void)err;
 }
 
