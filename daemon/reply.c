@@ -259,6 +259,105 @@ static const char **split_versions(const char *list, char **copy, size_t *n)
 
 /* ---- the report ---- */
 
+static int report_id_of(struct store *st, int64_t release_id, char *id,
+			size_t len);
+static void add_wrapped(GString *out, const char *text, const char *indent);
+static char *signature(const struct config *cfg, const char *base);
+
+/*
+ * A short follow-up under rcgate's report in the thread of an earlier rc
+ * (version) that had some of this release's regressions: they also
+ * affect rel, with the link to this report (id). Once per thread and rc.
+ */
+static void tell_earlier_thread(struct store *st, const struct config *cfg,
+				const struct release_row *rel, const char *id,
+				const char *version,
+				const struct report_regression *rr, size_t nr)
+{
+	char err[256], parent[512], date[64], msgid[512] = "";
+	json_t *rows = store_rows(st, Q_RELEASE, err, sizeof(err), "s", version);
+	int64_t other = json_integer_value(json_object_get(json_array_get(rows, 0),
+							   "id"));
+	struct rowset rels = { 0 };
+	struct announcement ann;
+	struct report_mail rm = { 0 };
+	struct mail_in m = { 0 };
+	GString *body;
+	gchar *line;
+	char *email, *sig;
+
+	json_decref(rows);
+	if (other <= 0 || !report_id_of(st, other, parent, sizeof(parent)) ||
+	    store_release_get(st, other, &rels, err, sizeof(err)) < 0 ||
+	    rels.n != 1 || !reply_announcement(rels.v, &ann)) {
+		rowset_free(&rels);
+		return;
+	}
+	body = g_string_new(NULL);
+	line = g_strdup_printf("These failures reported above also affect %s:",
+			       rel->version);
+	add_wrapped(body, line, "");
+	g_free(line);
+	for (size_t i = 0; i < nr; i++)
+		for (size_t k = 0; k < rr[i].nalso; k++)
+			if (strcmp(rr[i].also_in[k], version) == 0)
+				g_string_append_printf(body, "* %s, %s\n",
+						       kernel_arch(rr[i].target),
+						       rr[i].test);
+	g_string_append_printf(body, "\nThe report for %s:\n"
+			       "  https://lore.kernel.org/r/%s/\n", rel->version,
+			       id);
+	sig = signature(cfg, link_base(cfg, NULL));
+	if (sig != NULL)
+		g_string_append_printf(body, "\n-- \n%s\n", sig);
+	free(sig);
+	rfc2822_now(date, sizeof(date));
+	rm.ann = &ann;
+	rm.farm = cfg->farm;
+	rm.version = version;
+	rm.kind = "also";
+	rm.from = cfg->mail_from;
+	rm.date = date;
+	rm.parent_id = parent;
+	rm.body = body->str;
+	email = report_mail_compose(&rm, msgid, sizeof(msgid), err, sizeof(err));
+	if (email != NULL) {
+		m.kind = "also";
+		m.release_id = other;
+		m.about = rel->id;
+		m.message_id = msgid;
+		m.email = email;
+		if (send_mail(st, cfg, &m, NULL, err, sizeof(err)) < 0)
+			log_err("release %s: %s", rel->version, err);
+	} else {
+		log_warn("release %s: no follow-up in %s: %s", rel->version,
+			 version, err);
+	}
+	free(email);
+	g_string_free(body, TRUE);
+	rowset_free(&rels);
+}
+
+/* Each earlier rc named by the regressions' also_in, once. */
+static void tell_earlier_threads(struct store *st, const struct config *cfg,
+				 const struct release_row *rel, const char *id,
+				 const struct report_regression *rr, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		for (size_t k = 0; k < rr[i].nalso; k++) {
+			int seen = 0;
+
+			for (size_t j = 0; j <= i && !seen; j++)
+				for (size_t l = 0; l < rr[j].nalso &&
+				     (j < i || l < k); l++)
+					seen |= strcmp(rr[j].also_in[l],
+						       rr[i].also_in[k]) == 0;
+			if (!seen)
+				tell_earlier_thread(st, cfg, rel, id,
+						    rr[i].also_in[k], rr, nr);
+		}
+}
+
 /* For each rc in versions, the lore link to rcgate's report in its thread
  * (NULL where none went out); a malloc'd array of malloc'd strings. */
 static char **report_links(struct store *st, const char *const *versions,
@@ -453,6 +552,9 @@ int reply_report(struct store *st, const struct config *cfg,
 	m.gate = gate;
 	m.report_text = text;
 	rc = send_mail(st, cfg, &m, hook, err, errlen) < 0 ? -1 : 0;
+	/* The earlier rcs' threads hear that it reached this one too. */
+	if (rc == 0 && id[0] != '\0')
+		tell_earlier_threads(st, cfg, rel, id, rr, nr);
 out:
 	for (i = 0; rr != NULL && i < nr; i++) {
 		links_free(alinks[i], rr[i].nalso);

@@ -5,13 +5,15 @@
 -- per shipped regression), lets a follow-up thread under rcgate's own
 -- report, and gives the 0-day robot's "| Closes: <lore link>" its id.
 -- kind: report (the rc's first reply), bisection, invalid (follow-up in
--- the rc thread), regzbot (report to regressions@lists.linux.dev),
+-- the rc thread), also (a one-line follow-up in an earlier rc's thread:
+-- the same regression in a later rc), regzbot (report to
+-- regressions@lists.linux.dev),
 -- regzbot-fix, regzbot-invalid. release_id/regression_id: 0 when the kind
 -- is not about one, so the unique index sees one mail per subject.
 CREATE TABLE mail (
 	id		INTEGER PRIMARY KEY,
 	kind		TEXT NOT NULL CHECK (kind IN ('report','bisection',
-			'invalid','regzbot','regzbot-fix','regzbot-invalid')),
+			'invalid','also','regzbot','regzbot-fix','regzbot-invalid')),
 	release_id	INTEGER NOT NULL DEFAULT 0,
 	regression_id	INTEGER NOT NULL DEFAULT 0,
 	about		INTEGER NOT NULL DEFAULT 0,	-- bisection id, ...

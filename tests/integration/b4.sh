@@ -54,7 +54,7 @@ thread() {
 }
 count() { grep -c "$1" || true; }
 
-clean=$(thread clean real "$D/report/thread/05-report-6.1.66-rc1.eml")
+clean=$(thread clean real "$D/report/thread/06-report-6.1.66-rc1.eml")
 check "b4 reads the thread and the patch of the series" \
 	sh -c "printf '%s' \"\$1\" | grep -q '^Subject: \[PATCH 1/372\] ext4: properly sync file size'" _ "$clean"
 n=$(printf '%s\n' "$clean" | count "^Tested-by: $FROM\$")

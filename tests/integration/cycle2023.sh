@@ -94,7 +94,7 @@ for _ in $(seq 1 60); do [ "$(ls "$SMTPD_DIR"/*.eml 2>/dev/null | wc -l)" -ge 6 
 threads=0
 for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do
 	mid=$(grep -m1 -i '^Message-ID:' "$MAIL/announce-$v.eml" | sed 's/^[^<]*//; s/[[:space:]]*$//')
-	f=$(grep -l -i "^Subject: Re: \[PATCH.*$v review" "$SMTPD_DIR"/*.eml 2>/dev/null | head -1)
+	f=$(grep -l -i "^Subject: Re: \[PATCH.*$v review" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l '^Results from' | head -1)
 	if [ -n "$f" ] && grep -qi "^In-Reply-To: $mid" "$f" && grep -q 'Regressions on' "$f"; then
 		threads=$((threads + 1))
 	else

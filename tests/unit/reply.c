@@ -354,12 +354,13 @@ static void test_conversation(void **state)
 	static const char *const golden[] = {
 		"thread/01-report-6.1.64-rc1.eml",
 		"thread/02-report-5.15.140-rc1.eml",
-		"thread/03-regzbot-6.1.64.eml",
-		"thread/04-regzbot-resolve.eml",
-		"thread/05-report-6.1.66-rc1.eml",
-		"thread/06-invalid-6.1.64-rc1.eml",
-		"thread/07-invalid-5.15.140-rc1.eml",
-		"thread/08-regzbot-invalid.eml",
+		"thread/03-also-in-6.1.64-rc1-thread.eml",
+		"thread/04-regzbot-6.1.64.eml",
+		"thread/05-regzbot-resolve.eml",
+		"thread/06-report-6.1.66-rc1.eml",
+		"thread/07-invalid-6.1.64-rc1.eml",
+		"thread/08-invalid-5.15.140-rc1.eml",
+		"thread/09-regzbot-invalid.eml",
 	};
 
 	add_release(f, "6.1.63");
@@ -396,11 +397,17 @@ static void test_conversation(void **state)
 	test_release(f, "5.15.140-rc1", "fail");
 	/* It points at the same regression's report in the other thread. */
 	outbox(f, &m);
-	assert_int_equal(m.n, 2);
+	assert_int_equal(m.n, 3);
 	assert_int_not_equal(asprintf(&want, "\n  reported for 6.1.64-rc1:"
 				      " https://lore.kernel.org/r/%s/\n", report_id), -1);
 	assert_non_null(strstr(m.text[1], want));
 	free(want);
+	/* ... and 6.1.64-rc1's thread hears of 5.15.140-rc1, under rcgate's
+	 * report there. */
+	assert_non_null(strstr(header(m.text[2], "In-Reply-To", h, sizeof(h)),
+			       report_id));
+	assert_non_null(strstr(m.text[2], "also affect 5.15.140-rc1:\n"
+			       "* x86_64, ext4.write_seq_512\n"));
 	mails_free(&m);
 
 	/* 6.1.64 ships with it: regzbot hears of it, once. */
@@ -408,8 +415,8 @@ static void test_conversation(void **state)
 	test_release(f, "6.1.64", "fail");
 	run_once(f);
 	outbox(f, &m);
-	assert_int_equal(m.n, 3);
-	s = m.text[2];
+	assert_int_equal(m.n, 4);
+	s = m.text[3];
 	assert_string_equal(header(s, "To", h, sizeof(h)),
 			    "regressions@lists.linux.dev");
 	assert_string_equal(header(s, "Subject", h, sizeof(h)),
@@ -427,9 +434,9 @@ static void test_conversation(void **state)
 	announce(f, "announce-6.1.66-rc1.eml");
 	test_release(f, "6.1.66-rc1", "pass");
 	outbox(f, &m);
-	assert_int_equal(m.n, 5);
+	assert_int_equal(m.n, 6);
 	/* mark_fixes() tells regzbot before the rc's report is written. */
-	s = m.text[4];
+	s = m.text[5];
 	assert_string_equal(header(s, "In-Reply-To", h, sizeof(h)),
 			    "<20231204192935.163661217@linuxfoundation.org>");
 	assert_non_null(strstr(s, "\n## Test Fixes (compared to 6.1.64)\n"
@@ -440,7 +447,7 @@ static void test_conversation(void **state)
 	assert_int_equal(lines_starting(s, "Tested-by:"), 1);
 	assert_int_equal(lines_starting(s, "| "), 0);
 	assert_null(strstr(s, "#regzbot"));
-	s = m.text[3];
+	s = m.text[4];
 	assert_string_equal(header(s, "Subject", h, sizeof(h)),
 			    "Re: [REGRESSION] 6.1.64: ext4.write_seq_512 fails on x86_64");
 	assert_non_null(strstr(header(s, "In-Reply-To", h, sizeof(h)), regzbot_id));
@@ -458,14 +465,14 @@ static void test_conversation(void **state)
 	reply_triage(f->st, &f->cfg, 1, "invalid", "the test was wrong");
 	run_once(f);
 	outbox(f, &m);
-	assert_int_equal(m.n, 8);
-	assert_non_null(strstr(header(m.text[5], "In-Reply-To", h, sizeof(h)),
+	assert_int_equal(m.n, 9);
+	assert_non_null(strstr(header(m.text[6], "In-Reply-To", h, sizeof(h)),
 			       report_id));
-	assert_non_null(strstr(m.text[5], "It was triaged as not a regression of"
+	assert_non_null(strstr(m.text[6], "It was triaged as not a regression of"
 			       " the rc (the test was wrong)."));
-	assert_null(strstr(m.text[5], "#regzbot"));
-	assert_non_null(strstr(m.text[7], "\n\n#regzbot invalid: the test was wrong\n\n"));
-	assert_non_null(strstr(header(m.text[7], "In-Reply-To", h, sizeof(h)),
+	assert_null(strstr(m.text[6], "#regzbot"));
+	assert_non_null(strstr(m.text[8], "\n\n#regzbot invalid: the test was wrong\n\n"));
+	assert_non_null(strstr(header(m.text[8], "In-Reply-To", h, sizeof(h)),
 			       regzbot_id));
 
 	/* Every mail: 78 columns, release tags only, no internal words. */
@@ -623,7 +630,7 @@ static void test_bisection_followup(void **state)
 	assert_null(strstr(m.text[1], "regression #"));
 	assert_width(m.text[1]);
 	norm = normalised(m.text[1], ids, &nids);
-	assert_golden(norm, "thread/09-bisection-6.1.64-rc1.eml");
+	assert_golden(norm, "thread/10-bisection-6.1.64-rc1.eml");
 	free(norm);
 	mails_free(&m);
 
