@@ -877,18 +877,6 @@ int report_message_id(const char *email, char *buf, size_t len)
 	return -1;
 }
 
-char *report_followup_email(const struct announcement *ann, const char *farm,
-			    const char *version, const char *from,
-			    const char *date_rfc2822, const char *body,
-			    char *err, size_t errlen)
-{
-	struct report_mail m = { .ann = ann, .farm = farm, .version = version,
-				 .from = from, .date = date_rfc2822,
-				 .body = body };
-
-	return report_mail_compose(&m, NULL, 0, err, errlen);
-}
-
 char *report_email(const struct report_input *in, const char *from,
 		   const char *date_rfc2822, char *err, size_t errlen)
 {

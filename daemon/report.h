@@ -109,17 +109,6 @@ char *report_email(const struct report_input *in, const char *from,
 		   const char *date_rfc2822, char *err, size_t errlen);
 
 /*
- * A follow-up in ann's thread (the same headers as report_email: Re:
- * subject, In-Reply-To and References, reply-all, a deterministic
- * Message-ID) with body as it is: a bisection's culprit, sent after the
- * report. NULL with err on a missing field or an unusable Message-ID.
- */
-char *report_followup_email(const struct announcement *ann, const char *farm,
-			    const char *version, const char *from,
-			    const char *date_rfc2822, const char *body,
-			    char *err, size_t errlen);
-
-/*
  * Any other mail of the conversation (report_mail_compose): a follow-up in
  * the rc thread (parent_id NULL: under the announcement; else under
  * rcgate's own mail with that Message-ID, References naming both), or a
