@@ -150,6 +150,7 @@ struct config {
 	char *build_git_config;		/* GIT_CONFIG_GLOBAL of fetches */
 	char *bisect_upstream_git;	/* "": no prerequisite search */
 	char *mail_from;
+	char *regressions_list;	/* regzbot's list: shipped regressions */
 	char *smtp_url;		/* empty: no mail */
 	char *webhook_url;	/* empty: no webhook */
 	char *webhook_secret;

@@ -88,6 +88,8 @@ static const struct directive directives[] = {
 	  "tagging entity of Atom ids (RFC 4151 'domain,date'; e.g. ci.example.org,2026): ids stay when the address changes" },
 	{ "report", "mail_from", D_STRING, OFF(mail_from), "rcgate <rcgate@localhost>", 0, 0, NULL,
 	  "From: of report mails" },
+	{ "report", "regressions_list", D_STRING, OFF(regressions_list), "regressions@lists.linux.dev", 0, 0, NULL,
+	  "where a regression that shipped in a stable release is reported, with regzbot's commands" },
 	{ "notify", "smtp_url", D_STRING, OFF(smtp_url), "", 0, 0, NULL,
 	  "smtp://host:port to send report mails to the rc's thread; empty: none" },
 	{ "notify", "webhook_url", D_STRING, OFF(webhook_url), "", 0, 0, NULL,

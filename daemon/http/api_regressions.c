@@ -15,6 +15,7 @@
 #include "store/store.h"
 #include "http/http.h"
 #include "api_internal.h"
+#include "report/report.h"
 
 int h_regressions(struct http_request *req, struct http_response *resp)
 {
@@ -152,6 +153,9 @@ int h_regression_triage(struct http_request *req, struct http_response *resp)
 	}
 	pthread_mutex_lock(&api_lock);
 	rc = store_regression_triage(api_store, id, state, reason, err, sizeof(err));
+	/* The threads that were told of it hear of the triage too. */
+	if (rc > 0)
+		reply_triage(api_store, api_ctx.cfg, id, state, reason);
 	pthread_mutex_unlock(&api_lock);
 	json_decref(body);
 	if (rc < 0)

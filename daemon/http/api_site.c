@@ -18,6 +18,7 @@
 #include "job/job.h"
 #include "http/http.h"
 #include "api_internal.h"
+#include "report/report.h"
 
 /* The dashboard: plain files from web_dir, names limited to one safe
  * path segment so nothing outside it can be reached. */
@@ -68,6 +69,7 @@ int h_static(struct http_request *req, struct http_response *resp)
 
 int h_healthz(struct http_request *req, struct http_response *resp)
 {
+	char why[600], mail[640] = "off";
 	int version;
 
 	(void)req;
@@ -76,9 +78,18 @@ int h_healthz(struct http_request *req, struct http_response *resp)
 	pthread_mutex_unlock(&api_lock);
 	if (version < 0)
 		return http_error(resp, 503, "database unavailable");
-	return http_json(resp, 200, json_pack("{s:s,s:s,s:i,s:i}", "status", "ok",
-			 "version", RCGATE_VERSION, "schema", version,
-			 "workers", (int)api_ctx.workers));
+	/* Mail that would go out with unusable addresses is refused (reply.c):
+	 * say so where an operator looks first. */
+	if (api_ctx.cfg->smtp_url[0] != '\0') {
+		if (reply_mail_allowed(api_ctx.cfg->public_url,
+				       api_ctx.cfg->mail_from, why, sizeof(why)))
+			snprintf(mail, sizeof(mail), "on");
+		else
+			snprintf(mail, sizeof(mail), "refused: %s", why);
+	}
+	return http_json(resp, 200, json_pack("{s:s,s:s,s:i,s:i,s:s}", "status",
+			 "ok", "version", RCGATE_VERSION, "schema", version,
+			 "workers", (int)api_ctx.workers, "mail", mail));
 }
 
 /* One gauge sample per state, zero included: a state with no rows must

@@ -37,16 +37,16 @@ static char *clean_dup(const char *s)
 	return c;
 }
 
-/* One name per target everywhere in the report: the target's own name
- * (armv7, not the kernel's ARCH=arm in one sentence and armv7 in the
- * next); other spellings of the same machines are mapped to it. */
+/* One name per target everywhere in the report: the kernel's ARCH name,
+ * as the list's other farms write it (arm, not armv7); other spellings of
+ * the same machines are mapped to it. */
 static const char *arch_name(const char *target)
 {
 	static const struct {
 		const char *alias, *target;
 	} map[] = {
-		{ "arm", "armv7" },
-		{ "armhf", "armv7" },
+		{ "armv7", "arm" },
+		{ "armhf", "arm" },
 		{ "aarch64", "arm64" },
 		{ "amd64", "x86_64" },
 		{ "i686", "i386" },
@@ -131,11 +131,9 @@ static void put_verdict(GString *out, const struct report_input *in)
 		put_list(out, broken);
 		g_string_append(out, " (infrastructure error).\n");
 	}
-	if (in->gate) {
-		g_string_append(out, "Gate: ");
-		put_clean(out, in->gate);
-		g_string_append_c(out, '\n');
-	}
+	if (in->late)
+		g_string_append(out, "This report comes after the review"
+				" deadline.\n");
 	g_ptr_array_free(bad, TRUE);
 	g_ptr_array_free(ok, TRUE);
 	g_ptr_array_free(broken, TRUE);
@@ -191,6 +189,7 @@ static void put_build(GString *out, const struct report_input *in)
 
 	g_string_append(out, "\n## Build\n");
 	put_item(out, "kernel", in->version);
+	put_item(out, "commit", in->commit);
 	if (a) {
 		put_item(out, "git", a->git_tree);
 		put_item(out, "git branch", a->git_branch);
@@ -240,11 +239,11 @@ static void put_regression(GString *out, const struct report_input *in,
 	put_clean(out, r->test ? r->test : "?");
 	g_string_append_c(out, '\n');
 	put_diagnostic(out, r->diagnostic);
-	if (r->state) {
-		g_string_append(out, "  state: ");
-		put_clean(out, r->state);
-		g_string_append_c(out, '\n');
-	}
+	/* Only what a reader acts on: a resolved one says how it ended. */
+	if (!regression_counts(r))
+		g_string_append(out, strcmp(r->state, "invalid") == 0 ?
+				"  (triaged invalid: not a regression)\n" :
+				"  (fixed)\n");
 	for (size_t i = 0; i < r->nalso; i++) {
 		if (!r->also_in[i] || strcmp(r->also_in[i], in->version) == 0)
 			continue;
@@ -254,6 +253,17 @@ static void put_regression(GString *out, const struct report_input *in,
 	}
 	if (!first)
 		g_string_append_c(out, '\n');
+	/* The same regression, as reported in the other rcs' threads. */
+	for (size_t i = 0; r->also_links && i < r->nalso; i++) {
+		if (!r->also_in[i] || !r->also_links[i] ||
+		    strcmp(r->also_in[i], in->version) == 0)
+			continue;
+		g_string_append(out, "  reported for ");
+		put_clean(out, r->also_in[i]);
+		g_string_append(out, ": ");
+		put_clean(out, r->also_links[i]);
+		g_string_append_c(out, '\n');
+	}
 	if (r->url) {
 		g_string_append(out, "  ");
 		put_clean(out, r->url);
@@ -291,39 +301,116 @@ static void put_regressions(GString *out, const struct report_input *in)
 			put_regression(out, in, &in->regressions[i]);
 }
 
-static void put_summary(GString *out, const struct report_input *in)
+/* LKFT's section for what the previous round reported and this rc fixes. */
+static void put_fixes(GString *out, const struct report_input *in)
 {
-	long pass = 0, fail = 0, skip = 0;
+	if (in->nfixes == 0)
+		return;
+	g_string_append(out, "\n## Test Fixes");
+	if (in->baseline) {
+		g_string_append(out, " (compared to ");
+		put_clean(out, in->baseline);
+		g_string_append_c(out, ')');
+	}
+	g_string_append(out, "\nFollowing regressions from the previous round"
+			" have been fixed now:\n");
+	for (size_t i = 0; i < in->nfixes; i++) {
+		const struct report_fix *f = &in->fixes[i];
+		GString *l = g_string_new("* ");
 
-	g_string_append(out, "\n## Summary\n");
+		put_clean(l, arch_name(f->target ? f->target : "?"));
+		g_string_append(l, ", ");
+		put_clean(l, f->test ? f->test : "?");
+		if (f->seen_in && *f->seen_in) {
+			g_string_append(l, " (failed in ");
+			put_clean(l, f->seen_in);
+			g_string_append_c(l, ')');
+		}
+		put_wrapped(out, l->str, "    ");
+		g_string_free(l, TRUE);
+		if (f->url) {
+			g_string_append(out, "  ");
+			put_clean(out, f->url);
+			g_string_append_c(out, '\n');
+		}
+	}
+}
+
+/* A job state in words a reader of the list uses. */
+static const char *state_words(const char *state)
+{
+	if (!state)
+		return "unknown";
+	if (strcmp(state, "infra_error") == 0)
+		return "infrastructure error";
+	if (strcmp(state, "cancelled") == 0)
+		return "cancelled";
+	return "not finished";
+}
+
+static void put_boots(GString *out, const struct report_input *in)
+{
+	g_string_append(out, "\n## Boot Summary\n");
 	for (size_t i = 0; i < in->ntargets; i++) {
 		const struct report_target *t = &in->targets[i];
-
 		GString *line = g_string_new("* ");
 
 		put_clean(line, arch_name(t->target ? t->target : "?"));
 		if (target_failed_to_run(t)) {
-			g_string_append(line, ": ");
-			put_clean(line, t->state ? t->state : "unknown");
+			g_string_append(line, ": not tested, ");
+			g_string_append(line, state_words(t->state));
 			if (t->error) {
 				g_string_append(line, ": ");
 				put_clean(line, t->error);
 			}
-			put_wrapped(out, line->str, "    ");
-			g_string_free(line, TRUE);
-			continue;
+		} else {
+			g_string_append(line, ": booted");
+			if (t->kernel) {
+				g_string_append_c(line, ' ');
+				put_clean(line, t->kernel);
+			}
+			g_string_append_printf(line, " in %.1f s", t->seconds);
 		}
-		g_string_append_printf(line,
-				       ": %ld total, %ld passed, %ld failed, %ld skipped, %.1f s",
-				       t->pass + t->fail + t->skip, t->pass,
-				       t->fail, t->skip, t->seconds);
 		put_wrapped(out, line->str, "    ");
 		g_string_free(line, TRUE);
-		if (t->kernel) {
-			line = g_string_new("  kernel: ");
-			put_clean(line, t->kernel);
-			put_wrapped(out, line->str, "    ");
-			g_string_free(line, TRUE);
+	}
+}
+
+/* Per target results; one with failures says where to look and how to
+ * run it again. */
+static void put_summary(GString *out, const struct report_input *in)
+{
+	long pass = 0, fail = 0, skip = 0;
+
+	g_string_append(out, "\n## Test result summary\n");
+	for (size_t i = 0; i < in->ntargets; i++) {
+		const struct report_target *t = &in->targets[i];
+		GString *line;
+
+		if (target_failed_to_run(t))
+			continue;
+		line = g_string_new("* ");
+		put_clean(line, arch_name(t->target ? t->target : "?"));
+		g_string_append_printf(line,
+				       ": %ld total, %ld passed, %ld failed, %ld skipped",
+				       t->pass + t->fail + t->skip, t->pass,
+				       t->fail, t->skip);
+		put_wrapped(out, line->str, "    ");
+		g_string_free(line, TRUE);
+		if (t->fail > 0) {
+			if (t->job_url) {
+				g_string_append(out, "  details: ");
+				put_clean(out, t->job_url);
+				g_string_append_c(out, '\n');
+			}
+			if (t->log_url) {
+				g_string_append(out, "  log: ");
+				put_clean(out, t->log_url);
+				g_string_append_c(out, '\n');
+			}
+			if (t->job_id > 0)
+				g_string_append_printf(out, "  rerun: rcgatectl retry"
+						       " %ld\n", t->job_id);
 		}
 		pass += t->pass;
 		fail += t->fail;
@@ -358,8 +445,66 @@ static int rc_is_clean(const struct report_input *in)
 	return 1;
 }
 
-/* The text with the trailer given by tested_by (may be NULL); caller frees. */
-static char *render(const struct report_input *in, const char *tested_by)
+static int has_counted_regression(const struct report_input *in)
+{
+	for (size_t i = 0; i < in->nregressions; i++)
+		if (regression_counts(&in->regressions[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The trailers: one bare Tested-by for a clean rc (b4 collects it for the
+ * series); for a regressed one the 0-day robot's form, each line behind
+ * "| " so b4 never applies them to the patches under review, the Closes
+ * link naming this very mail (own_id; NULL: no Closes line).
+ */
+static void put_trailers(GString *out, const struct report_input *in,
+			 const char *tested_by, const char *own_id)
+{
+	if (!tested_by)
+		return;
+	if (rc_is_clean(in)) {
+		g_string_append(out, "\nTested-by: ");
+		put_clean(out, tested_by);
+		g_string_append_c(out, '\n');
+		return;
+	}
+	if (!has_counted_regression(in))
+		return;
+	g_string_append(out, "\nIf a separate patch fixes a regression reported"
+			" here, please add these\ntags to it (the bars keep them"
+			" out of the series under review):\n| Reported-by: ");
+	put_clean(out, tested_by);
+	g_string_append_c(out, '\n');
+	if (own_id) {
+		g_string_append(out, "| Closes: https://lore.kernel.org/r/");
+		put_clean(out, own_id);
+		g_string_append(out, "/\n");
+	}
+}
+
+static void put_signature(GString *out, const char *signature)
+{
+	if (!signature || !*signature)
+		return;
+	g_string_append(out, "\n-- \n");
+	for (const char *p = signature; *p; ) {
+		size_t n = strcspn(p, "\n");
+		gchar *line = g_strndup(p, n);
+
+		put_clean(out, line);
+		g_string_append_c(out, '\n');
+		g_free(line);
+		p += n;
+		if (*p)
+			p++;
+	}
+}
+
+/* The text with the trailers given by tested_by (may be NULL); caller frees. */
+static char *render(const struct report_input *in, const char *tested_by,
+		    const char *own_id)
 {
 	GString *out;
 	gchar *valid;
@@ -373,13 +518,12 @@ static char *render(const struct report_input *in, const char *tested_by)
 	put_verdict(out, in);
 	put_build(out, in);
 	put_regressions(out, in);
+	put_fixes(out, in);
+	put_boots(out, in);
 	put_summary(out, in);
 	put_links(out, in);
-	if (tested_by && rc_is_clean(in)) {
-		g_string_append(out, "\nTested-by: ");
-		put_clean(out, tested_by);
-		g_string_append_c(out, '\n');
-	}
+	put_trailers(out, in, tested_by, own_id);
+	put_signature(out, in->signature);
 	/* The mail says charset=utf-8: make that true whatever came in. */
 	valid = g_utf8_make_valid(out->str, (gssize)out->len);
 	g_string_free(out, TRUE);
@@ -390,7 +534,7 @@ static char *render(const struct report_input *in, const char *tested_by)
 
 char *report_text(const struct report_input *in)
 {
-	return render(in, in ? in->tested_by : NULL);
+	return render(in, in ? in->tested_by : NULL, NULL);
 }
 
 /* Parses a (cleaned) address list; NULL with err if it holds no address. */
@@ -483,33 +627,88 @@ static void append_unique(InternetAddressList *dst, InternetAddressList *src,
 	}
 }
 
-/* Builds the message; returns it (caller unrefs) or NULL with err set. */
-static GMimeMessage *build(const struct report_input *in, const char *from,
-			   const char *date_rfc2822, const char *body,
-			   char *err, size_t errlen)
+/* Adds the (cleaned) address list s to the message's list of type, leaving
+ * out addresses already there or in also (may be NULL). */
+static int add_addresses(GMimeMessage *msg, GMimeAddressType type,
+			 const char *s, const char *what,
+			 InternetAddressList *also, char *err, size_t errlen)
 {
-	const struct announcement *a = in->ann;
+	InternetAddressList *list;
+
+	if (!s || !*s)
+		return 0;
+	if (!(list = parse_addresses(s, what, err, errlen)))
+		return -1;
+	append_unique(g_mime_message_get_addresses(msg, type), list, also);
+	g_object_unref(list);
+	return 0;
+}
+
+/* farm.version[.kind].stamp.hash@domain: the same mail, the same id. */
+static gchar *make_message_id(const struct report_mail *m, GDateTime *date,
+			      const char *domain)
+{
+	GString *s = g_string_new(NULL);
+	GDateTime *utc = g_date_time_to_utc(date);
+	gchar *stamp = utc ? g_date_time_format(utc, "%Y%m%dT%H%M%SZ") : NULL;
+
+	if (utc)
+		g_date_time_unref(utc);
+	put_id_part(s, m->farm);
+	g_string_append_c(s, '.');
+	put_id_part(s, m->version);
+	if (m->kind) {
+		g_string_append_c(s, '.');
+		put_id_part(s, m->kind);
+	}
+	g_string_append_printf(s, ".%s.%08x@", stamp ? stamp : "0",
+			       fnv1a(m->body));
+	g_free(stamp);
+	put_id_part(s, domain);
+	return g_string_free(s, FALSE);
+}
+
+/* body with every REPORT_ID_MARK replaced by id; caller g_free's. */
+static gchar *fill_id(const char *body, const char *id)
+{
+	GString *s = g_string_new(NULL);
+	const char *p = body, *hit;
+
+	while ((hit = strstr(p, REPORT_ID_MARK)) != NULL) {
+		g_string_append_len(s, p, hit - p);
+		g_string_append(s, id);
+		p = hit + strlen(REPORT_ID_MARK);
+	}
+	g_string_append(s, p);
+	return g_string_free(s, FALSE);
+}
+
+/* Builds the message; returns it (caller unrefs) or NULL with err set. */
+static GMimeMessage *build(const struct report_mail *m, char *id,
+			   size_t idlen, char *err, size_t errlen)
+{
+	const struct announcement *a = m->ann;
 	InternetAddressList *list;
 	GMimeMessage *msg;
 	GMimeTextPart *part;
 	GMimeDataWrapper *content;
 	GMimeStream *stream;
-	GDateTime *date, *utc;
+	GDateTime *date;
 	GString *s;
 	const char *domain;
-	gchar *stamp;
+	gchar *msgid, *body;
 	char *clean;
 
-	date = g_mime_utils_header_decode_date(date_rfc2822);
+	date = g_mime_utils_header_decode_date(m->date);
 	if (!date) {
 		errf(err, errlen, "date \"%.64s\" is not an RFC 2822 date",
-			date_rfc2822);
+			m->date);
 		return NULL;
 	}
 	msg = g_mime_message_new(TRUE);
 	g_mime_message_set_date(msg, date);
 
-	if (!(list = parse_addresses(from, "from", err, errlen)))
+	if (!(list = parse_addresses(m->from, "from", err, errlen)))
 		goto fail;
 	domain = first_domain(list);
 	if (!domain) {
@@ -517,68 +716,72 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 		errf(err, errlen, "from has no mailbox with a domain");
 		goto fail;
 	}
-	s = g_string_new(NULL);
-	put_id_part(s, in->farm);
-	g_string_append_c(s, '.');
-	put_id_part(s, in->version);
-	utc = g_date_time_to_utc(date);
-	stamp = utc ? g_date_time_format(utc, "%Y%m%dT%H%M%SZ") : NULL;
-	if (utc)
-		g_date_time_unref(utc);
-	g_string_append_printf(s, ".%s.%08x@", stamp ? stamp : "0",
-			       fnv1a(body));
-	g_free(stamp);
-	put_id_part(s, domain);
-	g_mime_message_set_message_id(msg, s->str);
-	g_string_free(s, TRUE);
+	msgid = make_message_id(m, date, domain);
+	g_mime_message_set_message_id(msg, msgid);
+	if (id)
+		snprintf(id, idlen, "%s", msgid);
+	body = fill_id(m->body, msgid);
+	g_free(msgid);
 	internet_address_list_append(
 		g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_FROM), list);
 	g_object_unref(list);
 
-	/* Reply-all: To the sender and the announcement's To, Cc the rest,
-	 * each address once (the maintainer Cc's himself on announcements). */
-	if (!(list = parse_addresses(a->from, "announcement From", err,
-				     errlen)))
-		goto fail;
-	append_unique(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO),
-		      list, NULL);
-	g_object_unref(list);
-	if (a->to && *a->to) {
-		if (!(list = parse_addresses(a->to, "announcement To", err,
-					     errlen)))
-			goto fail;
-		append_unique(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO),
-			      list, NULL);
-		g_object_unref(list);
+	if (!m->to) {
+		/* Reply-all: To the sender and the announcement's To, Cc the
+		 * rest, each address once (the maintainer Cc's himself on
+		 * announcements). */
+		if (!*a->from) {
+			errf(err, errlen, "announcement From has no usable"
+			     " address");
+			goto fail_body;
+		}
+		if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->from,
+				  "announcement From", NULL, err, errlen) < 0 ||
+		    add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->to,
+				  "announcement To", NULL, err, errlen) < 0)
+			goto fail_body;
+	} else if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, m->to, "to", NULL,
+				 err, errlen) < 0) {
+		goto fail_body;
 	}
-	if (a->cc && *a->cc) {
-		if (!(list = parse_addresses(a->cc, "announcement Cc", err,
-					     errlen)))
-			goto fail;
-		append_unique(g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_CC),
-			      list, g_mime_message_get_addresses(msg,
-							       GMIME_ADDRESS_TYPE_TO));
-		g_object_unref(list);
-	}
+	list = g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO);
+	if (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, m->cc, "cc", list, err,
+			  errlen) < 0 ||
+	    (m->to && m->reply_all &&
+	     (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->from,
+			    "announcement From", list, err, errlen) < 0 ||
+	      add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->to,
+			    "announcement To", list, err, errlen) < 0)) ||
+	    ((!m->to || m->reply_all) &&
+	     add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->cc, "announcement Cc",
+			   list, err, errlen) < 0))
+		goto fail_body;
 
-	clean = clean_dup(a->subject);
+	clean = clean_dup(m->subject ? m->subject : a->subject);
 	if (!clean) {
 		errf(err, errlen, "out of memory");
-		goto fail;
+		goto fail_body;
 	}
 	s = g_string_new(NULL);
-	if (g_ascii_strncasecmp(g_strchug(clean), "re:", 3) != 0)
+	if (!m->subject && g_ascii_strncasecmp(g_strchug(clean), "re:", 3) != 0)
 		g_string_append(s, "Re: ");
-	g_string_append(s, clean);
+	g_string_append(s, m->subject ? g_strchug(clean) : clean);
 	free(clean);
 	g_mime_message_set_subject(msg, s->str, "utf-8");
 	g_string_free(s, TRUE);
 
+	/* Threaded under the announcement, or under rcgate's own mail in
+	 * that thread: References names the whole chain. */
 	s = g_string_new("<");
-	g_string_append(s, a->message_id);
+	g_string_append(s, m->parent_id ? m->parent_id : a->message_id);
 	g_string_append_c(s, '>');
 	g_mime_object_set_header(GMIME_OBJECT(msg), "In-Reply-To", s->str,
 				 NULL);
+	g_string_assign(s, "<");
+	g_string_append(s, a->message_id);
+	g_string_append_c(s, '>');
+	if (m->parent_id)
+		g_string_append_printf(s, " <%s>", m->parent_id);
 	g_mime_object_set_header(GMIME_OBJECT(msg), "References", s->str,
 				 NULL);
 	g_string_free(s, TRUE);
@@ -604,30 +807,41 @@ static GMimeMessage *build(const struct report_input *in, const char *from,
 			GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
 	g_mime_message_set_mime_part(msg, GMIME_OBJECT(part));
 	g_object_unref(part);
+	g_free(body);
 	g_date_time_unref(date);
 	return msg;
+fail_body:
+	g_free(body);
 fail:
 	g_date_time_unref(date);
 	g_object_unref(msg);
 	return NULL;
 }
 
-/* Checks what every reply needs and serialises build()'s message. */
-static char *reply_email(const struct report_input *in, const char *from,
-			 const char *date_rfc2822, const char *body, char *err,
-			 size_t errlen)
+char *report_mail_compose(const struct report_mail *m, char *id, size_t idlen,
+			  char *err, size_t errlen)
 {
 	GMimeMessage *msg;
 	gchar *text;
 	char *ret;
 
-	if (!announce_valid_message_id(in->ann->message_id)) {
-		errf(err, errlen,
-			"announcement Message-ID is empty or has spaces, <> or control characters");
+	errf(err, errlen, "%s", "");
+	if (!m || !m->ann || !m->farm || !m->version || !m->from || !m->date ||
+	    !m->body) {
+		errf(err, errlen, "a mail needs its announcement, farm,"
+		     " version, from, date and body");
+		return NULL;
+	}
+	if (!announce_valid_message_id(m->ann->message_id) ||
+	    (m->parent_id && !announce_valid_message_id(m->parent_id))) {
+		errf(err, errlen, "%s Message-ID is empty or has spaces, <>"
+		     " or control characters",
+		     announce_valid_message_id(m->ann->message_id) ?
+			     "parent" : "announcement");
 		return NULL;
 	}
 	announce_init();
-	msg = build(in, from, date_rfc2822, body, err, errlen);
+	msg = build(m, id, idlen, err, errlen);
 	if (!msg)
 		return NULL;
 	text = g_mime_object_to_string(GMIME_OBJECT(msg), NULL);
@@ -643,25 +857,31 @@ static char *reply_email(const struct report_input *in, const char *from,
 	return ret;
 }
 
-char *report_followup_email(const struct announcement *ann, const char *farm,
-			    const char *version, const char *from,
-			    const char *date_rfc2822, const char *body,
-			    char *err, size_t errlen)
+int report_message_id(const char *email, char *buf, size_t len)
 {
-	struct report_input in = { .farm = farm, .version = version, .ann = ann };
+	const char *p = email;
 
-	errf(err, errlen, "%s", "");
-	if (!ann || !farm || !version || !from || !date_rfc2822 || !body) {
-		errf(err, errlen, "a follow-up needs its announcement, farm,"
-		     " version, from, date and body");
-		return NULL;
+	while (p && *p && *p != '\n') {
+		if (g_ascii_strncasecmp(p, "Message-Id: <", 13) == 0) {
+			size_t n = strcspn(p + 13, ">\n");
+
+			if (p[13 + n] != '>' || n == 0 || n >= len)
+				return -1;
+			memcpy(buf, p + 13, n);
+			buf[n] = '\0';
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
 	}
-	return reply_email(&in, from, date_rfc2822, body, err, errlen);
+	return -1;
 }
 
 char *report_email(const struct report_input *in, const char *from,
 		   const char *date_rfc2822, char *err, size_t errlen)
 {
+	struct report_mail m = { 0 };
 	char *body, *ret;
 
 	errf(err, errlen, "%s", "");
@@ -679,14 +899,22 @@ char *report_email(const struct report_input *in, const char *from,
 		errf(err, errlen, "report mail needs from and date");
 		return NULL;
 	}
-	body = render(in, in->tested_by ? in->tested_by : from);
+	/* The Closes link names this mail: the mark becomes its id. */
+	body = render(in, in->tested_by ? in->tested_by : from,
+		      REPORT_ID_MARK);
 	if (!body) {
 		errf(err, errlen, "out of memory rendering the report");
 		return NULL;
 	}
-	/* The Message-ID goes into In-Reply-To verbatim: reply_email
+	m.ann = in->ann;
+	m.farm = in->farm;
+	m.version = in->version;
+	m.from = from;
+	m.date = date_rfc2822;
+	m.body = body;
+	/* The Message-ID goes into In-Reply-To verbatim: the composer
 	 * refuses one that could carry a header. */
-	ret = reply_email(in, from, date_rfc2822, body, err, errlen);
+	ret = report_mail_compose(&m, NULL, 0, err, errlen);
 	free(body);
 	return ret;
 }

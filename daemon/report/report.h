@@ -42,6 +42,16 @@ struct report_regression {
 	const char *const *also_in;	/* other affected rcs: "5.15.140-rc1" */
 	size_t nalso;
 	const char *url;		/* link to the regression, may be NULL */
+	/* NULL, or per also_in entry the link to rcgate's report in that
+	 * rc's thread (entries may be NULL) */
+	const char *const *also_links;
+};
+
+/* A regression of an earlier rc of the branch that passes in this one. */
+struct report_fix {
+	const char *test, *target;
+	const char *seen_in;		/* "6.1.64-rc1 6.1.65-rc1", may be NULL */
+	const char *url;		/* may be NULL */
 };
 
 struct report_target {
@@ -51,6 +61,10 @@ struct report_target {
 	long pass, fail, skip;
 	double seconds;
 	const char *error;		/* infra error message or NULL */
+	/* Where a reader finds and reruns it (dashboard page, raw log,
+	 * the job's id for "rcgatectl retry"): any may be NULL/0. */
+	const char *job_url, *log_url;
+	long job_id;
 };
 
 struct report_input {
@@ -69,6 +83,13 @@ struct report_input {
 	 * report_text() writes no trailer, report_email() uses its From.
 	 */
 	const char *tested_by;
+	const struct report_fix *fixes;	/* fixed by this rc, may be NULL */
+	size_t nfixes;
+	/* The farm's "-- " signature lines ("rcgate test farm, https://..."),
+	 * may be NULL. */
+	const char *signature;
+	int late;	/* the review deadline passed before this report */
+	const char *commit;	/* the exact commit built (git rcs), or NULL */
 };
 
 /*
@@ -78,8 +99,10 @@ struct report_input {
  * other rcs each one also affects), a per-target summary with infra
  * errors, links, and a Tested-by trailer only when the rc is clean: no
  * counted regression, every target done without error, at least one
- * target, and the gate (if given) "pass". Target names map to the arch
- * names test farms use (armv7 -> arm).
+ * target, and the gate (if given) "pass". Target names map to the
+ * kernel's ARCH names (armv7 -> arm). Boots and test results are
+ * separate sections; a target with failures gets its job page, log and
+ * the command that reruns it.
  * Returns a malloc'd UTF-8 string the caller frees, or NULL if in, farm or
  * version is NULL or memory runs out.
  */
@@ -100,15 +123,40 @@ char *report_email(const struct report_input *in, const char *from,
 		   const char *date_rfc2822, char *err, size_t errlen);
 
 /*
- * A follow-up in ann's thread (the same headers as report_email: Re:
- * subject, In-Reply-To and References, reply-all, a deterministic
- * Message-ID) with body as it is: a bisection's culprit, sent after the
- * report. NULL with err on a missing field or an unusable Message-ID.
+ * Any other mail of the conversation (report_mail_compose): a follow-up in
+ * the rc thread (parent_id NULL: under the announcement; else under
+ * rcgate's own mail with that Message-ID, References naming both), or a
+ * mail to other people (to set) that still points at the thread.
  */
-char *report_followup_email(const struct announcement *ann, const char *farm,
-			    const char *version, const char *from,
-			    const char *date_rfc2822, const char *body,
-			    char *err, size_t errlen);
+struct report_mail {
+	const struct announcement *ann;	/* the rc thread, required */
+	const char *farm, *version;	/* for the Message-ID */
+	const char *kind;		/* Message-ID part: "invalid", ... */
+	const char *from, *date;	/* From:, RFC 2822 Date: */
+	const char *parent_id;		/* own mail replied to, may be NULL */
+	/* NULL: reply-all to ann. Else To: these addresses, and Cc: cc plus
+	 * (reply_all set) the announcement's sender and lists. */
+	const char *to;
+	const char *cc;			/* extra Cc (the culprit's people) */
+	int reply_all;
+	const char *subject;		/* NULL: "Re: " ann's subject */
+	/* The body; "@MESSAGE_ID@" in it becomes the mail's own id (for the
+	 * 0-day robot's "| Closes:" link), which is derived from the body
+	 * as given, so it stays deterministic. */
+	const char *body;
+};
+
+/* The mail as RFC 822 text (caller frees); its Message-ID (without <>)
+ * into id (may be NULL). NULL with err on a missing field or a bad
+ * address, date or Message-ID. */
+char *report_mail_compose(const struct report_mail *m, char *id, size_t idlen,
+			  char *err, size_t errlen);
+
+/* The Message-ID (without <>) of a mail composed here, into buf; -1 if it
+ * has none. */
+int report_message_id(const char *email, char *buf, size_t len);
+
+#define REPORT_ID_MARK "@MESSAGE_ID@"
 
 /* ==== kcidb.c: from kcidb.h ==== */
 /*
@@ -181,5 +229,74 @@ void notify_kick(void);
 /* Hex HMAC-SHA256 of body with key, as sent in X-Rcgate-Signature. */
 void notify_signature(const char *key, const char *body, size_t len,
 		      char out[65]);
+
+/* ---- reply.c: every mail and webhook rcgate sends, composed in one place ---- */
+/*
+ * The rc's report, the bisection follow-up, the follow-up when
+ * a reported regression is triaged invalid, and the regzbot mails for a
+ * regression that shipped in a stable release (report, resolved, invalid).
+ *
+ * Each function reads what it needs from the store, composes with
+ * report.c, and records the mail with its deliveries in one transaction
+ * (store_mail_add), at most once per kind and subject. Failures are
+ * logged: a mail that cannot be composed never stops the engine.
+ */
+struct store;
+struct config;
+struct release_row;
+
+/* The rc's announcement as stored (thread, recipients): 1 with ann filled
+ * (ann->to and ->cc point into rel), 0 when the release has none. */
+int reply_announcement(const struct release_row *rel, struct announcement *ann);
+
+/*
+ * Whether mail may go out: not while public_url (its host) or mail_from
+ * (its domain) is loopback, a private or link-local IPv4 address,
+ * localhost, *.invalid, *.localhost, *.local or example.* (RFC 2606),
+ * since the Tested-by address ends up in the
+ * kernel's history and the links in the list's archive. 1 allowed;
+ * 0 with why set.
+ */
+int reply_mail_allowed(const char *public_url, const char *mail_from,
+		       char *why, size_t whylen);
+
+/* The report of a release whose analysis just ended (engine.c): its text
+ * stored, the reply to the announcement and the webhook queued. */
+int reply_report(struct store *, const struct config *, const char *base_url,
+		 const struct release_row *rel,
+		 const struct release_row *baseline, const char *gate,
+		 char *err, size_t errlen);
+
+/* The follow-up of a finished bisection, threaded under rcgate's report
+ * in the rc's thread; one per culprit and rc. */
+void reply_bisection(struct store *, const struct config *, int64_t id);
+
+/* A regression was triaged (api): invalid gets a follow-up under each of
+ * rcgate's reports that named it, and "#regzbot invalid:" if it was
+ * reported to regzbot. */
+void reply_triage(struct store *, const struct config *, int64_t regression_id,
+		  const char *state, const char *reason);
+
+/* A regression is fixed on a branch by version (engine.c): "#regzbot
+ * resolve:" if it was reported to regzbot. The rc's own report lists it
+ * under "## Test Fixes". */
+void reply_fixed(struct store *, const struct config *, int64_t regression_id,
+		 const char *version);
+
+/* Reports each regression that shipped in a stable release to the
+ * regressions list, once (engine pass). Returns the number queued. */
+int reply_shipped(struct store *, const struct config *);
+
+/* The regzbot range of a regression that shipped in released_as
+ * ("6.1.64"): "v6.1.63..v6.1.64" (release tags, never stable-rc commit
+ * ids, which every rc rewrites); "v6.1..v6.1.1" for the first. -1 if
+ * released_as is not a stable version. */
+int reply_regzbot_range(const char *released_as, char *out, size_t len);
+
+/* The addresses of a commit message's Signed-off-by, Reviewed-by and
+ * Acked-by lines, each once, ", "-separated into out (at most 20, cut at
+ * a whole address when out is full); "" if none. Only "Name <addr>" or
+ * "addr" with one @ and no control characters or quotes are kept. */
+void reply_commit_people(const char *message, char *out, size_t len);
 
 #endif /* RCGATE_REPORT_H */

@@ -221,128 +221,14 @@ static int start(struct store *st, const struct engine_context *c,
 	return rc;
 }
 
-/* The follow-up's text for a finished bisection row (Q_BISECTION). */
-static void followup_text(const json_t *b, const char *farm, struct strbuf *sb)
+/* The line of text starting at offset at into out (cut to fit); returns
+ * the offset of the next line. */
+static size_t line_at(const char *text, size_t at, char *out, size_t len)
 {
-#define F(k) json_string_value(json_object_get(b, k))
-	const char *state = F("state"), *upstream = F("culprit_upstream"),
-		*others = F("same_cause_in"), *prereqs = F("prerequisites"),
-		*pmsg = F("prereq_message"), *pstate = F("prereq_state");
-	long long reg = (long long)json_integer_value(json_object_get(b, "regression_id"));
+	size_t n = strcspn(text + at, "\n");
 
-	if (state != NULL && strcmp(state, "found") == 0) {
-		strbuf_printf(sb, "%s bisected regression #%lld (%s on %s) in %s.\n\n"
-			      "First bad commit: %s (\"%s\")\n", farm, reg,
-			      F("test"), F("target"), F("version"), F("culprit"),
-			      F("culprit_subject") ? F("culprit_subject") : "");
-		if (upstream != NULL)
-			strbuf_printf(sb, "It is the backport of upstream commit"
-				      " %s.\n", upstream);
-		strbuf_printf(sb, "\nBisected between %.12s (good) and %.12s (the"
-			      " rc): %lld commits, %lld steps.\n", F("good"),
-			      F("bad"),
-			      (long long)json_integer_value(json_object_get(b, "commits")),
-			      (long long)json_integer_value(json_object_get(b, "steps")));
-		if (upstream != NULL && others != NULL)
-			strbuf_printf(sb, "\nThe same upstream commit was found by"
-				      " bisection in %s: one cause, in every"
-				      " branch that carries it.\n", others);
-	} else {
-		strbuf_printf(sb, "%s", F("message") ? F("message") : "");
-	}
-	if (pstate != NULL && strcmp(pstate, "pending") != 0) {
-		json_t *list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
-		size_t i;
-		json_t *c;
-
-		if (json_array_size(list) > 0) {
-			strbuf_printf(sb, "\nPrerequisite candidates. This is a hint, not"
-				      " a finding: upstream commits\nbetween the"
-				      " branch's base release and %.12s that this"
-				      " branch\nlacks and that touch what the culprit"
-				      " touches, best match first:\n", upstream);
-			json_array_foreach(list, i, c) {
-				const char *why = json_string_value(json_object_get(c, "why"));
-
-				strbuf_printf(sb, "  %.12s (\"%s\")\n",
-					json_string_value(json_object_get(c, "commit")),
-					json_string_value(json_object_get(c, "subject")));
-				/* one reason a line */
-				while (why != NULL && *why != '\0') {
-					size_t n = strcspn(why, ";");
-
-					strbuf_printf(sb, "      %.*s\n", (int)n, why);
-					why += n;
-					while (*why == ';' || *why == ' ')
-						why++;
-				}
-			}
-		} else {
-			strbuf_printf(sb, "\nNo prerequisite candidates: %s.\n",
-				      pmsg != NULL ? pmsg : "none found");
-		}
-		json_decref(list);
-	}
-	strbuf_printf(sb, "\nThe regression: /api/v1/regressions/%lld\n", reg);
-#undef F
-}
-
-void bisect_announce(struct store *st, const struct config *cfg, int64_t id)
-{
-	struct rowset rels = { 0 };
-	const struct release_row *rel;
-	char err[512], date[64], text[8192];
-	struct announcement ann;
-	struct strbuf sb;
-	json_t *rows, *b;
-	char *email;
-	time_t now = time(NULL);
-	struct tm tm;
-
-	rows = store_rows(st, Q_BISECTION, err, sizeof(err), "i", id);
-	b = json_array_get(rows, 0);
-	if (b == NULL) {
-		log_err("bisection %lld: no follow-up: %s", (long long)id,
-			rows == NULL ? err : "no such bisection");
-		json_decref(rows);
-		return;
-	}
-	strbuf_init(&sb, text, sizeof(text));
-	followup_text(b, cfg->farm, &sb);
-	if (cfg->webhook_url[0] != '\0') {
-		json_t *p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection",
-				      "version", json_string_value(json_object_get(b, "version")),
-				      "regression", json_object_get(b, "regression_id"),
-				      "text", text);
-		char *s = p != NULL ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS)
-				    : NULL;
-
-		if (s != NULL)
-			store_outbox_add(st, &(struct outbox_in){ "webhook",
-				cfg->webhook_url, s }, NULL, 0);
-		free(s);
-		json_decref(p);
-	}
-	if (cfg->smtp_url[0] != '\0' &&
-	    store_release_get(st, json_integer_value(json_object_get(b, "release_id")),
-			      &rels, err, sizeof(err)) == 0) {
-		rel = rels.v;
-		if (rels.n == 1 && engine_announcement(rel, &ann)) {
-			gmtime_r(&now, &tm);
-			strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
-			email = report_followup_email(&ann, cfg->farm, rel->version,
-						      cfg->mail_from, date, text, err,
-						      sizeof(err));
-			if (email == NULL)
-				log_warn("bisection %lld: no mail: %s", (long long)id, err);
-			else if (store_outbox_add(st, &(struct outbox_in){ "smtp",
-					cfg->smtp_url, email }, err, sizeof(err)) < 0)
-				log_err("bisection %lld: %s", (long long)id, err);
-			free(email);
-		}
-		rowset_free(&rels);
-	}
-	json_decref(rows);
+	snprintf(out, len, "%.*s", (int)n, text + at);
+	return at + n + (text[at + n] == '\n');
 }
 
 static int finish(struct store *st, const struct engine_context *c,
@@ -351,7 +237,11 @@ static int finish(struct store *st, const struct engine_context *c,
 {
 	char root[PATH_MAX], gitdir[PATH_MAX], first[41], last[41], err[512],
 		upstream[41] = "", subject[256] = "", text[2048];
-	const char *fmt[] = { "log", "-1", "--format=%s%n%n%b", first, NULL };
+	/* subject, author, author date, then the message for the upstream
+	 * id and the people of its trailers */
+	const char *fmt[] = { "log", "-1", "--format=%s%n%an <%ae>%n%aD%n%n%b",
+			      first, NULL };
+	char author[256] = "", adate[64] = "", people[2048] = "";
 	struct build_options o;
 	struct strbuf sb;
 	const char *state, *prereq = NULL;
@@ -365,9 +255,13 @@ static int finish(struct store *st, const struct engine_context *c,
 		if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) == 0)
 			log = gitsrc_git_out(gitdir, fmt, &o, err, sizeof(err));
 		if (log != NULL) {
-			snprintf(subject, sizeof(subject), "%.*s",
-				 (int)strcspn(log, "\n"), log);
+			size_t at = 0;
+
+			at = line_at(log, at, subject, sizeof(subject));
+			at = line_at(log, at, author, sizeof(author));
+			line_at(log, at, adate, sizeof(adate));
 			gitsrc_upstream_id(log, upstream);
+			reply_commit_people(log, people, sizeof(people));
 			free(log);
 		}
 	}
@@ -379,13 +273,12 @@ static int finish(struct store *st, const struct engine_context *c,
 			prereq = "pending";
 	} else if (outcome == BISECT_AMBIGUOUS) {
 		state = "ambiguous";
-		strbuf_printf(&sb, "%s bisected regression #%lld (%s on %s) in"
+		strbuf_printf(&sb, "%s bisected the failure of %s on %s in"
 			      " %s, but commits that could not be judged (they do"
 			      " not build, or their boot failed) hide the answer:"
 			      " the first bad commit is one of %zu, from %s to"
-			      " %s.\n", c->cfg->farm, (long long)b->regression_id,
-			      b->test, b->target, b->version, hi - lo + 1, first,
-			      last);
+			      " %s.\n", c->cfg->farm, b->test, b->target,
+			      b->version, hi - lo + 1, first, last);
 	} else {
 		state = "failed";
 		strbuf_printf(&sb, "%s", why);
@@ -399,6 +292,11 @@ static int finish(struct store *st, const struct engine_context *c,
 				   outcome == BISECT_FOUND ? NULL : text, prereq,
 				   err, sizeof(err)) < 0)
 		return -1;
+	if (author[0] != '\0' &&
+	    store_bisection_culprit(st, b->id, author, adate[0] ? adate : NULL,
+				    people[0] ? people : NULL, err,
+				    sizeof(err)) < 0)
+		log_warn("bisection %lld: %s", (long long)b->id, err);
 	log_info("bisection %lld: %s%s%s%s", (long long)b->id, state,
 		 outcome == BISECT_FOUND ? ": " : "",
 		 outcome == BISECT_FOUND ? last : "",
@@ -408,7 +306,7 @@ static int finish(struct store *st, const struct engine_context *c,
 			c->culprit_found();
 	}
 	else if (outcome != BISECT_EMPTY)
-		bisect_announce(st, c->cfg, b->id);
+		reply_bisection(st, c->cfg, b->id);
 	return 0;
 }
 
@@ -522,7 +420,7 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 			if (store_prereq_finish(st, id, "failed", NULL, "[bisect]"
 						" upstream_git is no longer set", err,
 						errlen) == 0)
-				bisect_announce(st, c->cfg, id);
+				reply_bisection(st, c->cfg, id);
 		}
 		json_decref(p);
 	}

@@ -3,7 +3,8 @@
  * engine.c - what happens when a release's last job ends: compare with the
  * baseline, rerun failing targets, link each regression to every affected
  * rc, mark fixes, decide the gate, write the report and queue its delivery
- * (the rc's mail thread, webhooks). The rules themselves are in regress.c;
+ * (the rc's mail thread, webhooks: reply.c composes). The rules themselves
+ * are in regress.c;
  * this file applies them to the store, from one consumer thread that
  * takes every release whose jobs have all ended and that is not analysed
  * (workers only finish jobs and kick it).
@@ -24,24 +25,6 @@
 #include "review/review.h"
 
 /* The consumer thread; engine_kick() may come from any thread. */
-int engine_announcement(const struct release_row *rel, struct announcement *ann)
-{
-	memset(ann, 0, sizeof(*ann));
-	if (rel->message_id == NULL)
-		return 0;
-	snprintf(ann->version, sizeof(ann->version), "%s", rel->version);
-	snprintf(ann->branch, sizeof(ann->branch), "%s", rel->branch);
-	snprintf(ann->subject, sizeof(ann->subject), "%s",
-		 rel->subject != NULL ? rel->subject : "");
-	snprintf(ann->message_id, sizeof(ann->message_id), "%s", rel->message_id);
-	snprintf(ann->from, sizeof(ann->from), "%s",
-		 rel->mail_from != NULL ? rel->mail_from : "");
-	ann->to = (char *)rel->mail_to;
-	ann->cc = (char *)rel->mail_cc;
-	ann->npatches = -1;
-	return 1;
-}
-
 static struct engine_context ectx;
 
 static enum baseline_status baseline_status_of(const struct rowset *base_runs,
@@ -55,153 +38,6 @@ static enum baseline_status baseline_status_of(const struct rowset *base_runs,
 			return r[i].fails > 0 ? BASE_FAIL : BASE_PASS;
 	}
 	return BASE_NONE;
-}
-
-/* "a b c" -> pointers into a copy, cut at the spaces; *copy owns them. */
-static const char **split_versions(const char *list, char **copy, size_t *n)
-{
-	size_t cap = 16, k = 0;
-	const char **v;
-	char *p;
-
-	*n = 0;
-	*copy = list != NULL ? strdup(list) : NULL;
-	if (*copy == NULL)
-		return NULL;
-	v = calloc(cap, sizeof(*v));
-	for (p = *copy; v != NULL && p != NULL && *p != '\0' && k < cap; ) {
-		char *sp = strchr(p, ' ');
-
-		v[k++] = p;
-		if (sp != NULL)
-			*sp++ = '\0';
-		p = sp;
-	}
-	*n = k;
-	return v;
-}
-
-/* Builds the report from the store's view of the release and queues it. */
-static int write_report(struct store *st, const struct config *cfg,
-			const char *base_url, const struct release_row *rel,
-			const struct release_row *baseline, const char *gate,
-			char *err, size_t errlen)
-{
-	struct rowset regs = { 0 }, jobs = { 0 };
-	struct report_regression *rr = NULL;
-	struct report_target *rt = NULL;
-	struct report_input in = { 0 };
-	struct announcement ann;
-	char status_url[1024], date[64], **also = NULL, **urls = NULL;
-	char *text = NULL, *email = NULL, *hook = NULL;
-	struct outbox_in out[2];
-	size_t nout = 0, nr = 0, i;
-	const struct regression_row *g;
-	const struct job_row *j;
-	int rc = -1;
-
-	if (store_release_regressions(st, rel->id, &regs, err, errlen) < 0 ||
-	    store_release_jobs(st, rel->id, 1, &jobs, err, errlen) < 0)
-		goto out;
-	g = regs.v;
-	j = jobs.v;
-	rr = calloc(regs.n + 1, sizeof(*rr));
-	also = calloc(regs.n + 1, sizeof(*also));
-	urls = calloc(regs.n + 1, sizeof(*urls));
-	rt = calloc(jobs.n + 1, sizeof(*rt));
-	if (rr == NULL || rt == NULL || also == NULL || urls == NULL) {
-		errf(err, errlen, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < regs.n; i++) {
-		if (g[i].flaky)
-			continue;	/* flaky results are on the status page */
-		rr[nr].id = (long)g[i].id;
-		rr[nr].test = g[i].test;
-		rr[nr].target = g[i].target;
-		rr[nr].diagnostic = g[i].diagnostic;
-		rr[nr].state = g[i].state;
-		rr[nr].also_in = split_versions(g[i].also_in, &also[nr],
-						&rr[nr].nalso);
-		if (asprintf(&urls[nr], "%s/api/v1/regressions/%ld", base_url,
-			     rr[nr].id) >= 0)
-			rr[nr].url = urls[nr];
-		nr++;
-	}
-	for (i = 0; i < jobs.n; i++) {
-		rt[i].target = j[i].target;
-		rt[i].state = j[i].state;
-		rt[i].kernel = j[i].kernel_version;
-		rt[i].seconds = j[i].boot_seconds;
-		rt[i].error = j[i].error;
-		rt[i].pass = j[i].counts.pass;
-		rt[i].fail = j[i].counts.fail;
-		rt[i].skip = j[i].counts.skip;
-	}
-	snprintf(status_url, sizeof(status_url), "%s/api/v1/releases/%s",
-		 base_url, rel->version);
-	in.farm = cfg->farm;
-	in.tested_by = cfg->mail_from;
-	in.version = rel->version;
-	in.baseline = baseline != NULL ? baseline->version : NULL;
-	in.gate = gate;
-	in.status_url = status_url;
-	in.regressions = rr;
-	in.nregressions = nr;
-	in.targets = rt;
-	in.ntargets = jobs.n;
-	if (engine_announcement(rel, &ann))
-		in.ann = &ann;
-	text = report_text(&in);
-	if (text == NULL) {
-		errf(err, errlen, "cannot render the report");
-		goto out;
-	}
-	if (in.ann != NULL) {
-		time_t now = time(NULL);
-		struct tm tm;
-
-		gmtime_r(&now, &tm);
-		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
-		email = report_email(&in, cfg->mail_from, date, err, errlen);
-		if (email == NULL)
-			log_warn("report for %s: no e-mail: %s", in.version, err);
-		else if (cfg->smtp_url[0] != '\0')
-			out[nout++] = (struct outbox_in){ "smtp", cfg->smtp_url, email };
-	}
-	if (cfg->webhook_url[0] != '\0') {
-		json_t *payload = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:i}",
-			"event", "report", "version", in.version, "gate", gate,
-			"status_url", status_url, "baseline", in.baseline,
-			"message_id", rel->message_id, "regressions", (int)nr);
-
-		if (payload != NULL) {
-			json_object_set_new(payload, "report", json_string(text));
-			hook = json_dumps(payload, JSON_COMPACT | JSON_SORT_KEYS);
-			json_decref(payload);
-		}
-		if (hook != NULL)
-			out[nout++] = (struct outbox_in){ "webhook", cfg->webhook_url,
-							  hook };
-	}
-	rc = store_report_add(st, rel->id, gate, text, email, out, nout, err,
-			      errlen);
-out:
-	for (i = 0; rr != NULL && i < nr; i++) {
-		free((void *)rr[i].also_in);
-		free(also[i]);
-		free(urls[i]);
-	}
-	free(rr);
-	free(rt);
-	free(also);
-	free(urls);
-	free(text);
-	free(email);
-	free(hook);
-	rowset_free(&regs);
-	rowset_free(&jobs);
-	return rc;
 }
 
 static int add_reason(struct gate_result *g, const char *fmt, ...)
@@ -359,8 +195,8 @@ static int queue_reruns(struct store *st, const struct config *cfg,
 /* Regressions this release fixes on its branch: the candidates the store
  * finds (its test passes here), where regress_fixes() says this release
  * comes after an occurrence. */
-static int mark_fixes(struct store *st, int64_t id, const char *version,
-		      int *nfixed, char *err, size_t errlen)
+static int mark_fixes(struct store *st, const struct config *cfg, int64_t id,
+		      const char *version, int *nfixed, char *err, size_t errlen)
 {
 	struct rowset cands;
 	const struct fix_candidate *c;
@@ -381,6 +217,8 @@ static int mark_fixes(struct store *st, int64_t id, const char *version,
 			return -1;
 		}
 		*nfixed += rc;
+		if (rc > 0)
+			reply_fixed(st, cfg, c[i].id, version);
 	}
 	rowset_free(&cands);
 	return 0;
@@ -467,7 +305,7 @@ static int settle(struct store *st, const struct config *cfg,
 			 o.target, t.baseline == BASE_PASS ? "pass" : "none",
 			 t.runs, t.fails);
 	}
-	if (mark_fixes(st, id, rel->version, &nfixed, err, errlen) < 0)
+	if (mark_fixes(st, cfg, id, rel->version, &nfixed, err, errlen) < 0)
 		goto out;
 	{
 		struct gate_result gate;
@@ -478,7 +316,7 @@ static int settle(struct store *st, const struct config *cfg,
 		log_info("release=%s analysed regressions=%d fixed=%d gate=%s"
 			 " baseline=%s", rel->version, nreg, nfixed, verdict,
 			 baseline != NULL ? baseline->version : "none");
-		rc = write_report(st, cfg, base_url, rel, baseline, verdict, err,
+		rc = reply_report(st, cfg, base_url, rel, baseline, verdict, err,
 				  errlen);
 		if (have > 0)
 			gate_result_free(&gate);
@@ -516,6 +354,8 @@ int engine_run_once(struct store *st, const struct engine_context *c,
 		n++;
 	}
 	rowset_free(&todo);
+	/* An rc that shipped with a known regression: tell regzbot. */
+	reply_shipped(st, c->cfg);
 	if (c->cache_dir != NULL) {
 		char e2[512];
 		int b = bisect_run_once(st, c, e2, sizeof(e2));

@@ -40,6 +40,7 @@
 #include "base/base.h"
 #include "store/store.h"
 #include "build/build.h"
+#include "report/report.h"
 #include "review/review.h"
 
 /* ---- the rules ---- */
@@ -805,7 +806,7 @@ int prereq_run_once(struct store *st, const struct config *cfg,
 			else {
 				log_info("prerequisites: bisection %lld: %s", (long long)id,
 					 msg);
-				bisect_announce(st, cfg, id);
+				reply_bisection(st, cfg, id);
 				done++;
 			}
 			free(s);

@@ -104,11 +104,9 @@ struct engine_context;
 struct store;
 int bisect_run_once(struct store *, const struct engine_context *,
 		    char *err, size_t errlen);
-/* Tells the bisected rc's thread (and the webhook) what bisection id
- * found, from the store: the culprit, other rcs whose bisection named the
- * same upstream commit, and the prerequisite candidates if searched. */
+/* What a bisection found goes to the rc's thread (and the webhook)
+ * through reply_bisection() (reply.h). */
 struct config;
-void bisect_announce(struct store *, const struct config *, int64_t id);
 
 /* ---- regress.c: regression decisions (pure: plain data in and out) ---- */
 enum baseline_status { BASE_NONE, BASE_PASS, BASE_FAIL };
@@ -168,10 +166,8 @@ struct engine_context {
 	void (*culprit_found)(void);
 };
 int engine_start(const struct engine_context *, char *err, size_t errlen);
-/* The announcement a release was made from, for a reply in its thread:
- * 1, or 0 if it was not announced by mail (ann zeroed). */
-struct announcement;
-int engine_announcement(const struct release_row *, struct announcement *);
+/* The announcement a release was made from: reply_announcement() in
+ * reply.h, with every mail rcgate composes. */
 void engine_stop(void);
 void engine_kick(void);
 /* One pass over the releases waiting for analysis, in the caller's

@@ -306,13 +306,17 @@ static const char *const query_sql[] = {
 		" b.target, b.test, b.tree, b.good, b.bad, b.state, b.culprit,"
 		" b.culprit_subject, b.culprit_upstream, b.range_first,"
 		" b.range_last, b.message, b.prereq_state, b.prerequisites,"
-		" b.prereq_message,"
+		" b.prereq_message, b.culprit_author, b.culprit_date, b.culprit_people,"
 		" length(b.commits) / 41 + (length(b.commits) % 41 > 0) AS commits,"
+		/* the culprit's place in the range, 1 = the oldest */
+		" CASE WHEN b.culprit IS NOT NULL AND instr(b.commits, b.culprit) > 0"
+		"  THEN (instr(b.commits, b.culprit) - 1) / 41 + 1 END AS culprit_index,"
 		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
 		/* the other rcs whose bisection named the same upstream commit */
 		" (SELECT group_concat(r2.version || ' (' || r2.branch || ')', ', ')"
 		"  FROM bisection c JOIN release r2 ON r2.id = c.release_id"
 		"  WHERE c.culprit_upstream = b.culprit_upstream AND c.id != b.id"
+		"  AND c.release_id != b.release_id"
 		"  AND c.state = 'found') AS same_cause_in"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.id = ?",
@@ -343,6 +347,56 @@ static const char *const query_sql[] = {
 		"SELECT b.id, r.version, b.tree, b.culprit, b.culprit_upstream, b.bad"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.prereq_state = 'pending' ORDER BY b.id",
+	/* The regressions of earlier rcs of the branch this release fixes
+	 * (mark_fixes() ran), with the rcs they failed in. */
+	[Q_RELEASE_FIXES] =
+		"SELECT g.id, g.test, g.target,"
+		" (SELECT group_concat(e.version, ', ') FROM occurrence o"
+		"  JOIN release e ON e.id = o.release_id WHERE o.regression_id = g.id"
+		"  AND e.branch = r.branch AND o.flaky = 0) AS seen_in"
+		" FROM regression_branch b JOIN regression g ON g.id = b.regression_id"
+		" JOIN release r ON r.id = ?1"
+		" WHERE b.branch = r.branch AND b.state = 'fixed'"
+		" AND b.fixed_in = r.version ORDER BY g.id",
+	/* The last rc of a stable release that shipped, past its review
+	 * deadline, with a regression still open on its branch (the gate's
+	 * released_with_known_regressions), not yet told to regzbot: one
+	 * row per regression, its first such rc. */
+	[Q_SHIPPED_REGRESSIONS] =
+		"SELECT g.id AS regression_id, g.test, g.target, g.diagnostic,"
+		" r.id AS release_id, r.version, r.branch, r.patch,"
+		" f.version AS released_as, min(r.patch) AS first_patch"
+		" FROM release r"
+		" JOIN release f ON f.branch = r.branch AND f.patch = r.patch"
+		"  AND f.rc = 0"
+		" JOIN occurrence o ON o.release_id = r.id AND o.flaky = 0"
+		" JOIN regression g ON g.id = o.regression_id"
+		"  AND g.state IN ('open','confirmed')"
+		" JOIN regression_branch b ON b.regression_id = g.id"
+		"  AND b.branch = r.branch AND b.state = 'open'"
+		" WHERE r.rc > 0 AND r.analysed IS NOT NULL"
+		" AND r.deadline IS NOT NULL"
+		" AND r.deadline < strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+		" AND NOT EXISTS (SELECT 1 FROM release r2 WHERE r2.branch = r.branch"
+		"  AND r2.patch = r.patch AND r2.rc > r.rc)"
+		" AND NOT EXISTS (SELECT 1 FROM mail m WHERE m.kind = 'regzbot'"
+		"  AND m.regression_id = g.id)"
+		" GROUP BY g.id ORDER BY r.id, g.id",
+	[Q_REGZBOT_GROUP] =
+		"SELECT g.id, g.test, g.target, g.state, b.state AS branch_state,"
+		" r.id AS release_id, r.version"
+		" FROM mail m JOIN regression g ON g.id = m.regression_id"
+		" JOIN release r ON r.id = m.release_id"
+		" LEFT JOIN regression_branch b ON b.regression_id = g.id"
+		"  AND b.branch = r.branch"
+		" WHERE m.kind = 'regzbot' AND m.message_id = ?1 ORDER BY g.id",
+	[Q_REGRESSION_MAILS] =
+		"SELECT m.kind, m.release_id, r.version, m.message_id"
+		" FROM mail m LEFT JOIN release r ON r.id = m.release_id"
+		" WHERE m.regression_id = ?1 OR (m.kind = 'report' AND m.release_id"
+		"  IN (SELECT o.release_id FROM occurrence o"
+		"  WHERE o.regression_id = ?1 AND o.flaky = 0))"
+		" ORDER BY m.id",
 };
 
 static int store_fail(struct store *st, const char *what, char *err,
@@ -1851,6 +1905,90 @@ int store_report_add(struct store *st, int64_t release_id, const char *gate,
 fail:
 	rollback(st);
 	return -1;
+}
+
+int store_mail_add(struct store *st, const struct mail_in *m,
+		   const struct outbox_in *out, size_t n, char *err,
+		   size_t errlen)
+{
+	char now[32];
+	int added;
+
+	now_iso8601(now);
+	if (begin(st, err, errlen) < 0)
+		return -1;
+	added = run(st, "INSERT OR IGNORE INTO mail (kind, release_id,"
+		    " regression_id, about, message_id, created)"
+		    " VALUES (?, ?, ?, ?, ?, ?)", err, errlen, "siiiss", m->kind,
+		    m->release_id, m->regression_id, m->about, m->message_id,
+		    now);
+	if (added < 0)
+		goto fail;
+	for (size_t i = 0; added > 0 && i < m->nalso; i++)
+		if (run(st, "INSERT OR IGNORE INTO mail (kind, release_id,"
+			    " regression_id, about, message_id, created)"
+			    " VALUES (?, ?, ?, ?, ?, ?)", err, errlen, "siiiss",
+			m->kind, m->release_id, m->also_regressions[i], m->about,
+			m->message_id, now) < 0)
+			goto fail;
+	if (m->report_text != NULL &&
+	    run(st, "INSERT INTO report (release_id, created, gate, text, email)"
+		    " VALUES (?, ?, ?, ?, ?)", err, errlen, "issss",
+		m->release_id, now, m->gate, m->report_text, m->email) < 0)
+		goto fail;
+	for (size_t i = 0; added > 0 && i < n; i++) {
+		if (run(st, "INSERT INTO outbox (kind, destination, payload,"
+			    " next_attempt, created) VALUES (?, ?, ?, ?, ?)", err,
+			errlen, "sssss", out[i].kind, out[i].destination,
+			out[i].payload, now, now) < 0)
+			goto fail;
+	}
+	if (commit(st, err, errlen) < 0)
+		goto fail;
+	return added > 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+int store_bisection_culprit(struct store *st, int64_t id, const char *author,
+			    const char *date, const char *people, char *err,
+			    size_t errlen)
+{
+	return run(st, "UPDATE bisection SET culprit_author = ?, culprit_date = ?,"
+		   " culprit_people = ? WHERE id = ?", err, errlen, "sssi", author,
+		   date, people, id) < 0 ? -1 : 0;
+}
+
+int store_mail_id(struct store *st, const char *kind, int64_t release_id,
+		  int64_t regression_id, int64_t about, char *buf, size_t len,
+		  char *err, size_t errlen)
+{
+	/* about < 0: the first mail of the kind, whatever it is about. */
+	sqlite3_stmt *stmt = prepare(st, "SELECT message_id FROM mail"
+				     " WHERE kind = ?1 AND release_id = ?2"
+				     " AND regression_id = ?3 AND (?4 < 0 OR"
+				     " about = ?4) ORDER BY id LIMIT 1",
+				     err, errlen);
+	int rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, release_id);
+	sqlite3_bind_int64(stmt, 3, regression_id);
+	sqlite3_bind_int64(stmt, 4, about);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
+		rc = 1;
+	} else if (rc == SQLITE_DONE) {
+		rc = 0;
+	} else {
+		rc = store_fail(st, "mail", err, errlen);
+	}
+	sqlite3_finalize(stmt);
+	return rc;
 }
 
 int store_outbox_next(struct store *st, struct outbox_item *it, char *err,

@@ -93,6 +93,14 @@ enum store_query {
 				 * the regressions that share a culprit */
 	Q_PREREQ_PENDING,	/* (none): bisections whose prerequisite
 				 * search is to run (prereq.c) */
+	/* issue 28, reply.c: the mails of the conversation */
+	Q_RELEASE_FIXES,	/* release id: regressions it fixes */
+	Q_SHIPPED_REGRESSIONS,	/* none: rcs released with a regression
+				 * not reported to regzbot yet */
+	Q_REGRESSION_MAILS,	/* regression id: the mails about it and
+				 * the reports of the rcs it occurs in */
+	Q_REGZBOT_GROUP,	/* message id: the regressions a regzbot
+				 * report is about, their state on its branch */
 	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
@@ -350,6 +358,35 @@ int store_report_add(struct store *, int64_t release_id, const char *gate,
 		     const char *text, const char *email,
 		     const struct outbox_in *, size_t n, char *err,
 		     size_t errlen);
+/* A mail rcgate composed (reply.c), recorded with its deliveries in one
+ * transaction, at most once per kind and subject (release, regression,
+ * about: 0 if none). 1 recorded and queued, 0 already sent (nothing
+ * queued), -1 error. With report_text set, the rc's report is stored in
+ * the same transaction (gate and report_text as store_report_add). */
+struct mail_in {
+	const char *kind;	/* report, bisection, invalid, regzbot, ... */
+	int64_t release_id, regression_id, about;
+	const char *message_id;	/* without <> */
+	const char *email;	/* the RFC 822 text (for the report row) */
+	const char *gate, *report_text;	/* report only, else NULL */
+	/* More regressions the same mail is about (a regzbot report of all
+	 * of an rc's): recorded with it, same kind, release and id. */
+	const int64_t *also_regressions;
+	size_t nalso;
+};
+int store_mail_add(struct store *, const struct mail_in *,
+		   const struct outbox_in *, size_t n, char *err,
+		   size_t errlen);
+/* The culprit's author ("Name <addr>"), author date (RFC 2822) and the
+ * people its follow-up is Cc'd to (reply_commit_people), any may be NULL. */
+int store_bisection_culprit(struct store *, int64_t id, const char *author,
+			    const char *date, const char *people, char *err,
+			    size_t errlen);
+/* The Message-ID of rcgate's mail of kind about release/regression/about
+ * (about < 0: the first of any) into buf: 1 found, 0 none, -1 error. */
+int store_mail_id(struct store *, const char *kind, int64_t release_id,
+		  int64_t regression_id, int64_t about, char *buf, size_t len,
+		  char *err, size_t errlen);
 struct outbox_item {
 	int64_t id;
 	char kind[16];

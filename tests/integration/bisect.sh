@@ -89,7 +89,7 @@ EXTRA_URLS=$GIT_URL/linux.git
 
 start_smtpd
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
-	"timeout = 600" "[regressions]" "reruns = 1" "[notify]" "smtp_url = $SMTPD_URL" \
+	"timeout = 600" "[regressions]" "reruns = 1" "[report]" "public_url = https://rcgate.ci.test" "mail_from = rcgate <rcgate@ci.test>" "[notify]" "smtp_url = $SMTPD_URL" \
 	"[build]" "from_announcements = 1" "announced_source = git" "targets = x86_64" \
 	"[bisect]" "upstream_git = $GIT_URL/linux.git"
 
@@ -123,11 +123,19 @@ bisected() {
 followup() {
 	local f=""
 	for _ in $(seq 1 30); do
-		f=$(grep -l "^In-Reply-To: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l -F "$2" 2>/dev/null | head -1)
+		f=$(grep -l "^References: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l -F "$2" 2>/dev/null | head -1)
 		[ -n "$f" ] && break
 		sleep 1
 	done
 	printf '%s' "$f"
+}
+# under_report MSGID FILE: FILE replies to rcgate's own report in MSGID's
+# thread (the reply to the announcement itself), not to the announcement.
+under_report() {
+	local r id
+	r=$(grep -l "^In-Reply-To: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l '^Results from ' | head -1)
+	id=$(sed -n 's/^Message-I[Dd]: *//p' "${r:-/dev/null}" | head -1)
+	[ -n "$id" ] && grep -q "^In-Reply-To: $id" "$2"
 }
 
 # The good end: 6.1.192, built from the tag's commit.
@@ -181,13 +189,15 @@ check "steps are not the rc's own jobs: its jobs and gate are as before; its reg
 req GET "/api/v1/regressions/$(jqb '[.regressions[] | select(.test | startswith("ext4."))][-1].id')"
 check "every ext4 regression of the rc shows the same bisection" \
 	[ "$(jqb '.bisections[0].culprit')" = "$culprit" ]
-sent=$(followup "$msgid" "First bad commit: $culprit")
-check "the culprit is a follow-up in the rc's thread" [ -n "$sent" ]
-check "the follow-up names the upstream commit and the prerequisite candidates, as a hint" \
-	sh -c "[ -n '$sent' ] && grep -q '$UPSTREAM' '$sent' && grep -q 'This is a hint' '$sent' &&
-		grep -q '^  ${m1:0:12} (\"iomap: say where the I/O began\")' '$sent' &&
-		grep -q '^      changes iomap_dio_complete(), as the culprit does' '$sent' &&
-		! grep -q '${m3:0:12}' '$sent'"
+sent=$(followup "$msgid" "commit $culprit")
+check "the culprit is a follow-up in the rc's thread, under rcgate's own report" \
+	under_report "$msgid" "${sent:-/dev/null}"
+check "the follow-up names the culprit as git show does, its upstream commit and the possible dependencies" \
+	sh -c "[ -n '$sent' ] && grep -q '^commit $culprit\$' '$sent' && grep -q '^    commit $UPSTREAM upstream.\$' '$sent' &&
+		grep -q '^Possible dependencies' '$sent' &&
+		grep -q '^    ${m1:0:12} (\"iomap: say where the I/O began\")' '$sent' &&
+		grep -q '^        changes iomap_dio_complete(), as the culprit does' '$sent' &&
+		! grep -q '${m3:0:12}' '$sent' && ! grep -q 'regression #' '$sent'"
 # KCIDB: the issue says the code is the culprit and names the commit.
 req GET /api/v1/releases/6.1.193-rc1/kcidb.json
 printf '%s' "$BODY" > "$work/kcidb.json"
@@ -234,7 +244,7 @@ joined() {
 	fi
 }
 check "one cause in both branches: regression #$reg and 6.6.64-rc1's #$reg6 joined by the upstream commit" joined
-sent6=$(followup "$msgid6" "First bad commit: $culprit6")
+sent6=$(followup "$msgid6" "commit $culprit6")
 check "6.6.64-rc1's thread gets its culprit, and that 6.1.193-rc1's bisection found the same upstream commit" \
 	sh -c "[ -n '$sent6' ] && grep -q 'found by bisection in 6.1.193-rc1' '$sent6' && grep -q '$UPSTREAM' '$sent6'"
 stop_smtpd

@@ -76,7 +76,7 @@ gpgconf --kill gpg-agent 2>/dev/null
 start_smtpd
 start_httpd "$FILES"
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
-	"timeout = 600" "[regressions]" "reruns = 0" "[notify]" "smtp_url = $SMTPD_URL" \
+	"timeout = 600" "[regressions]" "reruns = 0" "[report]" "public_url = https://rcgate.ci.test" "mail_from = rcgate <rcgate@ci.test>" "[notify]" "smtp_url = $SMTPD_URL" \
 	"[build]" "from_announcements = 1" "targets = x86_64" "keyring = $work/keyring.gpg"
 
 source_body() {	# VERSION PATCH TARGETS-JSON

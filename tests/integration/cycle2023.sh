@@ -6,13 +6,18 @@
 # baselines 5.10.201, 5.15.139 and 6.1.63 with the good kernel. Expected:
 # each failing test is one regression with three occurrences, three reply
 # mails reach a real SMTP server each threaded to its own announcement,
-# three gates block. Then 6.1.66-rc1 with the good kernel fixes the
-# regressions on 6.1 only; they stay open on 5.10 and 5.15.
+# three gates block. 6.1.64 ships anyway: one report to the regressions
+# list with "#regzbot introduced: v6.1.63..v6.1.64", threaded under
+# rcgate's own report. Then 6.1.66-rc1 with the good kernel fixes the
+# regressions on 6.1 only (they stay open on 5.10 and 5.15): its reply has
+# LKFT's "## Test Fixes" and one Tested-by, regzbot hears "resolve". A
+# regression triaged invalid gets a follow-up in each thread that had it.
+# Each thread's mails are listed in order.
 . "$(dirname "$0")/lib.sh"
-echo "1..21"
+echo "1..30"
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
-	for i in $(seq 1 16); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
+	for i in $(seq 1 30); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
 	exit 0
 fi
 GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\",\"custom\":true}"
@@ -23,7 +28,7 @@ WEBHOOK_DIR=$(mktemp -d)
 start_httpd "$WEBHOOK_DIR"
 start_daemon "workers = 2" "attempts = 2" "timeout = 300" \
 	"[regressions]" "reruns = 1" \
-	"[notify]" "smtp_url = $SMTPD_URL" "webhook_url = $HTTPD_URL/hook" "webhook_secret = s3cret"
+	"[report]" "public_url = https://rcgate.ci.test" "mail_from = rcgate <rcgate@ci.test>" "[notify]" "smtp_url = $SMTPD_URL" "webhook_url = $HTTPD_URL/hook" "webhook_secret = s3cret"
 
 submit() { req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$1\",\"artifacts\":[$2]}"; }
 announce() { req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$MAIL/$1"; }
@@ -89,7 +94,7 @@ for _ in $(seq 1 60); do [ "$(ls "$SMTPD_DIR"/*.eml 2>/dev/null | wc -l)" -ge 6 
 threads=0
 for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do
 	mid=$(grep -m1 -i '^Message-ID:' "$MAIL/announce-$v.eml" | sed 's/^[^<]*//; s/[[:space:]]*$//')
-	f=$(grep -l -i "^Subject: Re: \[PATCH.*$v review" "$SMTPD_DIR"/*.eml 2>/dev/null | head -1)
+	f=$(grep -l -i "^Subject: Re: \[PATCH.*$v review" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l '^Results from' | head -1)
 	if [ -n "$f" ] && grep -qi "^In-Reply-To: $mid" "$f" && grep -q 'Regressions on' "$f"; then
 		threads=$((threads + 1))
 	else
@@ -120,6 +125,42 @@ req GET "/api/v1/releases?branch=5.15"
 check "releases filter by branch" [ "$(jqb '[.releases[].version] | sort | join(" ")')" = "5.15.139 5.15.140-rc1" ]
 req POST /api/v1/releases/6.1.64/cancel -H "$(auth)"
 
+# mail_with PATTERN [SECONDS]: the first mail whose text has PATTERN.
+mail_with() {
+	local f="" i
+	for i in $(seq 1 "${2:-60}"); do
+		f=$(grep -l -e "$1" "$SMTPD_DIR"/*.eml 2>/dev/null | head -1)
+		[ -n "$f" ] && break
+		sleep 1
+	done
+	printf '%s' "$f"
+}
+msgid_of() { sed -n 's/^Message-I[Dd]: *//Ip' "$1" | head -1 | tr -d '\r'; }
+report_61=$(grep -l -i '^Subject: Re: \[PATCH.*6.1.64-rc1 review' "$SMTPD_DIR"/*.eml | xargs -r grep -l '^Results from' | head -1)
+report_515=$(grep -l -i '^Subject: Re: \[PATCH.*5.15.140-rc1 review' "$SMTPD_DIR"/*.eml | xargs -r grep -l '^Results from' | head -1)
+id61=$(msgid_of "${report_61:-/dev/null}")
+regz=$(mail_with '^Subject: \[REGRESSION\] 6.1.64: ')
+one_regz() {
+	[ -n "$regz" ] && [ -n "$id61" ] &&
+	grep -q '^To: regressions@lists.linux.dev$' "$regz" &&
+	grep -q "^In-Reply-To: $id61" "$regz" &&
+	[ "$(grep -l '^Subject: \[REGRESSION\]' "$SMTPD_DIR"/*.eml | wc -l)" = 1 ]
+}
+check "6.1.64 shipped with them: one report to regressions@lists.linux.dev, under rcgate's 6.1.64-rc1 report" one_regz
+check "it says #regzbot introduced: v6.1.63..v6.1.64, a paragraph of its own (release tags, no stable-rc ids)" \
+	[ "$(/usr/bin/python3 "$SRC/tests/integration/formats.py" regzbot "${regz:-/dev/null}")" = "#regzbot introduced: v6.1.63..v6.1.64" ]
+zero_day() {
+	local f
+	grep -q '^| Reported-by: rcgate <rcgate@ci.test>$' "$report_61" || return 1
+	grep -q -F "| Closes: https://lore.kernel.org/r/$(printf '%s' "$id61" | tr -d '<>')/" "$report_61" || return 1
+	for f in "$report_61" "$report_515"; do
+		grep -q -e '^Tested-by:' -e '^Reported-by:' -e '^Closes:' "$f" && return 1
+	done
+	return 0
+}
+check "the rc replies carry the 0-day robot's | Reported-by and a | Closes link to the reply itself, no bare trailer" \
+	zero_day
+
 # 6.1.66-rc1 with the good kernel: fixed on 6.1, still open elsewhere.
 announce announce-6.1.66-rc1.eml
 submit 6.1.66-rc1 "$GOOD"
@@ -128,6 +169,46 @@ req GET "/api/v1/regressions/$rid"
 check "6.1.66-rc1 fixes it on 6.1 only" [ "$(jqb '[.branches[] | "\(.branch)=\(.state)"] | join(" ")')" = "5.10=open 5.15=open 6.1=fixed" -a "$(jqb .state)" != fixed ]
 req GET /api/v1/releases/6.1.66-rc1/gate
 check "6.1.66-rc1's gate passes" [ "$(jqb .verdict)" = pass ]
+r66=$(mail_with '^Subject: Re: \[PATCH 6.1 000/107\] 6.1.66-rc1 review')
+fixes66() {
+	[ -n "$r66" ] && grep -q '^## Test Fixes (compared to 6.1.6[34])$' "$r66" &&
+	grep -q '^Following regressions from the previous round have been fixed now:$' "$r66" &&
+	[ "$(grep -c '^Tested-by: ' "$r66")" = 1 ] &&
+	grep -q '^Tested-by: rcgate <rcgate@ci.test>$' "$r66" && ! grep -q '#regzbot' "$r66"
+}
+check "6.1.66-rc1's reply lists the fixes (## Test Fixes) and gives exactly one Tested-by" fixes66
+resolved=$(mail_with '^#regzbot resolve: fixed in 6.1.66-rc1$')
+check "regzbot hears it is resolved, in the regzbot thread" \
+	sh -c '[ -n "$1" ] && grep -q "^In-Reply-To: $2" "$1" && grep -q "^To: regressions@lists.linux.dev$" "$1"' _ "$resolved" "$(msgid_of "${regz:-/dev/null}")"
+# A regression triaged invalid: a follow-up under each rcgate report
+# that named it, in the three threads.
+req POST "/api/v1/regressions/$rid" -H "$(auth)" -d '{"state":"invalid","reason":"the test read back the wrong offset"}'
+check "triage is accepted" [ "$CODE" = 200 ]
+for _ in $(seq 1 30); do [ "$(grep -l 'It was triaged as not a regression' "$SMTPD_DIR"/*.eml 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 1; done
+under_reports=0
+for f in $(grep -l 'It was triaged as not a regression' "$SMTPD_DIR"/*.eml 2>/dev/null); do
+	parent=$(sed -n 's/^In-Reply-To: *//Ip' "$f" | head -1 | tr -d '\r')
+	grep -l -F "$parent" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l '^Results from' | xargs -r grep -q -i "^Message-ID: $parent" &&
+		under_reports=$((under_reports + 1))
+done
+check "an invalid regression gets one follow-up in each of the three threads, under rcgate's report ($under_reports)" \
+	[ "$under_reports" = 3 ]
+check "every mail rcgate sent reads cleanly (Python's email package, 78 columns, each recipient once)" reply_ok
+regz_only() {
+	local f
+	for f in $(grep -l '^#regzbot' "$SMTPD_DIR"/*.eml); do
+		grep -q '^To: regressions@lists.linux.dev$' "$f" || return 1
+		/usr/bin/python3 "$SRC/tests/integration/formats.py" regzbot "$f" > /dev/null || return 1
+	done
+}
+check "regzbot commands only in mails to the regressions list, each alone in its paragraph" regz_only
+# The conversation, thread by thread (the first Reference is the rc's
+# announcement), in the order it was sent.
+for f in $(ls -tr "$SMTPD_DIR"/*.eml); do
+	printf '%s | %s | %s\n' "$(sed -n 's/^References: *//Ip' "$f" | head -1 | cut -c1-48)" \
+		"$(sed -n 's/^Subject: *//p' "$f" | head -1)" \
+		"$(grep -m1 -e '^#regzbot' -e '^## Test Fixes' -e '^Tested-by:' -e '^| Reported-by' -e 'triaged as not' -e '^commit ' "$f")"
+done | sort -s -t'|' -k1,1 | sed 's/^/# /'
 stop_smtpd
 stop_httpd
 rm -rf "$WEBHOOK_DIR"

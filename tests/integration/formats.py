@@ -11,6 +11,8 @@
                                is named twice across To and Cc, if a body
                                line other than a URL passes 78 columns, or
                                if a target goes by two names
+  formats.py regzbot FILE      prints its regzbot commands; fails unless
+                               each is alone in its paragraph
 Exit 1 (with the reason on stderr) when the parser refuses the input."""
 import sys
 
@@ -35,6 +37,26 @@ def feed(path):
     print(d.feed.id)
     for e in d.entries:
         print(e.id)
+
+
+def regzbot(path):
+    """Prints each regzbot command of a mail; fails if one shares its
+    paragraph with other text (regzbot reads them alone)."""
+    import email
+    import email.policy
+    with open(path, "rb") as f:
+        msg = email.message_from_binary_file(f, policy=email.policy.default)
+    body = msg.get_body(("plain",)).get_content()
+    bad = 0
+    for para in body.split("\n\n"):
+        if "#regzbot" not in para:
+            continue
+        lines = para.strip().splitlines()
+        if len(lines) != 1 or not lines[0].startswith("#regzbot "):
+            print("not alone: %r" % para, file=sys.stderr)
+            bad = 1
+        print(para.strip())
+    sys.exit(bad)
 
 
 def reply(path):
@@ -65,4 +87,5 @@ def reply(path):
 
 
 if __name__ == "__main__":
-    {"metrics": metrics, "feed": feed, "reply": reply}[sys.argv[1]](sys.argv[2])
+    {"metrics": metrics, "feed": feed, "reply": reply,
+     "regzbot": regzbot}[sys.argv[1]](sys.argv[2])

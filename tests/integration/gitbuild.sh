@@ -27,7 +27,7 @@ URL=$GIT_URL/linux-stable-rc.git
 
 start_smtpd
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
-	"timeout = 600" "[regressions]" "reruns = 0" "[notify]" "smtp_url = $SMTPD_URL" \
+	"timeout = 600" "[regressions]" "reruns = 0" "[report]" "public_url = https://rcgate.ci.test" "mail_from = rcgate <rcgate@ci.test>" "[notify]" "smtp_url = $SMTPD_URL" \
 	"[build]" "from_announcements = 1" "announced_source = git" "targets = x86_64"
 
 git_body() {	# VERSION KEY VALUE

@@ -14,7 +14,7 @@ GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzIm
 # Reserve a port nobody listens on yet.
 SMTP_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 start_daemon "workers = 1" "filesystems = ext4" "crash_test = 0" \
-	"[notify]" "smtp_url = smtp://127.0.0.1:$SMTP_PORT"
+	"[report]" "public_url = https://rcgate.ci.test" "mail_from = rcgate <rcgate@ci.test>" "[notify]" "smtp_url = smtp://127.0.0.1:$SMTP_PORT"
 req POST /api/v1/announcements -H "$(auth)" --data-binary "@$SRC/tests/data/mail/announce-6.1.64-rc1.eml"
 req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"6.1.64-rc1\",\"artifacts\":[$GOOD]}"
 wait_release 6.1.64-rc1 300
