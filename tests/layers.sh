@@ -76,7 +76,7 @@ fi
 # 4. No .c file of the daemon over MAX_LINES lines, but those still
 # listed in OVER (a ratchet: the list only shrinks; a file that grows past
 # the limit fails, and so does one listed that is now under it).
-OVER=${OVER-"store/store.c guests/guest.c"}
+OVER=${OVER-"guests/guest.c"}
 long=$(wc -l */*.c main.c | awk -v m="$MAX_LINES" -v over=" $OVER " '
 	$2 == "total" { next }
 	$1 > m && index(over, " " $2 " ") == 0 { printf " %s:%d", $2, $1 }
