@@ -118,6 +118,11 @@ struct config {
 	char *build_announced_source;	/* "patch" or "git" */
 	char *build_keyring;		/* gpgv keyring for sha256sums.asc */
 	char *build_git_config;		/* GIT_CONFIG_GLOBAL of fetches */
+	char *build_sandbox;		/* "bwrap" or "none" */
+	char *build_tree_origins;	/* git URL prefixes builds may use */
+	char *build_file_origins;	/* tarball, sums and patch prefixes */
+	long build_memory_mb, build_file_mb, build_tree_max_mb;
+	long allow_root;		/* 1: root may build and boot */
 	char *bisect_upstream_git;	/* "": no prerequisite search */
 	char *mail_from;
 	char *smtp_url;		/* empty: no mail */
@@ -757,6 +762,11 @@ void api_free(void);
 int fetch_init(const char *local_dirs, const char *allow_networks, char *err,
 	       size_t errlen);
 void fetch_free(void);
+/* The address of host (a URL's host) that connections may reach under
+ * allow_networks, as "host:port:address" (curl's CURLOPT_RESOLVE form, for
+ * git's http.curloptResolve): 0, or -1 with err (none allowed). */
+int fetch_pin_host(const char *host, int port, char *out, size_t outlen,
+		   char *err, size_t errlen);
 /* Accepts http and https URLs that libcurl can parse, and file URLs of
  * files under local_dirs. */
 int fetch_url_check(const char *url, char *err, size_t errlen);

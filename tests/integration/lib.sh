@@ -53,6 +53,10 @@ start_daemon() {
 		echo "[build]"
 		echo "config_dir = $SRC/configs"
 		echo "ccache_dir = ${RCGATE_KERNELS:-/var/cache/rcgate/kernels}/ccache"
+		# Test-only opt-in: the loopback servers that play kernel.org,
+		# over plain http and git (a deployment lists https:// prefixes).
+		echo "tree_origins = git://127.0.0.1: http://127.0.0.1: https://127.0.0.1:"
+		echo "file_origins = http://127.0.0.1: https://127.0.0.1: file://$STATE/files/"
 		echo "[jobs]"
 		echo "accel = tcg"
 		printf '%s\n' "$@"
