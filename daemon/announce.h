@@ -35,6 +35,11 @@ struct announcement {
 	char subject[512];	/* decoded, control characters made spaces */
 	char message_id[512];	/* without <> */
 	char from[512];		/* decoded: "Greg Kroah-Hartman <gregkh@...>" */
+	/* The address of the one From mailbox ("gregkh@linuxfoundation.org"),
+	 * or "" when From is anything else (two From headers, a group,
+	 * several mailboxes, a display name holding an address, an address
+	 * with blanks or controls): then no sender can match. */
+	char from_addr[320];
 	char *to;		/* decoded address list, malloc'd, or NULL */
 	char *cc;		/* decoded address list, malloc'd, or NULL */
 	char date[32];		/* Date: in UTC, "2023-11-24T17:48:39Z", or "" */

@@ -951,8 +951,9 @@ void notify_signature(const char *key, const char *body, size_t len,
 int trigger_announcement(struct store *, const char *senders, const char *raw,
 			 size_t len, char *version, size_t vlen, int *created,
 			 char *err, size_t errlen);
-/* 1 if the address in from ("Name <addr>") is one of senders. */
-int trigger_sender_accepted(const char *senders, const char *from);
+/* 1 if addr (the one From mailbox's address, announcement.from_addr) is
+ * exactly one of senders (case aside), or senders has '*'; 0 for "". */
+int trigger_sender_accepted(const char *senders, const char *addr);
 /* Watches cfg->maildir/new: each message is ingested, then moved to cur/
  * (or to .rcgate-rejected/ with the reason logged). */
 int trigger_start(const struct config *, const char *db_path, char *err,

@@ -29,27 +29,15 @@ static pthread_t trigger_thread;
 static int trigger_running;
 static atomic_int trigger_stopping;
 
-/* The address in "Name <addr>" (or the whole string), as a pointer and a
- * length into from. */
-static const char *address_of(const char *from, size_t *len)
+int trigger_sender_accepted(const char *senders, const char *addr)
 {
-	const char *lt = strrchr(from, '<'), *gt;
+	size_t alen = strlen(addr), n;
+	const char *p = senders;
 
-	if (lt != NULL && (gt = strchr(lt, '>')) != NULL) {
-		*len = (size_t)(gt - lt - 1);
-		return lt + 1;
-	}
-	while (*from == ' ')
-		from++;
-	*len = strcspn(from, " ");
-	return from;
-}
-
-int trigger_sender_accepted(const char *senders, const char *from)
-{
-	size_t alen, n;
-	const char *addr = address_of(from, &alen), *p = senders;
-
+	/* No address (From was not exactly one plain mailbox): nobody, not
+	 * even '*', sends it. */
+	if (alen == 0 || strpbrk(addr, " \t<>,") != NULL)
+		return 0;
 	while (*p != '\0') {
 		p += strspn(p, " \t,");
 		n = strcspn(p, " \t,");
@@ -83,9 +71,13 @@ int trigger_announcement(struct store *st, const char *senders,
 	/* Anyone can send a mail that looks like an announcement; only the
 	 * configured senders' decide a release's thread, recipients and
 	 * deadline. */
-	if (!trigger_sender_accepted(senders, a.from)) {
-		errf(err, errlen, "sender %.200s is not in [announce] senders",
-		     a.from);
+	if (!trigger_sender_accepted(senders, a.from_addr)) {
+		if (a.from_addr[0] == '\0')
+			errf(err, errlen, "From: is not exactly one plain mailbox"
+			     " (%.200s)", a.from);
+		else
+			errf(err, errlen, "sender %.200s is not in [announce]"
+			     " senders", a.from_addr);
 		announce_free(&a);
 		return 1;
 	}
