@@ -103,6 +103,8 @@ static const struct directive directives[] = {
 	  "deliveries are retried with backoff this many times" },
 	{ "announce", "maildir", D_STRING, OFF(maildir), "", 0, 0, NULL,
 	  "Maildir watched for rc announcements (new/ -> cur/); empty: none" },
+	{ "announce", "max_per_hour", D_LONG, OFF(announce_max_per_hour), "10", 1, 10000, NULL,
+	  "new rcs one sender may announce on one branch in an hour; more are refused (a flood of forged mails makes no releases)" },
 	{ "announce", "senders", D_STRING, OFF(announce_senders),
 	  "gregkh@linuxfoundation.org sashal@kernel.org", 0, 0, NULL,
 	  "addresses whose rc announcements count (the stable maintainers); '*': anyone" },

@@ -131,6 +131,7 @@ struct config {
 	long notify_attempts;
 	char *maildir;		/* watched for announcements; empty: none */
 	char *announce_senders;	/* whose announcements count */
+	long announce_max_per_hour;	/* new rcs per sender and branch */
 	char *web_dir;		/* the dashboard's static files */
 	char *local_dirs;	/* file:// artifacts only from these */
 	char *allow_networks;	/* special addresses downloads may reach */

@@ -29,6 +29,55 @@ static pthread_t trigger_thread;
 static int trigger_running;
 static atomic_int trigger_stopping;
 
+/* The releases each sender created on each branch in the last hour:
+ * a flood of announcements (forged or not) makes at most
+ * [announce] max_per_hour new releases per sender and branch. */
+#define RATE_SLOTS 64
+#define RATE_KEEP 64		/* times kept per sender and branch */
+static struct rate {
+	char key[360];		/* "addr branch" */
+	time_t at[RATE_KEEP];	/* creation times, a ring */
+	unsigned next;
+	time_t last;
+} rates[RATE_SLOTS];
+static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The slot of key (the least recently used one taken over). */
+static struct rate *rate_slot(const char *key)
+{
+	struct rate *lru = &rates[0];
+
+	for (size_t i = 0; i < RATE_SLOTS; i++) {
+		if (strcmp(rates[i].key, key) == 0)
+			return &rates[i];
+		if (rates[i].last < lru->last)
+			lru = &rates[i];
+	}
+	memset(lru, 0, sizeof(*lru));
+	snprintf(lru->key, sizeof(lru->key), "%s", key);
+	return lru;
+}
+
+/* 1 if key may create another release now; with record, counts one. */
+static int rate_check(const char *key, long per_hour, int record)
+{
+	time_t now = time(NULL);
+	struct rate *r;
+	long n = 0;
+
+	pthread_mutex_lock(&rate_lock);
+	r = rate_slot(key);
+	r->last = now;
+	if (record) {
+		r->at[r->next++ % RATE_KEEP] = now;
+	} else {
+		for (size_t i = 0; i < RATE_KEEP; i++)
+			n += r->at[i] != 0 && now - r->at[i] < 3600;
+	}
+	pthread_mutex_unlock(&rate_lock);
+	return n < per_hour && n < RATE_KEEP;
+}
+
 int trigger_sender_accepted(const char *senders, const char *addr)
 {
 	size_t alen = strlen(addr), n;
@@ -57,6 +106,8 @@ int trigger_announcement(struct store *st, const char *senders,
 	struct announcement a;
 	struct announce_in in;
 	struct kversion kv;
+	char key[360];
+	long per_hour;
 	int64_t id;
 	int rc;
 
@@ -78,6 +129,15 @@ int trigger_announcement(struct store *st, const char *senders,
 		else
 			errf(err, errlen, "sender %.200s is not in [announce]"
 			     " senders", a.from_addr);
+		announce_free(&a);
+		return 1;
+	}
+	snprintf(key, sizeof(key), "%s %s", a.from_addr, kv.branch);
+	per_hour = tcfg != NULL ? tcfg->announce_max_per_hour : 10;
+	if (!rate_check(key, per_hour, 0)) {
+		errf(err, errlen, "sender %.200s announced %ld new rcs of %s in"
+		     " the last hour ([announce] max_per_hour): refused",
+		     a.from_addr, per_hour, kv.branch);
 		announce_free(&a);
 		return 1;
 	}
@@ -103,6 +163,8 @@ int trigger_announcement(struct store *st, const char *senders,
 
 		snprintf(version, vlen, "%s", a.version);
 		*created = rc == 0;
+		if (rc == 0)
+			rate_check(key, per_hour, 1);
 		source_kick();	/* builds it, with [build] from_announcements */
 		log_info("announcement version=%s message_id=<%s> from=\"%s\""
 			 " deadline=%s %s", a.version, a.message_id, a.from,

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 echo "1..29"
 MAIL=$SRC/tests/data/mail
-MAILDIR=$(mktemp -d)
+MAILDIR=$(mktemp -d); daemon_owns "$MAILDIR"
 ATTACK="/usr/bin/python3 $SRC/tests/integration/attack.py"
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" "workers = 2" \
 	"[daemon]" "header_timeout = 3" "max_connections_per_ip = 64" \
@@ -201,7 +201,7 @@ FULL=$(mktemp -d)
 if mount -t tmpfs -o size=3m tmpfs "$FULL" 2>/dev/null; then
 	KEEP_STATE=$STATE
 	FULL_MAIL=$FULL/maildir
-	mkdir -p "$FULL_MAIL"
+	mkdir -p "$FULL_MAIL"; daemon_owns "$FULL_MAIL"
 	TMPDIR=$FULL start_daemon "filesystems = ext4" "crash_test = 0" \
 		"[announce]" "maildir = $FULL_MAIL"
 	dd if=/dev/zero of="$FULL/fill" bs=16k 2>/dev/null
