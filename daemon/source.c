@@ -172,7 +172,7 @@ static int resolve(struct store *st, const struct source_todo *t, char *err,
 	size_t n;
 	int rc, git = t->git_tree != NULL && t->git_branch != NULL &&
 		      (strcmp(scfg->build_announced_source, "git") == 0 ||
-		       t->patch_url == NULL);
+		       t->patch_url == NULL || t->patch_url[0] == '\0');
 
 	if (kversion_parse(t->version, &kv, err, errlen) < 0)
 		return -1;
