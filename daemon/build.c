@@ -451,6 +451,29 @@ done:
 	return rc;
 }
 
+/* 1 if path's directory, symbolic links resolved, is tree or below it,
+ * and path itself is not a symbolic link (or does not exist). */
+static int inside_tree(const char *tree, const char *path)
+{
+	char dir[PATH_MAX], real_tree[PATH_MAX], real_dir[PATH_MAX];
+	char *slash;
+	struct stat sb;
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || realpath(tree, real_tree) == NULL)
+		return 0;
+	*slash = '\0';
+	if (realpath(dir, real_dir) == NULL)
+		return errno == ENOENT;	/* a new directory: patch makes it */
+	n = strlen(real_tree);
+	if (strncmp(real_dir, real_tree, n) != 0 ||
+	    (real_dir[n] != '/' && real_dir[n] != '\0'))
+		return 0;
+	return lstat(path, &sb) != 0 || !S_ISLNK(sb.st_mode);
+}
+
 /* Gives every file the patch touches ("+++ b/path") its own copy, so
  * patching never writes through a hard link into the pristine tree. A path
  * that leaves the tree makes the patch unusable (-1). */
@@ -481,6 +504,14 @@ static int unshare_patched(const char *plain, const char *tree, char *err,
 		}
 		pathf(path, sizeof(path), "%s/%s", tree, rel);
 		pathf(tmp, sizeof(tmp), "%s.unlink", path);
+		/* rcgated itself writes here: never through a symlink of
+		 * the tarball's, to a file outside the tree. */
+		if (!inside_tree(tree, path)) {
+			errf(err, errlen, "patch touches %s, which a symbolic link"
+			     " takes out of the tree", rel);
+			rc = -1;
+			break;
+		}
 		data = file_read(path, 64u << 20, &n, NULL, 0);
 		if (data == NULL)
 			continue;	/* a new file: nothing to unshare */
