@@ -72,7 +72,9 @@ struct build_options {
 	const struct sandbox *sandbox;
 	int no_sandbox;
 	long mem_mb;		/* address space per process; 0: 4096 */
-	long file_mb;		/* largest file a process writes; 0: 4096 */
+	long file_mb;		/* largest file a process writes; 0: 4096,
+				 * < 0: no limit (git's fetch: a whole
+				 * tree's history is one pack) */
 	long disk_mb;		/* the writable paths together, checked every
 				 * few seconds while it runs; 0: no cap */
 };
@@ -155,6 +157,13 @@ int build_verify_signed(const char *signed_path, const char *keyring,
  * free it; at most 32 MiB), or NULL with err. */
 char *gitsrc_git_out(const char *gitdir, const char *const args[],
 		     const struct build_options *o, char *err, size_t errlen);
+
+/* ---- buildcache.c: the build root's disk budget ---- */
+/* Evicts unpacked release trees, clones and worktrees under root that are
+ * not in use, least recently used first, until they hold at most
+ * max_bytes (0: no budget); what it does is told to log (may be NULL).
+ * The bytes freed. */
+long long build_cache_evict(const char *root, long long max_bytes, FILE *log);
 
 /* ---- origin.c: where built code may come from ---- */
 /* The host of url, lowercase ("local" for file://): 0, or -1. */

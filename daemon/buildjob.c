@@ -170,6 +170,14 @@ int buildjob_build(const struct job *job, const struct target *t,
 		sleep_ms(250);
 	}
 	waited = now_monotonic() - waited;
+	{
+		FILE *blog = fopen(b.logpath, "ae");
+
+		build_cache_evict(b.root, (long long)cfg->build_cache_max_gb << 30,
+				  blog);
+		if (blog != NULL)
+			fclose(blog);
+	}
 	if (s->gitdir[0] != '\0') {
 		FILE *blog = fopen(b.logpath, "ae");
 

@@ -144,6 +144,8 @@ static const struct directive directives[] = {
 	{ "build", "file_origins", D_STRING, OFF(build_file_origins),
 	  "https://cdn.kernel.org/pub/linux/kernel/ https://www.kernel.org/pub/linux/kernel/", 0, 0, NULL,
 	  "URL prefixes of release tarballs, sha256sums.asc and stable-review patches builds use (space-separated); http:// is upgraded to an https:// URL here, or refused" },
+	{ "build", "cache_max_gb", D_LONG, OFF(build_cache_max_gb), "50", 0, 1048576, NULL,
+	  "what unpacked release trees, cached clones and worktrees may hold together (GiB): the least recently used ones not in use are evicted before each build; 0: no limit" },
 	{ "build", "sandbox", D_ENUM, OFF(build_sandbox), "bwrap", 0, 0, sandbox_choices,
 	  "bwrap: make, patch, git and gpgv run in a bubblewrap sandbox (no network but git's fetch, only their own tree writable, rcgated's files invisible); none: as rcgated itself (only for a machine that builds nothing untrusted)" },
 	{ "build", "memory_mb", D_LONG, OFF(build_memory_mb), "4096", 256, 1048576, NULL,

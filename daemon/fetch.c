@@ -707,9 +707,23 @@ int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		return -1;
 	}
 	if (access(path, R_OK) == 0) {
+		/* Re-hashed before every use: a file changed in the cache
+		 * (a build that wrote it, a bad disk) is fetched again,
+		 * never booted or built by its name alone. */
+		if (sha256_file(path, got, err, errlen) == 0 &&
+		    strcmp(got, sha256) == 0) {
+			if (joblog != NULL)
+				fprintf(joblog, "fetch: %s cached (sha256"
+					" verified)\n", sha256);
+			return 0;
+		}
+		log_warn("fetch: cached %s does not hash to its name any more;"
+			 " fetching it again", path);
 		if (joblog != NULL)
-			fprintf(joblog, "fetch: %s cached\n", sha256);
-		return 0;
+			fprintf(joblog, "fetch: cached %s changed on disk;"
+				" fetching it again\n", sha256);
+		unlink(path);
+		err[0] = '\0';
 	}
 	if (mkdir_p(pdir, 0755, err, errlen) < 0)
 		return -1;

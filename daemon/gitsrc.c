@@ -159,6 +159,8 @@ static int git_in(const char *const argv[], const struct sandbox *sb,
 		s.readable[k] = o->git_config;
 	}
 	go.sandbox = &s;
+	if (s.network)
+		go.file_mb = -1;
 	if (s.measured == 0)
 		go.disk_mb = 0;		/* only a worktree is measured */
 	git_env(env, store, o);
@@ -353,6 +355,7 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 			close(fd);
 		goto out_log;
 	}
+	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	if (access(gitdir, F_OK) != 0) {
 		const char *init[] = { "git", "init", "--quiet", "--bare", gitdir,
@@ -461,6 +464,7 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		errf(err, errlen, "no free worktree for %s in %s", name, wt);
 		return -1;
 	}
+	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
 	/* The worktree (measured against [build] tree_max_mb) and the
 	 * clone's index and worktree records. */

@@ -179,7 +179,10 @@ int sandbox_argv(const struct build_options *o, const char *cwd,
 	/* Hard limits: a process can lower them, never raise them. */
 	add(&a, "prlimit");
 	add_num(&a, "--as=", (long long)mem << 20);
-	add_num(&a, "--fsize=", (long long)file << 20);
+	if (o->file_mb < 0)
+		add(&a, "--fsize=unlimited");	/* a clone's first pack */
+	else
+		add_num(&a, "--fsize=", (long long)file << 20);
 	add(&a, "--core=0");
 	add(&a, "--");
 	for (size_t i = 0; argv[i] != NULL; i++)
