@@ -218,7 +218,14 @@ static char *git_out(const char *const argv[], const char *gitdir,
 		errf(err, errlen, "temporary file in %s: %s", o->root, strerror(errno));
 		return NULL;
 	}
-	st = git(argv, gitdir, fd, o, deadline, err, errlen);
+	{
+		/* The cap holds while git writes (SIGXFSZ stops it), not
+		 * after it has filled the disk. */
+		struct build_options capped = *o;
+
+		capped.file_mb = GIT_OUT_MAX >> 20;
+		st = git(argv, gitdir, fd, &capped, deadline, err, errlen);
+	}
 	*status = st;
 	if (st != 0) {
 		if (st > 0)

@@ -626,7 +626,23 @@ static char *reply_email(const struct report_input *in, const char *from,
 		return NULL;
 	}
 	announce_init();
-	msg = build(in, from, date_rfc2822, body, err, errlen);
+	/* Whatever a body quotes (a commit subject, a build's error line),
+	 * no control character but newline and tab reaches a mail: an ESC
+	 * would drive the reader's terminal. */
+	{
+		char *clean = strdup(body);
+
+		if (clean == NULL) {
+			errf(err, errlen, "out of memory");
+			return NULL;
+		}
+		for (char *p = clean; *p; p++)
+			if (((unsigned char)*p < 0x20 && *p != '\n' &&
+			     *p != '\t') || *p == 0x7f)
+				*p = ' ';
+		msg = build(in, from, date_rfc2822, clean, err, errlen);
+		free(clean);
+	}
 	if (!msg)
 		return NULL;
 	text = g_mime_object_to_string(GMIME_OBJECT(msg), NULL);
