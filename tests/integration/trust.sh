@@ -7,7 +7,7 @@
 # two jobs fetching one artifact, numbers with blanks, bearer scopes and
 # databases that are empty or damaged.
 . "$(dirname "$0")/lib.sh"
-echo "1..35"
+echo "1..36"
 MAIL=$SRC/tests/data/mail
 MAILDIR=$(mktemp -d); daemon_owns "$MAILDIR"
 ATTACK="/usr/bin/python3 $SRC/tests/integration/attack.py"
@@ -58,6 +58,17 @@ if [ "$(jqb .state)" = infra_error ] && jqb .error | grep -q 'refused to connect
 	ok "http://127.0.0.1 is refused before any request (loopback not in allow_networks)"
 else
 	not_ok "http://127.0.0.1 is refused"; diag "$(jqb .error)"
+fi
+# git obeys allow_networks too (issue 27): a tree at an allowed origin on
+# loopback, which allow_networks does not name, is never connected to.
+req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.72-rc1","targets":["x86_64"],"source":{"git":"'"$HTTPD_URL"'/files/linux.git","branch":"linux-6.1.y"}}'
+wait_release 6.1.72-rc1 60
+job_of 6.1.72-rc1
+if [ "$(jqb .state)" = infra_error ] && jqb .error | grep -q 'refused to connect: 127.0.0.1 (loopback)' &&
+	! grep -q 'linux.git' "$HTTPD_LOG"; then
+	ok "git's connections obey allow_networks: no request to a loopback tree"
+else
+	not_ok "git's connections obey allow_networks"; diag "$(jqb .error)" "$(cat "$HTTPD_LOG")"
 fi
 stop_daemon
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" "workers = 2" \
