@@ -44,18 +44,25 @@ ls '$STATE' >/dev/null 2>&1 && echo PWNED-list-state
 touch '$STATE/pwned-$MARK' 2>/dev/null && echo PWNED-write-state
 { echo evil >> Makefile; } 2>/dev/null && echo PWNED-write-tree
 ls '$CACHE/artifacts' >/dev/null 2>&1 && echo PWNED-see-cache
+ls '$CACHE/ccache' 2>/dev/null | grep -vqx origin-local && echo PWNED-see-other-origins-ccache
+ls '$CACHE/build/src' >/dev/null 2>&1 && echo PWNED-see-other-trees
+[ -w \"\$CCACHE_DIR\" ] || echo no-ccache-of-its-own
+git -C . status >/dev/null 2>&1 && echo PWNED-git-repository
 (echo x > /dev/tcp/127.0.0.1/$PORT) 2>/dev/null && echo PWNED-network
 (setsid sleep 4$$ </dev/null >/dev/null 2>&1 &)
 echo made-it-to-the-end-$MARK
 exit 1"
+# Another origin's compiler cache, which this build must not see.
+mkdir -p "$CACHE/ccache/origin-elsewhere"; daemon_owns "$CACHE/ccache"
 sha=$(hostile 6.1.250 "$PAYLOAD")
 post_source 6.1.250 "$sha"
 check "the hostile source is accepted from an allowed origin (201)" [ "$CODE" = 201 ]
 wait_release 6.1.250 120
 build_log 6.1.250
 if grep -q "payload-ran-$MARK" "$STATE/build.log" &&
-	grep -q "made-it-to-the-end-$MARK" "$STATE/build.log"; then
-	ok "the attacker's Makefile ran (inside the sandbox)"
+	grep -q "made-it-to-the-end-$MARK" "$STATE/build.log" &&
+	! grep -q no-ccache-of-its-own "$STATE/build.log"; then
+	ok "the attacker's Makefile ran (inside the sandbox, its origin's compiler cache writable)"
 else
 	not_ok "the attacker's Makefile ran"; diag "$(tail -20 "$STATE/build.log")"
 fi
