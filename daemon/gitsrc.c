@@ -194,8 +194,16 @@ static int git_pin(const char *url, char *opt, size_t len, char *err,
 		return -1;
 	}
 	colon = h + strlen(host);
-	if (*colon == ':')
-		port = atoi(colon + 1);
+	if (*colon == ':') {
+		char *end;
+		long p = strtol(colon + 1, &end, 10);
+
+		if (p <= 0 || p > 65535 || (*end != '/' && *end != '\0')) {
+			errf(err, errlen, "bad port in %.100s", url);
+			return -1;
+		}
+		port = (int)p;
+	}
 	if (fetch_pin_host(host, port, pin, sizeof(pin), err, errlen) < 0)
 		return -1;
 	snprintf(opt, len, "http.curloptResolve=%s", pin);
