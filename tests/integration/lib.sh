@@ -52,6 +52,14 @@ start_daemon() {
 	local cache=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
 	STATE=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-test.XXXXXX")
 	mkdir -p "$STATE/files" "$cache"
+	# Test-only: the loopback origin's compiler cache starts as a copy
+	# of tests/kernels/build-kernels' (the same Debian source, built by
+	# the test machine itself), so the build tests stay warm although
+	# rcgated keeps one cache per origin.
+	local seed=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}/ccache
+	if [ -d "$seed" ] && [ ! -d "$cache/ccache/origin-127.0.0.1" ]; then
+		mkdir -p "$cache/ccache" && cp -a "$seed" "$cache/ccache/origin-127.0.0.1"
+	fi
 	daemon_owns "$cache"
 	{
 		echo "[daemon]"
