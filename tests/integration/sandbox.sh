@@ -8,9 +8,9 @@
 # never ends is stopped by cancel, and rcgated's SIGTERM during such a
 # build exits within seconds and leaves nothing running.
 . "$(dirname "$0")/lib.sh"
-echo "1..9"
+echo "1..10"
 if ! command -v bwrap >/dev/null; then
-	for i in $(seq 1 9); do skip_test "sandbox $i" "no bwrap (scripts/setup)"; done
+	for i in $(seq 1 10); do skip_test "sandbox $i" "no bwrap (scripts/setup)"; done
 	exit 0
 fi
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" \
@@ -82,6 +82,33 @@ check "no process the build started is left (PID namespace)" \
 pristine=$CACHE/build/src/${sha:0:16}
 check "the shared pristine tree is unchanged" \
 	[ "$(cat "$pristine/Makefile" 2>/dev/null)" = "$(printf '%%:\n\t@sh ./payload.sh')" ]
+
+# A git source (a tiny tree served by git daemon on loopback): fetched,
+# checked out and built in the sandbox; its Makefile sees no repository.
+GSRV=$(mktemp -d)
+git init -q -b linux-6.1.y "$GSRV/w"
+printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 253\nEXTRAVERSION =\n%%:\n\t@sh ./payload.sh\n' > "$GSRV/w/Makefile"
+printf '%s\n' "echo git-payload-ran-$MARK" \
+	"git status >/dev/null 2>&1 && echo PWNED-git-repository" \
+	"ls -d '$CACHE'/build/git/*.git/objects >/dev/null 2>&1 && echo PWNED-see-clones" \
+	"cat ../*.git/HEAD ../../*.git/HEAD 2>/dev/null | grep -q . && echo PWNED-read-clone" \
+	"exit 1" > "$GSRV/w/payload.sh"
+git -C "$GSRV/w" add -A && git -C "$GSRV/w" -c user.name=t -c user.email=t@t commit -qm tiny
+git clone -q --bare "$GSRV/w" "$GSRV/tiny.git"
+GPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+git daemon --reuseaddr --listen=127.0.0.1 --port="$GPORT" --base-path="$GSRV" --export-all "$GSRV" 2>/dev/null &
+GDPID=$!
+sleep 1
+req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.253","targets":["x86_64"],"source":{"git":"git://127.0.0.1:'"$GPORT"'/tiny.git","branch":"linux-6.1.y"}}'
+wait_release 6.1.253 120
+build_log 6.1.253
+if grep -q "git-payload-ran-$MARK" "$STATE/build.log" && ! grep -q PWNED "$STATE/build.log"; then
+	ok "a git tree is fetched, checked out and built in the sandbox; its Makefile sees no repository or clone"
+else
+	not_ok "a git tree is built in the sandbox"; diag "$(tail -20 "$STATE/build.log")" "$(jqb .)"
+fi
+kill "$GDPID" 2>/dev/null; wait "$GDPID" 2>/dev/null
+rm -rf "$GSRV"
 
 # A build that never ends: cancel stops it, with everything it started.
 sha=$(hostile 6.1.251 "(setsid sleep 5$$ </dev/null >/dev/null 2>&1 &); exec sleep 6$$")
