@@ -283,9 +283,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcgated: %s\n", err);
 		goto out;
 	}
+	/* A kernel tree's Makefile, patch and git run in a sandbox, and
+	 * QEMU runs as whoever rcgated is: as root, one escape is the
+	 * machine. Only an explicit allow_root runs so. */
+	if (running_as_root && !cfg.allow_root) {
+		log_err("refusing to run as root: set [daemon] user (scripts/setup"
+			" creates rcgate), or allow_root = 1 to build and boot"
+			" guests as root anyway");
+		fprintf(stderr, "rcgated: refusing to run as root: set [daemon]"
+			" user, or [daemon] allow_root = 1\n");
+		goto out;
+	}
 	if (running_as_root)
-		log_warn("running as root: set [daemon] user to run rcgated and"
-			 " its guests unprivileged");
+		log_warn("running as root ([daemon] allow_root = 1): set [daemon]"
+			 " user to run rcgated and its guests unprivileged");
 	if (!foreground && daemon(0, strcmp(cfg.log_file, "-") == 0) < 0) {
 		log_err("daemon: %s", strerror(errno));
 		goto out;

@@ -282,6 +282,11 @@ void initramfs_result_free(struct initramfs_result *result);
 int fetch_init(const char *local_dirs, const char *allow_networks, char *err,
 	       size_t errlen);
 void fetch_free(void);
+/* The address of host (a URL's host) that connections may reach under
+ * allow_networks, as "host:port:address" (curl's CURLOPT_RESOLVE form, for
+ * git's http.curloptResolve): 0, or -1 with err (none allowed). */
+int fetch_pin_host(const char *host, int port, char *out, size_t outlen,
+		   char *err, size_t errlen);
 /* Accepts http and https URLs that libcurl can parse, and file URLs of
  * files under local_dirs. */
 int fetch_url_check(const char *url, char *err, size_t errlen);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,6 +394,46 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
 	return 0;
 }
 
+int fetch_pin_host(const char *host, int port, char *out, size_t outlen,
+		   char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+	char why[160] = "no address", text[INET6_ADDRSTRLEN];
+	char bare[256];
+	size_t n = strlen(host);
+	int rc;
+
+	/* "[::1]" in a URL is "::1" to the resolver. */
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']')
+		snprintf(bare, sizeof(bare), "%.*s", (int)(n - 2), host + 1);
+	else
+		snprintf(bare, sizeof(bare), "%s", host);
+	rc = getaddrinfo(bare, NULL, &hints, &res);
+	if (rc != 0) {
+		errf(err, errlen, "cannot resolve %s: %s", bare, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		const void *addr;
+
+		if (!address_allowed(ai->ai_addr, why, sizeof(why)))
+			continue;
+		addr = ai->ai_family == AF_INET
+			? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+			: (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+		inet_ntop(ai->ai_family, addr, text, sizeof(text));
+		if (ai->ai_family == AF_INET6)
+			snprintf(out, outlen, "%s:%d:[%s]", host, port, text);
+		else
+			snprintf(out, outlen, "%s:%d:%s", host, port, text);
+		freeaddrinfo(res);
+		return 0;
+	}
+	freeaddrinfo(res);
+	errf(err, errlen, "refused to connect: %s", why);
+	return -1;
+}
+
 /* Every connection, redirects included, is checked here, after name
  * resolution: a host name cannot smuggle a loopback address past it. */
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
@@ -667,9 +708,23 @@ int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		return -1;
 	}
 	if (access(path, R_OK) == 0) {
+		/* Re-hashed before every use: a file changed in the cache
+		 * (a build that wrote it, a bad disk) is fetched again,
+		 * never booted or built by its name alone. */
+		if (sha256_file(path, got, err, errlen) == 0 &&
+		    strcmp(got, sha256) == 0) {
+			if (joblog != NULL)
+				fprintf(joblog, "fetch: %s cached (sha256"
+					" verified)\n", sha256);
+			return 0;
+		}
+		log_warn("fetch: cached %s does not hash to its name any more;"
+			 " fetching it again", path);
 		if (joblog != NULL)
-			fprintf(joblog, "fetch: %s cached\n", sha256);
-		return 0;
+			fprintf(joblog, "fetch: cached %s changed on disk;"
+				" fetching it again\n", sha256);
+		unlink(path);
+		err[0] = '\0';
 	}
 	if (mkdir_p(pdir, 0755, err, errlen) < 0)
 		return -1;

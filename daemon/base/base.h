@@ -148,6 +148,12 @@ struct config {
 	char *build_announced_source;	/* "patch" or "git" */
 	char *build_keyring;		/* gpgv keyring for sha256sums.asc */
 	char *build_git_config;		/* GIT_CONFIG_GLOBAL of fetches */
+	char *build_sandbox;		/* "bwrap" or "none" */
+	char *build_tree_origins;	/* git URL prefixes builds may use */
+	char *build_file_origins;	/* tarball, sums and patch prefixes */
+	long build_memory_mb, build_file_mb, build_tree_max_mb;
+	long build_cache_max_gb;	/* trees and clones kept; 0: no cap */
+	long allow_root;		/* 1: root may build and boot */
 	char *bisect_upstream_git;	/* "": no prerequisite search */
 	char *mail_from;
 	char *regressions_list;	/* regzbot's list: shipped regressions */
@@ -157,6 +163,7 @@ struct config {
 	long notify_attempts;
 	char *maildir;		/* watched for announcements; empty: none */
 	char *announce_senders;	/* whose announcements count */
+	long announce_max_per_hour;	/* new rcs per sender and branch */
 	char *web_dir;		/* the dashboard's static files */
 	char *local_dirs;	/* file:// artifacts only from these */
 	char *allow_networks;	/* special addresses downloads may reach */

@@ -29,11 +29,14 @@ struct directive {
 
 static const char *const accel_choices[] = { "auto", "tcg", "kvm", NULL };
 static const char *const source_choices[] = { "patch", "git", NULL };
+static const char *const sandbox_choices[] = { "bwrap", "none", NULL };
 static const char *const level_choices[] = { "error", "warn", "info", "debug", NULL };
 
 static const struct directive directives[] = {
 	{ "daemon", "user", D_STRING, OFF(user), "", 0, 0, NULL,
 	  "started as root, become this user (state and cache dirs become theirs); empty: stay" },
+	{ "daemon", "allow_root", D_LONG, OFF(allow_root), "0", 0, 1, NULL,
+	  "1: build and start guests even when running as root (0: rcgated refuses to run as root)" },
 	{ "daemon", "state_dir", D_STRING, OFF(state_dir), "/var/lib/rcgate", 0, 0, NULL,
 	  "database, caches, job logs, libvirt embed root" },
 	{ "daemon", "cache_dir", D_STRING, OFF(cache_dir), "", 0, 0, NULL,
@@ -100,6 +103,8 @@ static const struct directive directives[] = {
 	  "deliveries are retried with backoff this many times" },
 	{ "announce", "maildir", D_STRING, OFF(maildir), "", 0, 0, NULL,
 	  "Maildir watched for rc announcements (new/ -> cur/); empty: none" },
+	{ "announce", "max_per_hour", D_LONG, OFF(announce_max_per_hour), "10", 1, 10000, NULL,
+	  "new rcs one sender may announce on one branch in an hour; more are refused (a flood of forged mails makes no releases)" },
 	{ "announce", "senders", D_STRING, OFF(announce_senders),
 	  "gregkh@linuxfoundation.org sashal@kernel.org", 0, 0, NULL,
 	  "addresses whose rc announcements count (the stable maintainers); '*': anyone" },
@@ -133,6 +138,22 @@ static const struct directive directives[] = {
 	  "OpenPGP keyring (gpgv's --keyring) that signs sha256sums.asc beside the release tarballs; empty: the file's hashes are used unverified" },
 	{ "build", "git_config", D_STRING, OFF(build_git_config), "", 0, 0, NULL,
 	  "a git configuration file for fetches (e.g. url.<mirror>.insteadOf rules); empty: none" },
+	{ "build", "tree_origins", D_STRING, OFF(build_tree_origins),
+	  "https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git", 0, 0, NULL,
+	  "URL prefixes of the git trees rcgated builds from, whatever a mail or a POST names (space-separated); http:// and git:// URLs are upgraded to an https:// one here, or refused" },
+	{ "build", "file_origins", D_STRING, OFF(build_file_origins),
+	  "https://cdn.kernel.org/pub/linux/kernel/ https://www.kernel.org/pub/linux/kernel/", 0, 0, NULL,
+	  "URL prefixes of release tarballs, sha256sums.asc and stable-review patches builds use (space-separated); http:// is upgraded to an https:// URL here, or refused" },
+	{ "build", "cache_max_gb", D_LONG, OFF(build_cache_max_gb), "50", 0, 1048576, NULL,
+	  "what unpacked release trees, cached clones and worktrees may hold together (GiB): the least recently used ones not in use are evicted before each build; 0: no limit" },
+	{ "build", "sandbox", D_ENUM, OFF(build_sandbox), "bwrap", 0, 0, sandbox_choices,
+	  "bwrap: make, patch, git and gpgv run in a bubblewrap sandbox (no network but git's fetch, only their own tree writable, rcgated's files invisible); none: as rcgated itself (only for a machine that builds nothing untrusted)" },
+	{ "build", "memory_mb", D_LONG, OFF(build_memory_mb), "4096", 256, 1048576, NULL,
+	  "address space each process of a build may use (MiB)" },
+	{ "build", "file_mb", D_LONG, OFF(build_file_mb), "4096", 16, 1048576, NULL,
+	  "largest file a build, fetch or unpacking may write (MiB), the build log included" },
+	{ "build", "tree_max_mb", D_LONG, OFF(build_tree_max_mb), "8192", 64, 10485760, NULL,
+	  "what an unpacked tarball, a git worktree or a build directory may hold (MiB), checked while it is written" },
 	{ "bisect", "upstream_git", D_STRING, OFF(bisect_upstream_git), "", 0, 0, NULL,
 	  "the upstream (mainline) tree searched for the prerequisites a bisected backport may lack, e.g. https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git; empty: no search" },
 };

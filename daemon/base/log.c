@@ -100,10 +100,14 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* A record is one line whatever the message carried. */
+	/* A record is one line whatever the message carried, and no
+	 * control character (an ESC from a commit subject or a mail) reaches
+	 * a terminal or a log reader. */
 	for (char *p = line; *p != '\0'; p++) {
-		if (*p == '\n' || *p == '\r')
+		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
+		else if ((unsigned char)*p < ' ' || *p == 0x7f)
+			*p = '?';
 	}
 	now_iso8601(ts);
 	pthread_mutex_lock(&log_lock);

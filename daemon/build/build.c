@@ -57,11 +57,17 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	      int logfd, const struct build_options *o, double deadline,
 	      char *err, size_t errlen)
 {
-	double next_poll = now_monotonic() + 1;
+	double next_poll = now_monotonic() + 1, next_disk = now_monotonic() + 2;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
+	const char *sargv[160];
+	char store[256];
 	pid_t pid;
 	int status, rc;
+
+	if (sandbox_argv(o, cwd, argv, sargv, sizeof(sargv) / sizeof(sargv[0]),
+			 store, sizeof(store), err, errlen) < 0)
+		return -1;
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
@@ -72,14 +78,16 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
 	posix_spawnattr_setpgroup(&attr, 0);
-	rc = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, env);
+	rc = posix_spawnp(&pid, sargv[0], &fa, &attr, (char *const *)sargv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {
-		errf(err, errlen, "cannot run %s: %s", argv[0], strerror(rc));
+		errf(err, errlen, "cannot run %s: %s", sargv[0], strerror(rc));
 		return -1;
 	}
 	for (;;) {
+		char toobig[96] = "";
+
 		pid_t w = waitpid(pid, &status, WNOHANG);
 		const char *why = NULL;
 
@@ -93,6 +101,18 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 			why = "cancelled";
 		else if (now_monotonic() > deadline)
 			why = "timed out";
+		else if (o->disk_mb > 0 && now_monotonic() >= next_disk) {
+			/* Checked while it writes, not after: a bomb stops
+			 * within seconds of crossing the cap. */
+			long long used = sandbox_disk_usage(o->sandbox);
+
+			if (used > (long long)o->disk_mb << 20) {
+				snprintf(toobig, sizeof(toobig), "stopped: its"
+					 " files passed %ld MiB", o->disk_mb);
+				why = toobig;
+			}
+			next_disk = now_monotonic() + 3;
+		}
 		if (why != NULL) {
 			kill(-pid, SIGTERM);
 			for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++)
@@ -119,29 +139,37 @@ int build_verify_signed(const char *signed_path, const char *keyring,
 			const char *out, const char *home, char *err,
 			size_t errlen)
 {
+	char dir[PATH_MAX], text[PATH_MAX], logp[PATH_MAX];
 	const char *argv[] = { "gpgv", "--quiet", "--keyring", keyring,
-			       "--output", out, signed_path, NULL };
-	struct build_options o = { .root = home, .timeout = 60 };
+			       "--output", text, signed_path, NULL };
+	/* gpgv parses what a server sent: it sees the keyring and that
+	 * file, and writes only in a directory of its own. */
+	struct sandbox sb = { { keyring, signed_path }, { dir }, 0, 0 };
+	struct build_options o = { .root = home, .timeout = 60, .sandbox = &sb };
 	char e_path[PATH_MAX + 8], e_home[PATH_MAX + 8];
 	char *env[] = { e_path, e_home, "LC_ALL=C", NULL };
 	const char *path = getenv("PATH");
-	char logp[PATH_MAX];
 	int fd, st;
 
-	snprintf(e_path, sizeof(e_path), "PATH=%s", path != NULL ? path : "/usr/bin:/bin");
-	snprintf(e_home, sizeof(e_home), "HOME=%s", home);
 	if (access(keyring, R_OK) != 0) {
 		errf(err, errlen, "keyring %s: %s", keyring, strerror(errno));
 		return -1;
 	}
-	if (pathf(logp, sizeof(logp), "%s.gpgv", out) < 0) {
-		errf(err, errlen, "path too long");
+	if (pathf(dir, sizeof(dir), "%s/gpgv.XXXXXX", home) < 0 ||
+	    mkdtemp(dir) == NULL) {
+		errf(err, errlen, "temporary directory in %s: %s", home,
+		     strerror(errno));
 		return -1;
 	}
+	pathf(text, sizeof(text), "%s/signed", dir);
+	pathf(logp, sizeof(logp), "%s/gpgv.log", dir);
+	snprintf(e_path, sizeof(e_path), "PATH=%s", path != NULL ? path : "/usr/bin:/bin");
+	snprintf(e_home, sizeof(e_home), "HOME=%s", dir);
 	unlink(out);
 	fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		errf(err, errlen, "%s: %s", logp, strerror(errno));
+		rm_rf(dir);
 		return -1;
 	}
 	st = build_run(argv, NULL, env, fd, &o, now_monotonic() + 60, err, errlen);
@@ -152,14 +180,17 @@ int build_verify_signed(const char *signed_path, const char *keyring,
 
 		/* gpgv's own words: "BAD signature", "No public key". */
 		for (size_t i = 0; msg != NULL && i < n; i++)
-			if (msg[i] == '\n' || (unsigned char)msg[i] < ' ')
+			if (msg[i] == '\n' || (unsigned char)msg[i] < ' ' ||
+			    (unsigned char)msg[i] == 0x7f)
 				msg[i] = ' ';
 		errf(err, errlen, "%s: signature not verified with %s (gpgv: %.200s)",
 		     signed_path, keyring, msg != NULL ? msg : "exit status");
 		free(msg);
-		unlink(out);
+	} else if (st == 0 && rename(text, out) < 0) {
+		errf(err, errlen, "keep %s: %s", out, strerror(errno));
+		st = -1;
 	}
-	unlink(logp);
+	rm_rf(dir);
 	return st == 0 ? 0 : -1;
 }
 
@@ -168,11 +199,17 @@ int build_verify_signed(const char *signed_path, const char *keyring,
 /* Extracts the tarball under dir, dropping its top directory
  * (linux-6.1.63/ or linux-source-6.1/). Refuses absolute or .. paths and
  * anything but files, directories and symlinks (libarchive refuses to
- * write through a symlink). */
-static int unpack(const char *tarball, const char *dir, char *err, size_t errlen)
+ * write through a symlink), and stops as soon as what it wrote passes
+ * max_bytes or MAX_ENTRIES entries (a small tarball can unpack to
+ * gigabytes). */
+#define MAX_ENTRIES 400000L	/* 6.1 has about 80 000 */
+static int unpack(const char *tarball, const char *dir, long long max_bytes,
+		  char *err, size_t errlen)
 {
 	struct archive *a = archive_read_new(), *w = archive_write_disk_new();
 	struct archive_entry *e;
+	long long written = 0;
+	long entries = 0;
 	int rc = -1, r;
 
 	archive_read_support_filter_all(a);
@@ -193,6 +230,11 @@ static int unpack(const char *tarball, const char *dir, char *err, size_t errlen
 		slash = name != NULL ? strchr(name, '/') : NULL;
 		if (slash == NULL || slash[1] == '\0')
 			continue;	/* the top directory itself, or pax headers */
+		if (++entries > MAX_ENTRIES) {
+			errf(err, errlen, "%s: more than %ld entries", tarball,
+			     MAX_ENTRIES);
+			goto out;
+		}
 		/* The entry goes under dir (absolute), so the archive's own
 		 * path must be relative and stay inside it. */
 		if (name[0] == '/' || strstr(name, "../") != NULL) {
@@ -224,6 +266,13 @@ static int unpack(const char *tarball, const char *dir, char *err, size_t errlen
 
 			while ((r = archive_read_data_block(a, &buf, &len, &off)) ==
 			       ARCHIVE_OK) {
+				written += (long long)len;
+				if (max_bytes > 0 && written > max_bytes) {
+					errf(err, errlen, "%s unpacks to more than"
+					     " %lld MiB ([build] tree_max_mb)",
+					     tarball, max_bytes >> 20);
+					goto out;
+				}
 				if (archive_write_data_block(w, buf, len, off) != ARCHIVE_OK) {
 					errf(err, errlen, "unpack %s: %s", name,
 					     archive_error_string(w));
@@ -252,8 +301,8 @@ out:
 /* root/src/<sha> holds the tarball's tree once (a stamp file says it is
  * complete); one unpacking at a time per tarball. */
 static int pristine_tree(const struct build_source *src, const char *root,
-			 char *dir, size_t dirlen, FILE *log, char *err,
-			 size_t errlen)
+			 long long max_bytes, char *dir, size_t dirlen, FILE *log,
+			 char *err, size_t errlen)
 {
 	char srcdir[PATH_MAX], lock[PATH_MAX], stamp[PATH_MAX], tmp[PATH_MAX];
 	int fd, rc = -1;
@@ -275,6 +324,7 @@ static int pristine_tree(const struct build_source *src, const char *root,
 			close(fd);
 		return -1;
 	}
+	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	if (access(stamp, F_OK) == 0) {
 		rc = 0;
 		goto out;
@@ -289,7 +339,7 @@ static int pristine_tree(const struct build_source *src, const char *root,
 		errf(err, errlen, "mkdir %s: %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (unpack(src->tarball, tmp, err, errlen) < 0) {
+	if (unpack(src->tarball, tmp, max_bytes, err, errlen) < 0) {
 		rm_rf(tmp);
 		goto out;
 	}
@@ -402,6 +452,29 @@ done:
 	return rc;
 }
 
+/* 1 if path's directory, symbolic links resolved, is tree or below it,
+ * and path itself is not a symbolic link (or does not exist). */
+static int inside_tree(const char *tree, const char *path)
+{
+	char dir[PATH_MAX], real_tree[PATH_MAX], real_dir[PATH_MAX];
+	char *slash;
+	struct stat sb;
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || realpath(tree, real_tree) == NULL)
+		return 0;
+	*slash = '\0';
+	if (realpath(dir, real_dir) == NULL)
+		return errno == ENOENT;	/* a new directory: patch makes it */
+	n = strlen(real_tree);
+	if (strncmp(real_dir, real_tree, n) != 0 ||
+	    (real_dir[n] != '/' && real_dir[n] != '\0'))
+		return 0;
+	return lstat(path, &sb) != 0 || !S_ISLNK(sb.st_mode);
+}
+
 /* Gives every file the patch touches ("+++ b/path") its own copy, so
  * patching never writes through a hard link into the pristine tree. A path
  * that leaves the tree makes the patch unusable (-1). */
@@ -432,6 +505,14 @@ static int unshare_patched(const char *plain, const char *tree, char *err,
 		}
 		pathf(path, sizeof(path), "%s/%s", tree, rel);
 		pathf(tmp, sizeof(tmp), "%s.unlink", path);
+		/* rcgated itself writes here: never through a symlink of
+		 * the tarball's, to a file outside the tree. */
+		if (!inside_tree(tree, path)) {
+			errf(err, errlen, "patch touches %s, which a symbolic link"
+			     " takes out of the tree", rel);
+			rc = -1;
+			break;
+		}
 		data = file_read(path, 64u << 20, &n, NULL, 0);
 		if (data == NULL)
 			continue;	/* a new file: nothing to unshare */
@@ -622,6 +703,8 @@ int build_kernel(const struct build_source *src, const struct target *t,
 	char *env[16];
 	double start = now_monotonic(), deadline;
 	struct steps steps = { .fd = -1, .total = -1 };
+	struct sandbox sbx;
+	struct build_options mo;
 	FILE *log;
 	int rc = -1, st, logfd, incremental = 0;
 
@@ -661,8 +744,8 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		goto configure;
 	}
 	progress(o, "unpacking", -1, -1);
-	if (pristine_tree(src, o->root, pristine, sizeof(pristine), log, err,
-			  errlen) < 0)
+	if (pristine_tree(src, o->root, (long long)o->disk_mb << 20, pristine,
+			  sizeof(pristine), log, err, errlen) < 0)
 		goto out;
 	pathf(work, sizeof(work), "%s/work", o->root);
 	if (mkdir_p(work, 0755, err, errlen) < 0 ||
@@ -691,7 +774,16 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		fprintf(log, "build: applying %s\n", src->patch);
 		fflush(log);
 		progress(o, "patching", -1, -1);
-		st = build_run(pargv, tree, env, logfd, o, deadline, err, errlen);
+		{
+			/* patch writes the tree (the files it touches were
+			 * unshared above) and reads its input, nothing else. */
+			struct sandbox sb = { { plain }, { tree }, 0, 0 };
+			struct build_options po = *o;
+
+			po.sandbox = &sb;
+			st = build_run(pargv, tree, env, logfd, &po, deadline,
+				       err, errlen);
+		}
 		if (st < 0)
 			goto out;
 		if (st != 0) {
@@ -710,6 +802,21 @@ int build_kernel(const struct build_source *src, const struct target *t,
 	}
 configure:
 	progress(o, "configuring", -1, -1);
+	/* From here on, the tree is read-only to the build: kbuild writes
+	 * only in O=build (and ccache in its own directory), so nothing can
+	 * write through a hard link into the pristine tree, or plant in the
+	 * tree what the next build of it would run. */
+	if (mkdir(bdir, 0755) < 0 && errno != EEXIST) {
+		errf(err, errlen, "mkdir %s: %s", bdir, strerror(errno));
+		goto out;
+	}
+	sbx = (struct sandbox){ { tree }, { bdir, o->ccache_dir != NULL &&
+		o->ccache_dir[0] != '\0' ? o->ccache_dir : NULL }, 0, 1 };
+	if (sbx.writable[1] != NULL &&
+	    mkdir_p(sbx.writable[1], 0755, err, errlen) < 0)
+		goto out;
+	mo = *o;
+	mo.sandbox = &sbx;
 	snprintf(a_arch, sizeof(a_arch), "ARCH=%s", t->kbuild_arch);
 	snprintf(a_cross, sizeof(a_cross), "CROSS_COMPILE=%s",
 		 t->cross_compile != NULL ? t->cross_compile : "");
@@ -731,7 +838,7 @@ configure:
 
 		fprintf(log, "build: %s tinyconfig + %s\n", t->name, fragment);
 		fflush(log);
-		st = build_run(mk_tiny, tree, env, logfd, o, deadline, err, errlen);
+		st = build_run(mk_tiny, tree, env, logfd, &mo, deadline, err, errlen);
 		if (st != 0)
 			goto made;
 		pathf(config, sizeof(config), "%s/.config", bdir);
@@ -746,7 +853,7 @@ configure:
 		fwrite(frag, 1, flen, cf);
 		fclose(cf);
 		free(frag);
-		st = build_run(mk_old, tree, env, logfd, o, deadline, err, errlen);
+		st = build_run(mk_old, tree, env, logfd, &mo, deadline, err, errlen);
 		if (st != 0)
 			goto made;
 		if (build_config_missing(fragment, config, missing,
@@ -768,7 +875,7 @@ configure:
 		steps_open(&steps, o, logpath, t->name);
 		progress(o, "compiling", 0, steps.total);
 		{
-			struct build_options po = *o;
+			struct build_options po = mo;
 
 			po.poll = steps_poll;
 			po.pollcls = &steps;

@@ -71,6 +71,20 @@ struct build_source {
 	const char *tree;
 };
 
+/* ---- sandbox.c: what a sandboxed program sees ---- */
+#define SANDBOX_PATHS 8
+/* Besides the read-only system (/usr, /etc but rcgated's configuration),
+ * a private /tmp, /proc and /dev: these paths, at the same place; NULL
+ * ends each list. Writable paths are mounted after the read-only ones,
+ * so one may sit inside another (a tree read-only, its build/ not). */
+struct sandbox {
+	const char *readable[SANDBOX_PATHS];
+	const char *writable[SANDBOX_PATHS];
+	int network;		/* 1: the host's network (git fetch only) */
+	int measured;		/* the first N writable paths count toward
+				 * build_options.disk_mb; 0: all of them */
+};
+
 struct build_options {
 	const char *root;		/* work space: <cache_dir>/build */
 	const char *config_dir;		/* holds <target>.config fragments */
@@ -91,12 +105,33 @@ struct build_options {
 	void *pollcls;
 	/* gitsrc.c: GIT_CONFIG_GLOBAL for fetches (NULL or "": none). */
 	const char *git_config;
+	/* The confinement of a build_run call (NULL: no path of ours
+	 * visible, no network). no_sandbox ([build] sandbox = none) runs
+	 * programs as rcgated itself, with only the limits below. */
+	const struct sandbox *sandbox;
+	int no_sandbox;
+	long mem_mb;		/* address space per process; 0: 4096 */
+	long file_mb;		/* largest file a process writes; 0: 4096,
+				 * < 0: no limit (git's fetch: a whole
+				 * tree's history is one pack) */
+	long disk_mb;		/* the writable paths together, checked every
+				 * few seconds while it runs; 0: no cap */
 };
 
+/* The command line that runs argv under o's sandbox and limits, into out
+ * (max entries with the final NULL; strings in out point into argv, store
+ * or static data): 0, or -1 with err if it does not fit. */
+int sandbox_argv(const struct build_options *o, const char *cwd,
+		 const char *const argv[], const char **out, size_t max,
+		 char *store, size_t storelen, char *err, size_t errlen);
+/* Bytes the writable paths of sb use on disk (symlinks not followed). */
+long long sandbox_disk_usage(const struct sandbox *sb);
+
 /* Runs argv (PATH lookup) in cwd (NULL: ours) with env, its output to
- * logfd, in its own process group: the exit status (0..255), or -1 with
- * err if it could not run, was killed by a signal, passed deadline
- * (now_monotonic()) or o->cancelled said so. No shell is involved. */
+ * logfd, in its own process group, in o's sandbox (sandbox.c) with its
+ * limits: the exit status (0..255), or -1 with err if it could not run,
+ * was killed by a signal, passed deadline (now_monotonic()), wrote more
+ * than o->disk_mb, or o->cancelled said so. No shell is involved. */
 int build_run(const char *const argv[], const char *cwd, char *const env[],
 	      int logfd, const struct build_options *o, double deadline,
 	      char *err, size_t errlen);
@@ -165,6 +200,24 @@ int build_verify_signed(const char *signed_path, const char *keyring,
  * free it; at most 32 MiB), or NULL with err. */
 char *gitsrc_git_out(const char *gitdir, const char *const args[],
 		     const struct build_options *o, char *err, size_t errlen);
+
+/* ---- buildcache.c: the build root's disk budget ---- */
+/* Evicts unpacked release trees, clones and worktrees under root that are
+ * not in use, least recently used first, until they hold at most
+ * max_bytes (0: no budget); what it does is told to log (may be NULL).
+ * The bytes freed. */
+long long build_cache_evict(const char *root, long long max_bytes, FILE *log);
+
+/* ---- origin.c: where built code may come from ---- */
+/* The host of url, lowercase ("local" for file://): 0, or -1. */
+int url_origin_host(const char *url, char *out, size_t len);
+/* url (what: "tree" or "file", for the message) as it may be fetched:
+ * under one of allow's space-separated URL prefixes, or its http:// or
+ * git:// form upgraded to an https:// URL that is; into out. -1 with err
+ * if neither, or if url is not plain (dot segments, escapes, user
+ * information, queries, controls). */
+int origin_pin(const char *allow, const char *what, const char *url,
+	       char *out, size_t outlen, char *err, size_t errlen);
 
 /* ---- buildjob.c: a job's build phase ---- */
 struct buildjob_result {

@@ -41,7 +41,8 @@ struct job_build {
 	struct build_options o;
 };
 
-static int job_build_init(struct job_build *b, const struct config *cfg,
+static int job_build_init(struct job_build *b, const struct job *job,
+			  const struct config *cfg,
 			  const char *cache_dir, const char *job_dir,
 			  const volatile int *cancel, char *err, size_t errlen)
 {
@@ -57,9 +58,24 @@ static int job_build_init(struct job_build *b, const struct config *cfg,
 		snprintf(b->ccache, sizeof(b->ccache), "%s", cfg->build_ccache_dir);
 	else if (pathf(b->ccache, sizeof(b->ccache), "%s/ccache", cache_dir) < 0)
 		b->ccache[0] = '\0';
+	/* One compiler cache per source origin (the URL's host): a build
+	 * can only ever poison the objects of builds from where it came. */
+	if (b->ccache[0] != '\0') {
+		char host[256];
+
+		if (url_origin_host(job->url, host, sizeof(host)) < 0 ||
+		    pathf(b->ccache + strlen(b->ccache),
+			  sizeof(b->ccache) - strlen(b->ccache), "/origin-%s",
+			  host) < 0) {
+			errf(err, errlen, "no origin host in %.100s", job->url);
+			return -1;
+		}
+	}
 	b->o = (struct build_options){ b->root, cfg->build_config_dir, b->ccache,
 		cfg->build_jobs, cfg->build_timeout, is_cancelled,
-		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config };
+		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config,
+		NULL, strcmp(cfg->build_sandbox, "none") == 0,
+		cfg->build_memory_mb, cfg->build_file_mb, cfg->build_tree_max_mb };
 	return 0;
 }
 
@@ -72,21 +88,31 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 	const char *ref = job->git_commit[0] != '\0' ? job->git_commit
 						     : job->git_ref;
 	struct job_build b;
+	char url[2048], patch[2048];
 	FILE *blog;
-	int rc;
+	int rc, git = strcmp(job->kind, "git") == 0;
 
 	memset(s, 0, sizeof(*s));
-	if (job_build_init(&b, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
+	if (job_build_init(&b, job, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
 		return -1;
-	if (strcmp(job->kind, "git") != 0) {
+	/* The last gate, whoever made the job (a mail, a POST, a
+	 * bisection): code is fetched only from the allowed origins. */
+	if (origin_pin(git ? cfg->build_tree_origins : cfg->build_file_origins,
+		       git ? "tree" : "file", job->url, url, sizeof(url), err,
+		       errlen) < 0 ||
+	    (job->patch_url[0] != '\0' &&
+	     origin_pin(cfg->build_file_origins, "file", job->patch_url, patch,
+			sizeof(patch), err, errlen) < 0))
+		return -1;
+	if (!git) {
 		if (mkdir_p(b.adir, 0755, err, errlen) < 0 ||
-		    fetch_artifact(job->url, job->sha256, b.adir,
+		    fetch_artifact(url, job->sha256, b.adir,
 				   cfg->max_artifact_mb << 20, s->tarball,
 				   sizeof(s->tarball), joblog, cancel, err,
 				   errlen) < 0)
 			return -1;
 		if (job->patch_url[0] != '\0' &&
-		    fetch_artifact(job->patch_url, job->patch_sha256, b.adir,
+		    fetch_artifact(patch, job->patch_sha256, b.adir,
 				   cfg->max_artifact_mb << 20, s->patch,
 				   sizeof(s->patch), joblog, cancel, err,
 				   errlen) < 0)
@@ -102,10 +128,10 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 	}
 	if (joblog != NULL) {
 		fprintf(joblog, "git: fetching %s for %s (git's output in "
-			BUILD_LOG ")\n", job->url, ref);
+			BUILD_LOG ")\n", url, ref);
 		fflush(joblog);
 	}
-	rc = gitsrc_fetch(job->url, ref, fileno(blog), &b.o, s->gitdir,
+	rc = gitsrc_fetch(url, ref, fileno(blog), &b.o, s->gitdir,
 			  sizeof(s->gitdir), s->commit, err, errlen);
 	fclose(blog);
 	if (rc == 0 && joblog != NULL) {
@@ -131,7 +157,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 	int rc, lockfd = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (job_build_init(&b, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
+	if (job_build_init(&b, job, cfg, cache_dir, job_dir, cancel, err, errlen) < 0)
 		return -1;
 	b.o.progress = progress;
 	b.o.pcls = pcls;
@@ -146,6 +172,14 @@ int buildjob_build(const struct job *job, const struct target *t,
 		sleep_ms(250);
 	}
 	waited = now_monotonic() - waited;
+	{
+		FILE *blog = fopen(b.logpath, "ae");
+
+		build_cache_evict(b.root, (long long)cfg->build_cache_max_gb << 30,
+				  blog);
+		if (blog != NULL)
+			fclose(blog);
+	}
 	if (s->gitdir[0] != '\0') {
 		FILE *blog = fopen(b.logpath, "ae");
 

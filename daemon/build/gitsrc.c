@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "artifact/artifact.h"
 #include "build/build.h"
 
 #define GIT_OUT_MAX (32u << 20)	/* what one git command may print to us */
@@ -121,22 +122,100 @@ static void git_env(char *env[], char storage[][PATH_MAX + 32],
 	env[i] = NULL;
 }
 
-/* Runs git with argv (argv[0] is "git"), its output into logfd; 0 if it
- * exited 0, the exit status if not, -1 with err if it could not run. */
-static int git(const char *const argv[], int logfd,
-	       const struct build_options *o, double deadline, char *err,
-	       size_t errlen)
+/* What every git command is told first: no hooks, no fsmonitor or other
+ * program a repository's configuration could name, no redirects (they
+ * could leave the allowed origins), no protocol but the allowed ones. */
+static const char *const git_safe[] = {
+	"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+	"-c", "core.sshCommand=false", "-c", "http.followRedirects=false",
+	"-c", "protocol.allow=never", "-c", "protocol.https.allow=always",
+	"-c", "protocol.http.allow=always", "-c", "protocol.git.allow=always",
+	"-c", "credential.helper=", "-c", "uploadpack.packObjectsHook=",
+	NULL };
+
+/* Runs git with argv (argv[0] is "git") in sb (git_config readable too),
+ * its output into logfd; 0 if it exited 0, the exit status if not, -1
+ * with err if it could not run. */
+static int git_in(const char *const argv[], const struct sandbox *sb,
+		  int logfd, const struct build_options *o, double deadline,
+		  char *err, size_t errlen)
 {
 	char store[3][PATH_MAX + 32];
 	char *env[12];
+	const char *full[128];
+	struct sandbox s = { { NULL }, { NULL }, 0, 0 };
+	struct build_options go = *o;
+	size_t n = 0, k;
 
+	if (sb != NULL)
+		s = *sb;
+	full[n++] = argv[0];
+	for (k = 0; git_safe[k] != NULL; k++)
+		full[n++] = git_safe[k];
+	for (k = 1; argv[k] != NULL && n < 127; k++)
+		full[n++] = argv[k];
+	full[n] = NULL;
+	if (o->git_config != NULL && o->git_config[0] != '\0') {
+		for (k = 0; k + 1 < SANDBOX_PATHS && s.readable[k] != NULL; k++)
+			;
+		s.readable[k] = o->git_config;
+	}
+	go.sandbox = &s;
+	if (s.network)
+		go.file_mb = -1;
+	if (s.measured == 0)
+		go.disk_mb = 0;		/* only a worktree is measured */
 	git_env(env, store, o);
-	return build_run(argv, NULL, env, logfd, o, deadline, err, errlen);
+	return build_run(full, NULL, env, logfd, &go, deadline, err, errlen);
+}
+
+/* git reading gitdir, nothing else. */
+static int git(const char *const argv[], const char *gitdir, int logfd,
+	       const struct build_options *o, double deadline, char *err,
+	       size_t errlen)
+{
+	struct sandbox sb = { { gitdir }, { NULL }, 0, 0 };
+
+	return git_in(argv, &sb, logfd, o, deadline, err, errlen);
+}
+
+/* http.curloptResolve for url: git's own connections obey [fetch]
+ * allow_networks like libcurl's in rcgated (the address is checked here
+ * and pinned). git:// URLs (only if an allowlist names them) are checked,
+ * not pinned. 0, or -1 with err. */
+static int git_pin(const char *url, char *opt, size_t len, char *err,
+		   size_t errlen)
+{
+	char host[256], pin[400];
+	const char *h = strstr(url, "://") + 3, *colon;
+	int port = strncmp(url, "https:", 6) == 0 ? 443
+		 : strncmp(url, "http:", 5) == 0 ? 80 : 9418;
+
+	if (url_origin_host(url, host, sizeof(host)) < 0) {
+		errf(err, errlen, "no host in %.100s", url);
+		return -1;
+	}
+	colon = h + strlen(host);
+	if (*colon == ':') {
+		char *end;
+		long p = strtol(colon + 1, &end, 10);
+
+		if (p <= 0 || p > 65535 || (*end != '/' && *end != '\0')) {
+			errf(err, errlen, "bad port in %.100s", url);
+			return -1;
+		}
+		port = (int)p;
+	}
+	if (fetch_pin_host(host, port, pin, sizeof(pin), err, errlen) < 0)
+		return -1;
+	snprintf(opt, len, "http.curloptResolve=%s", pin);
+	return 0;
 }
 
 /* Runs git and returns what it printed (NUL-terminated, caller frees), or
  * NULL with err (exit status in *status when it ran). */
-static char *git_out(const char *const argv[], const struct build_options *o,
+static char *git_out(const char *const argv[], const char *gitdir,
+		     const struct build_options *o,
 		     double deadline, int *status, char *err, size_t errlen)
 {
 	char *buf = NULL;
@@ -149,7 +228,14 @@ static char *git_out(const char *const argv[], const struct build_options *o,
 		errf(err, errlen, "temporary file in %s: %s", o->root, strerror(errno));
 		return NULL;
 	}
-	st = git(argv, fd, o, deadline, err, errlen);
+	{
+		/* The cap holds while git writes (SIGXFSZ stops it), not
+		 * after it has filled the disk. */
+		struct build_options capped = *o;
+
+		capped.file_mb = GIT_OUT_MAX >> 20;
+		st = git(argv, gitdir, fd, &capped, deadline, err, errlen);
+	}
 	*status = st;
 	if (st != 0) {
 		if (st > 0)
@@ -188,7 +274,8 @@ char *gitsrc_git_out(const char *gitdir, const char *const args[],
 	for (size_t i = 0; args[i] != NULL && n < 95; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	return git_out(argv, o, now_monotonic() + 600, &status, err, errlen);
+	return git_out(argv, gitdir, o, now_monotonic() + 600, &status, err,
+		       errlen);
 }
 
 /* Resolves rev in gitdir to a commit id; 0, 1 if it is not there, -1. */
@@ -204,7 +291,8 @@ static int resolve(const char *gitdir, const char *rev,
 
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
-	out = git_out(argv, o, now_monotonic() + 60, &status, err, errlen);
+	out = git_out(argv, gitdir, o, now_monotonic() + 60, &status, err,
+		      errlen);
 	if (out == NULL)
 		return status > 0 ? 1 : -1;
 	snprintf(commit, 41, "%.40s", out);
@@ -250,7 +338,9 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		 const struct build_options *o, char *gitdir, size_t gdlen,
 		 char commit[41], char *err, size_t errlen)
 {
-	char dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], remote[300];
+	char dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], remote[300],
+		pin[450];
+	struct sandbox net = { { NULL }, { gitdir }, 1, 0 };
 	double deadline = now_monotonic() +
 			  (double)(o->timeout > 0 ? o->timeout : 3600);
 	long long before, after;
@@ -282,13 +372,16 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 			close(fd);
 		goto out_log;
 	}
+	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	if (access(gitdir, F_OK) != 0) {
 		const char *init[] = { "git", "init", "--quiet", "--bare", gitdir,
 				       NULL };
 
 		fprintf(log, "git: new cached clone of %s in %s\n", url, gitdir);
-		if (git(init, logfd, o, deadline, err, errlen) != 0) {
+		struct sandbox sb = { { NULL }, { dir }, 0, 0 };
+
+		if (git_in(init, &sb, logfd, o, deadline, err, errlen) != 0) {
 			if (err[0] == '\0')
 				errf(err, errlen, "git init %s failed", gitdir);
 			rm_rf(gitdir);
@@ -296,18 +389,24 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		}
 	}
 	before = pack_bytes(gitdir);
+	/* Checked and pinned now, after the lock: the fetch connects to
+	 * this address only. */
+	if (git_pin(url, pin, sizeof(pin), err, errlen) < 0)
+		goto out;
+	if (strncmp(url, "git://", 6) == 0)
+		snprintf(pin, sizeof(pin), "http.curloptResolve=");
 	{
 		/* Every branch and tag: the next rc of any branch, and a
 		 * bisection's baseline, are then already here. */
 		/* unpackLimit=1: what arrives stays one pack, never loose
 		 * objects, so its size is what the fetch added. */
 		const char *fetch[] = { "git", gd, "-c", "fetch.unpackLimit=1",
-			"fetch", "--quiet", "--prune", "--no-auto-gc", url,
-			"+refs/heads/*:refs/remotes/origin/*",
+			"-c", pin, "fetch", "--quiet", "--prune", "--no-auto-gc",
+			url, "+refs/heads/*:refs/remotes/origin/*",
 			"+refs/tags/*:refs/tags/*", NULL };
 
 		fprintf(log, "git: fetching %s\n", url);
-		st = git(fetch, logfd, o, deadline, err, errlen);
+		st = git_in(fetch, &net, logfd, o, deadline, err, errlen);
 		if (st != 0) {
 			if (st > 0)
 				errf(err, errlen, "git fetch %s exited with %d (its"
@@ -320,10 +419,10 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		if (st == 1) {
 			/* Not on any branch or tag: ask for it by id. */
 			const char *byid[] = { "git", gd, "-c", "fetch.unpackLimit=1",
-					       "fetch", "--quiet", "--no-auto-gc",
-					       url, ref, NULL };
+					       "-c", pin, "fetch", "--quiet",
+					       "--no-auto-gc", url, ref, NULL };
 
-			if (git(byid, logfd, o, deadline, err, errlen) < 0)
+			if (git_in(byid, &net, logfd, o, deadline, err, errlen) < 0)
 				goto out;
 			st = resolve(gitdir, ref, o, commit, err, errlen);
 		}
@@ -354,6 +453,7 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		    size_t tlen, int *lockfd, char *err, size_t errlen)
 {
 	char wt[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], dotgit[PATH_MAX + 8];
+	struct sandbox sb;
 	double deadline = now_monotonic() +
 			  (double)(o->timeout > 0 ? o->timeout : 3600);
 	int fd = -1, st;
@@ -381,15 +481,25 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		errf(err, errlen, "no free worktree for %s in %s", name, wt);
 		return -1;
 	}
+	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
+	/* The worktree (measured against [build] tree_max_mb) and the
+	 * clone's index and worktree records. */
+	sb = (struct sandbox){ { NULL }, { tree, gitdir }, 0, 1 };
 	if (access(dotgit, F_OK) != 0) {
 		const char *prune[] = { "git", gd, "worktree", "prune", NULL };
 		const char *add[] = { "git", gd, "worktree", "add", "--quiet",
 				      "--detach", "--force", tree, commit, NULL };
 
 		rm_rf(tree);
-		git(prune, logfd, o, deadline, err, errlen);
-		st = git(add, logfd, o, deadline, err, errlen);
+		/* An empty directory to bind; git worktree add fills it. */
+		if (mkdir(tree, 0755) < 0) {
+			errf(err, errlen, "mkdir %s: %s", tree, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		git_in(prune, &sb, logfd, o, deadline, err, errlen);
+		st = git_in(add, &sb, logfd, o, deadline, err, errlen);
 	} else {
 		const char *co[] = { "git", "-C", tree, "checkout", "--quiet",
 				     "--detach", "--force", commit, NULL };
@@ -398,9 +508,9 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		const char *clean[] = { "git", "-C", tree, "clean", "-ffdxq",
 					"-e", "/build/", NULL };
 
-		st = git(co, logfd, o, deadline, err, errlen);
+		st = git_in(co, &sb, logfd, o, deadline, err, errlen);
 		if (st == 0)
-			st = git(clean, logfd, o, deadline, err, errlen);
+			st = git_in(clean, &sb, logfd, o, deadline, err, errlen);
 	}
 	if (st != 0) {
 		if (st > 0)

@@ -31,6 +31,9 @@
 static const struct config *scfg;
 static char *scache;
 static void (*jobs_queued)(void);	/* sched_kick, wired by main.c */
+/* Set by source_stop: every download of a pass stops within a fraction
+ * of a second, however slowly a server trickles. */
+static volatile int source_cancel;
 static int source_pass(struct store *, void *);
 static struct consumer source_consumer = {
 	.name = "source", .pass = source_pass, .period = 30,
@@ -126,7 +129,7 @@ static int tarball_sha256(const char *sums, const char *adir, const char *name,
 	int rc;
 
 	if (fetch_learn(sums, adir, 16L << 20, path, sizeof(path), tsha, NULL,
-			NULL, err, errlen) < 0)
+			&source_cancel, err, errlen) < 0)
 		return -1;
 	if (scfg->build_keyring[0] != '\0') {
 		if (pathf(plain, sizeof(plain), "%s/%s.signed.%ld", adir, tsha,
@@ -163,38 +166,50 @@ static int resolve(struct store *st, const struct source_todo *t, char *err,
 		   size_t errlen)
 {
 	char tarball[2048], sums[2048], name[128], path[PATH_MAX],
-		tsha[65], psha[65], adir[PATH_MAX];
+		tsha[65], psha[65], adir[PATH_MAX], tree[2048], patch[2048],
+		pinned[2048];
 	struct artifact_in in[8];
 	struct kversion kv;
 	int64_t rid;
 	size_t n;
 	int rc, git = t->git_tree != NULL && t->git_branch != NULL &&
 		      (strcmp(scfg->build_announced_source, "git") == 0 ||
-		       t->patch_url == NULL);
+		       t->patch_url == NULL || t->patch_url[0] == '\0');
 
 	if (kversion_parse(t->version, &kv, err, errlen) < 0)
 		return -1;
+	/* Whatever the mail says, only the allowed origins are fetched
+	 * from (plain http:// and git:// upgraded to https:// there): a
+	 * forged announcement can at most build a genuine rc. */
 	if (git) {
-		if (gitsrc_url_check(t->git_tree, err, errlen) < 0 ||
+		if (origin_pin(scfg->build_tree_origins, "tree", t->git_tree, tree,
+			       sizeof(tree), err, errlen) < 0 ||
+		    gitsrc_url_check(tree, err, errlen) < 0 ||
 		    gitsrc_branch_check(t->git_branch, err, errlen) < 0)
 			return -1;
-		n = build_targets(in, (struct artifact_in){ NULL, t->git_tree,
+		n = build_targets(in, (struct artifact_in){ NULL, tree,
 			"", "git", NULL, NULL, 0, NULL, NULL, t->git_branch });
 	} else {
-		if (source_urls(t->version, t->patch_url, tarball,
+		if (origin_pin(scfg->build_file_origins, "file", t->patch_url,
+			       patch, sizeof(patch), err, errlen) < 0 ||
+		    source_urls(t->version, patch, tarball,
 				sizeof(tarball), sums, sizeof(sums), name,
 				sizeof(name), err, errlen) < 0 ||
+		    origin_pin(scfg->build_file_origins, "file", tarball, pinned,
+			       sizeof(pinned), err, errlen) < 0 ||
+		    origin_pin(scfg->build_file_origins, "file", sums, pinned,
+			       sizeof(pinned), err, errlen) < 0 ||
 		    fetch_url_check(tarball, err, errlen) < 0 ||
 		    pathf(adir, sizeof(adir), "%s/artifacts", scache) < 0 ||
 		    mkdir_p(adir, 0755, err, errlen) < 0 ||
 		    tarball_sha256(sums, adir, name, tsha, err, errlen) < 0)
 			return -1;
-		if (fetch_learn(t->patch_url, adir, scfg->max_artifact_mb << 20,
-				path, sizeof(path), psha, NULL, NULL, err,
-				errlen) < 0)
+		if (fetch_learn(patch, adir, scfg->max_artifact_mb << 20,
+				path, sizeof(path), psha, NULL, &source_cancel,
+				err, errlen) < 0)
 			return -1;
 		n = build_targets(in, (struct artifact_in){ NULL, tarball, tsha,
-			"source", NULL, NULL, 0, t->patch_url, psha, NULL });
+			"source", NULL, NULL, 0, patch, psha, NULL });
 	}
 	if (n == 0) {
 		errf(err, errlen, "[build] targets names no target");
@@ -209,11 +224,11 @@ static int resolve(struct store *st, const struct source_todo *t, char *err,
 	if (git)
 		log_info("source: release %s (%lld) builds from %s branch %s (its"
 			 " head when each job fetches)", t->version,
-			 (long long)t->id, t->git_tree, t->git_branch);
+			 (long long)t->id, tree, t->git_branch);
 	else
 		log_info("source: release %s (%lld) builds from %s + %s (patch"
 			 " sha256 %s%s)", t->version, (long long)t->id, name,
-			 t->patch_url, psha, scfg->build_keyring[0] != '\0'
+			 patch, psha, scfg->build_keyring[0] != '\0'
 			 ? ", tarball hash from a verified signature" : "");
 	return 1;
 }
@@ -277,6 +292,7 @@ int source_start(const struct config *cfg, const char *db_path,
 
 void source_stop(void)
 {
+	source_cancel = 1;
 	consumer_stop(&source_consumer);
 	free(scache);
 	scache = NULL;

@@ -575,6 +575,31 @@ static int source_check(json_t *body, struct artifact_in *in, size_t *n,
 			return -1;
 		}
 	}
+	/* Code is built only from the allowed origins (origin.c); an
+	 * http:// or git:// URL whose https:// twin is allowed is stored
+	 * upgraded. */
+	{
+		const char *const keys[] = { git != NULL ? "git" : "tarball",
+					     "patch" };
+		const char **urls[] = { git != NULL ? &git : &tarball, &patch };
+		char pinned[2048];
+
+		for (i = 0; i < 2; i++) {
+			int tree = i == 0 && git != NULL;
+
+			if (*urls[i] == NULL)
+				continue;
+			if (origin_pin(tree ? api_ctx.cfg->build_tree_origins
+					    : api_ctx.cfg->build_file_origins,
+				       tree ? "tree" : "file", *urls[i], pinned,
+				       sizeof(pinned), err, errlen) < 0)
+				return -1;
+			if (strcmp(pinned, *urls[i]) != 0) {
+				json_object_set_new(src, keys[i], json_string(pinned));
+				*urls[i] = json_string_value(json_object_get(src, keys[i]));
+			}
+		}
+	}
 	if (targets != NULL && (!json_is_array(targets) ||
 				json_array_size(targets) == 0 ||
 				json_array_size(targets) > target_count())) {

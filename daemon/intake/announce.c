@@ -548,6 +548,45 @@ static char *address_list(InternetAddressList *list)
 }
 
 /*
+ * The sender's address when From is exactly one plain mailbox: one From
+ * header, one mailbox (no group), a display name with no address-like
+ * text in it ('@', '<', '>'), an address without blanks, controls, quotes
+ * or brackets. Otherwise out stays "" and the mail has no sender.
+ */
+static void single_sender(GMimeMessage *msg, InternetAddressList *from,
+			  char *out, size_t outlen)
+{
+	GMimeHeaderList *headers = g_mime_object_get_header_list(GMIME_OBJECT(msg));
+	InternetAddress *a;
+	const char *name, *addr;
+	int n = g_mime_header_list_get_count(headers), nfrom = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		GMimeHeader *h = g_mime_header_list_get_header_at(headers, i);
+
+		if (g_ascii_strcasecmp(g_mime_header_get_name(h), "From") == 0)
+			nfrom++;
+	}
+	if (nfrom != 1 || internet_address_list_length(from) != 1)
+		return;
+	a = internet_address_list_get_address(from, 0);
+	if (!INTERNET_ADDRESS_IS_MAILBOX(a))
+		return;		/* a group: "list: a@x, b@y;" */
+	name = internet_address_get_name(a);
+	addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a));
+	if (name != NULL && strpbrk(name, "@<>") != NULL)
+		return;
+	if (addr == NULL || strlen(addr) >= outlen || strchr(addr, '@') == NULL)
+		return;
+	for (const char *p = addr; *p != '\0'; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f ||
+		    strchr("<>\"'(),;:\\[]", *p) != NULL)
+			return;
+	snprintf(out, outlen, "%s", addr);
+}
+
+/*
  * The decisions after GMime has parsed the message: returns as
  * announce_parse() does.
  */
@@ -674,6 +713,7 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		return -1;
 	}
 	g_free(s);
+	single_sender(msg, from, out->from_addr, sizeof(out->from_addr));
 
 	date = g_mime_message_get_date(msg);
 	if (date && format_utc(date, out->date) < 0)

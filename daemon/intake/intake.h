@@ -48,6 +48,11 @@ struct announcement {
 	char subject[512];	/* decoded, control characters made spaces */
 	char message_id[512];	/* without <> */
 	char from[512];		/* decoded: "Greg Kroah-Hartman <gregkh@...>" */
+	/* The address of the one From mailbox ("gregkh@linuxfoundation.org"),
+	 * or "" when From is anything else (two From headers, a group,
+	 * several mailboxes, a display name holding an address, an address
+	 * with blanks or controls): then no sender can match. */
+	char from_addr[320];
 	char *to;		/* decoded address list, malloc'd, or NULL */
 	char *cc;		/* decoded address list, malloc'd, or NULL */
 	char date[32];		/* Date: in UTC, "2023-11-24T17:48:39Z", or "" */
@@ -99,8 +104,9 @@ struct store;
 int trigger_announcement(struct store *, const char *senders, const char *raw,
 			 size_t len, char *version, size_t vlen, int *created,
 			 char *err, size_t errlen);
-/* 1 if the address in from ("Name <addr>") is one of senders. */
-int trigger_sender_accepted(const char *senders, const char *from);
+/* 1 if addr (the one From mailbox's address, announcement.from_addr) is
+ * exactly one of senders (case aside), or senders has '*'; 0 for "". */
+int trigger_sender_accepted(const char *senders, const char *addr);
 /* Watches cfg->maildir/new: each message is ingested, then moved to cur/
  * (or to .rcgate-rejected/ with the reason logged). */
 int trigger_start(const struct config *, const char *db_path, char *err,

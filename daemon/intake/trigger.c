@@ -27,27 +27,64 @@
 static const struct config *tcfg;
 static struct consumer trigger_consumer;
 
-/* The address in "Name <addr>" (or the whole string), as a pointer and a
- * length into from. */
-static const char *address_of(const char *from, size_t *len)
-{
-	const char *lt = strrchr(from, '<'), *gt;
+/* The releases each sender created on each branch in the last hour:
+ * a flood of announcements (forged or not) makes at most
+ * [announce] max_per_hour new releases per sender and branch. */
+#define RATE_SLOTS 64
+#define RATE_KEEP 64		/* times kept per sender and branch */
+static struct rate {
+	char key[360];		/* "addr branch" */
+	time_t at[RATE_KEEP];	/* creation times, a ring */
+	unsigned next;
+	time_t last;
+} rates[RATE_SLOTS];
+static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
 
-	if (lt != NULL && (gt = strchr(lt, '>')) != NULL) {
-		*len = (size_t)(gt - lt - 1);
-		return lt + 1;
+/* The slot of key (the least recently used one taken over). */
+static struct rate *rate_slot(const char *key)
+{
+	struct rate *lru = &rates[0];
+
+	for (size_t i = 0; i < RATE_SLOTS; i++) {
+		if (strcmp(rates[i].key, key) == 0)
+			return &rates[i];
+		if (rates[i].last < lru->last)
+			lru = &rates[i];
 	}
-	while (*from == ' ')
-		from++;
-	*len = strcspn(from, " ");
-	return from;
+	memset(lru, 0, sizeof(*lru));
+	snprintf(lru->key, sizeof(lru->key), "%s", key);
+	return lru;
 }
 
-int trigger_sender_accepted(const char *senders, const char *from)
+/* 1 if key may create another release now; with record, counts one. */
+static int rate_check(const char *key, long per_hour, int record)
 {
-	size_t alen, n;
-	const char *addr = address_of(from, &alen), *p = senders;
+	time_t now = time(NULL);
+	struct rate *r;
+	long n = 0;
 
+	pthread_mutex_lock(&rate_lock);
+	r = rate_slot(key);
+	r->last = now;
+	if (record) {
+		r->at[r->next++ % RATE_KEEP] = now;
+	} else {
+		for (size_t i = 0; i < RATE_KEEP; i++)
+			n += r->at[i] != 0 && now - r->at[i] < 3600;
+	}
+	pthread_mutex_unlock(&rate_lock);
+	return n < per_hour && n < RATE_KEEP;
+}
+
+int trigger_sender_accepted(const char *senders, const char *addr)
+{
+	size_t alen = strlen(addr), n;
+	const char *p = senders;
+
+	/* No address (From was not exactly one plain mailbox): nobody, not
+	 * even '*', sends it. */
+	if (alen == 0 || strpbrk(addr, " \t<>,") != NULL)
+		return 0;
 	while (*p != '\0') {
 		p += strspn(p, " \t,");
 		n = strcspn(p, " \t,");
@@ -67,6 +104,8 @@ int trigger_announcement(struct store *st, const char *senders,
 	struct announcement a;
 	struct announce_in in;
 	struct kversion kv;
+	char key[360];
+	long per_hour;
 	int64_t id;
 	int rc;
 
@@ -81,9 +120,22 @@ int trigger_announcement(struct store *st, const char *senders,
 	/* Anyone can send a mail that looks like an announcement; only the
 	 * configured senders' decide a release's thread, recipients and
 	 * deadline. */
-	if (!trigger_sender_accepted(senders, a.from)) {
-		errf(err, errlen, "sender %.200s is not in [announce] senders",
-		     a.from);
+	if (!trigger_sender_accepted(senders, a.from_addr)) {
+		if (a.from_addr[0] == '\0')
+			errf(err, errlen, "From: is not exactly one plain mailbox"
+			     " (%.200s)", a.from);
+		else
+			errf(err, errlen, "sender %.200s is not in [announce]"
+			     " senders", a.from_addr);
+		announce_free(&a);
+		return 1;
+	}
+	snprintf(key, sizeof(key), "%s %s", a.from_addr, kv.branch);
+	per_hour = tcfg != NULL ? tcfg->announce_max_per_hour : 10;
+	if (!rate_check(key, per_hour, 0)) {
+		errf(err, errlen, "sender %.200s announced %ld new rcs of %s in"
+		     " the last hour ([announce] max_per_hour): refused",
+		     a.from_addr, per_hour, kv.branch);
 		announce_free(&a);
 		return 1;
 	}
@@ -109,6 +161,8 @@ int trigger_announcement(struct store *st, const char *senders,
 
 		snprintf(version, vlen, "%s", a.version);
 		*created = rc == 0;
+		if (rc == 0)
+			rate_check(key, per_hour, 1);
 		source_kick();	/* builds it, with [build] from_announcements */
 		log_info("announcement version=%s message_id=<%s> from=\"%s\""
 			 " deadline=%s %s", a.version, a.message_id, a.from,

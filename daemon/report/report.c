@@ -841,7 +841,25 @@ char *report_mail_compose(const struct report_mail *m, char *id, size_t idlen,
 		return NULL;
 	}
 	announce_init();
-	msg = build(m, id, idlen, err, errlen);
+	/* Whatever a body quotes (a commit subject, a build's error line),
+	 * no control character but newline and tab reaches a mail: an ESC
+	 * would drive the reader's terminal. */
+	{
+		struct report_mail clean_m = *m;
+		char *clean = strdup(m->body);
+
+		if (clean == NULL) {
+			errf(err, errlen, "out of memory");
+			return NULL;
+		}
+		for (char *p = clean; *p; p++)
+			if (((unsigned char)*p < 0x20 && *p != '\n' &&
+			     *p != '\t') || *p == 0x7f)
+				*p = ' ';
+		clean_m.body = clean;
+		msg = build(&clean_m, id, idlen, err, errlen);
+		free(clean);
+	}
 	if (!msg)
 		return NULL;
 	text = g_mime_object_to_string(GMIME_OBJECT(msg), NULL);

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 echo "1..10"
 MAIL=$SRC/tests/data/mail
-MAILDIR=$(mktemp -d)
+MAILDIR=$(mktemp -d); daemon_owns "$MAILDIR"
 start_daemon "[announce]" "maildir = $MAILDIR"
 ctl() { "$BUILD/rcgatectl" --server "$BASE" --token "$TOKEN" "$@"; }
 

@@ -72,6 +72,7 @@ ln -s "$TARBALL" "$PUB2/linux-6.1.192.tar.xz"
 cp "$FILES/patch-6.1.193-rc1.gz" "$PUB2/stable-review/patch-6.1.193-rc7.gz"
 sed "s/^0000000000/1111111111/" "$PUB/sha256sums.asc" > "$PUB2/sha256sums.asc"
 gpgconf --kill gpg-agent 2>/dev/null
+daemon_owns "$work"	# the keyring, read by rcgated as its own user
 
 start_smtpd
 start_httpd "$FILES"

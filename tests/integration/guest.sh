@@ -80,6 +80,7 @@ rm -rf "$STATE"
 # A guest whose /init never reports: an "agent" that just sleeps.
 SLEEPDIR=$(mktemp -d)
 cp "$BUILD/tests/integration/sleeper" "$SLEEPDIR/rcgate-agent-x86_64"
+daemon_owns "$SLEEPDIR"
 AGENT_DIR=$SLEEPDIR start_daemon "timeout = 20" "attempts = 1"
 req POST /api/v1/releases -H "$(auth)" \
 	-d '{"version":"6.1.193-rc1","artifacts":[{"target":"x86_64","url":"file://'"$DEB"'","sha256":"'"$SHA"'"}]}'

@@ -11,6 +11,7 @@ path prefix:
   /away/NAME       302 to the same file on 127.0.0.2 (another loopback
                    address, which a daemon allowing only 127.0.0.1 refuses)
   /pub/...         DIR/pub/..., plain (kernel.org's layout, for builds)
+  /stallpub/...    DIR/pub/..., stalled like /stall/
 Every request is logged to stderr as: METHOD PATH RANGE STATUS."""
 import http.server
 import os
@@ -37,11 +38,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         parts = self.path.split("/")
-        if len(parts) > 3 and parts[1] == "pub" and ".." not in parts and \
-                "" not in parts[1:]:
+        if len(parts) > 3 and parts[1] in ("pub", "stallpub") and \
+                ".." not in parts and "" not in parts[1:]:
             # kernel.org's tree: /pub/linux/kernel/v6.x/... from DIR/pub/
-            mode, name = "files", self.path
-            path = os.path.join(ROOT, *parts[1:])
+            # (/stallpub/...: the same files, stalled after 4 KiB)
+            mode = "files" if parts[1] == "pub" else "stall"
+            name = self.path
+            path = os.path.join(ROOT, "pub", *parts[2:])
         elif len(parts) != 3 or parts[1] not in ("files", "drop", "slow",
                                                    "flaky", "stall", "away"):
             return self.fail(404)

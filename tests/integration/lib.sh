@@ -30,14 +30,43 @@ kernel_deb() {	# kernel_deb target -> path and sha256 on two lines
 	done
 }
 
+# rcgated refuses to run as root; a test started as root runs it as the
+# unprivileged user a deployment uses (scripts/setup creates rcgate).
+DAEMON_USER=
+if [ "$(id -u)" = 0 ] && id "${RCGATE_TEST_USER:-rcgate}" >/dev/null 2>&1; then
+	DAEMON_USER=${RCGATE_TEST_USER:-rcgate}
+fi
+# daemon_owns DIR...: directories the test made for rcgated (a Maildir, a
+# cache) become the daemon user's.
+daemon_owns() {
+	[ -z "$DAEMON_USER" ] && return 0
+	local d
+	for d in "$@"; do
+		[ -e "$d" ] && find "$d" ! -user "$DAEMON_USER" -exec chown -h "$DAEMON_USER:" {} + 2>/dev/null
+	done
+	return 0
+}
+
 # start_daemon [extra config lines...]: fresh state dir, port 0.
 start_daemon() {
+	local cache=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
 	STATE=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-test.XXXXXX")
-	mkdir -p "$STATE/files"
+	mkdir -p "$STATE/files" "$cache"
+	# Test-only: the loopback origin's compiler cache starts as a copy
+	# of tests/kernels/build-kernels' (the same Debian source, built by
+	# the test machine itself), so the build tests stay warm although
+	# rcgated keeps one cache per origin.
+	local seed=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}/ccache
+	if [ -d "$seed" ] && [ ! -d "$cache/ccache/origin-127.0.0.1" ]; then
+		mkdir -p "$cache/ccache" && cp -a "$seed" "$cache/ccache/origin-127.0.0.1"
+	fi
+	daemon_owns "$cache"
 	{
 		echo "[daemon]"
+		if [ -n "$DAEMON_USER" ]; then echo "user = $DAEMON_USER"
+		elif [ "$(id -u)" = 0 ]; then echo "allow_root = 1"; fi
 		echo "state_dir = $STATE"
-		echo "cache_dir = ${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}"
+		echo "cache_dir = $cache"
 		echo "port = 0"
 		echo "log_file = $STATE/rcgated.log"
 		echo "log_level = debug"
@@ -49,10 +78,15 @@ start_daemon() {
 		echo "[fetch]"
 		echo "local_dirs = $KERNEL_CACHE ${RCGATE_KERNELS:-/var/cache/rcgate/kernels} $STATE/files"
 		echo "allow_networks = 127.0.0.1/32"
-		# Builds share the compiler cache of tests/kernels/build-kernels.
+		# Builds keep a compiler cache per source origin, in the test
+		# cache (the first build of an origin is a cold one).
 		echo "[build]"
 		echo "config_dir = $SRC/configs"
-		echo "ccache_dir = ${RCGATE_KERNELS:-/var/cache/rcgate/kernels}/ccache"
+		echo "ccache_dir = $cache/ccache"
+		# Test-only opt-in: the loopback servers that play kernel.org,
+		# over plain http and git (a deployment lists https:// prefixes).
+		echo "tree_origins = git://127.0.0.1: http://127.0.0.1: https://127.0.0.1:"
+		echo "file_origins = http://127.0.0.1: https://127.0.0.1: file://$STATE/files/"
 		echo "[jobs]"
 		echo "accel = tcg"
 		printf '%s\n' "$@"

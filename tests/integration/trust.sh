@@ -7,9 +7,9 @@
 # two jobs fetching one artifact, numbers with blanks, bearer scopes and
 # databases that are empty or damaged.
 . "$(dirname "$0")/lib.sh"
-echo "1..29"
+echo "1..36"
 MAIL=$SRC/tests/data/mail
-MAILDIR=$(mktemp -d)
+MAILDIR=$(mktemp -d); daemon_owns "$MAILDIR"
 ATTACK="/usr/bin/python3 $SRC/tests/integration/attack.py"
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" "workers = 2" \
 	"[daemon]" "header_timeout = 3" "max_connections_per_ip = 64" \
@@ -58,6 +58,17 @@ if [ "$(jqb .state)" = infra_error ] && jqb .error | grep -q 'refused to connect
 	ok "http://127.0.0.1 is refused before any request (loopback not in allow_networks)"
 else
 	not_ok "http://127.0.0.1 is refused"; diag "$(jqb .error)"
+fi
+# git obeys allow_networks too (issue 27): a tree at an allowed origin on
+# loopback, which allow_networks does not name, is never connected to.
+req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.72-rc1","targets":["x86_64"],"source":{"git":"'"$HTTPD_URL"'/files/linux.git","branch":"linux-6.1.y"}}'
+wait_release 6.1.72-rc1 60
+job_of 6.1.72-rc1
+if [ "$(jqb .state)" = infra_error ] && jqb .error | grep -q 'refused to connect: 127.0.0.1 (loopback)' &&
+	! grep -q 'linux.git' "$HTTPD_LOG"; then
+	ok "git's connections obey allow_networks: no request to a loopback tree"
+else
+	not_ok "git's connections obey allow_networks"; diag "$(jqb .error)" "$(cat "$HTTPD_LOG")"
 fi
 stop_daemon
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" "workers = 2" \
@@ -201,7 +212,7 @@ FULL=$(mktemp -d)
 if mount -t tmpfs -o size=3m tmpfs "$FULL" 2>/dev/null; then
 	KEEP_STATE=$STATE
 	FULL_MAIL=$FULL/maildir
-	mkdir -p "$FULL_MAIL"
+	mkdir -p "$FULL_MAIL"; daemon_owns "$FULL_MAIL"
 	TMPDIR=$FULL start_daemon "filesystems = ext4" "crash_test = 0" \
 		"[announce]" "maildir = $FULL_MAIL"
 	dd if=/dev/zero of="$FULL/fill" bs=16k 2>/dev/null
@@ -232,6 +243,86 @@ else
 	skip_test "with room again both arrive" "cannot mount a tmpfs here"
 fi
 rmdir "$FULL"
+# --- Forged mails never run code (issue 27) ---------------------------------
+# The attacker's server is "localhost", outside the test's allowed origins
+# (lib.sh allows http://127.0.0.1: as a test-only opt-in); the mails claim
+# to come from gregkh, which [announce] senders accepts.
+KEEP_STATE=$STATE
+FORGE_MAIL=$(mktemp -d); daemon_owns "$FORGE_MAIL"
+start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" \
+	"[announce]" "maildir = $FORGE_MAIL" \
+	"[build]" "from_announcements = 1" "targets = x86_64"
+mkdir -p "$STATE/files/pub/linux/kernel/v6.x/stable-review"
+start_httpd "$STATE/files"
+EVIL=http://localhost:${HTTPD_URL##*:}
+forge() {	# forge VERSION [sed script]: a Greg-style announcement of VERSION
+	local b=${1%.*}
+	sed -e "s/6\.1\.64-rc1/$1/g; s/\[PATCH 6\.1 /[PATCH $b /" \
+		-e "s/^Message-ID: .*/Message-ID: <$1.$RANDOM.$RANDOM@linuxfoundation.org>/" \
+		-e "${2:-}" "$MAIL/announce-6.1.64-rc1.eml"
+}
+deliver() {	# deliver NAME < mail: into the Maildir, and wait until read
+	cat > "$FORGE_MAIL/tmp/$1"; chmod 644 "$FORGE_MAIL/tmp/$1"
+	mv "$FORGE_MAIL/tmp/$1" "$FORGE_MAIL/new/$1"
+	for _ in $(seq 1 50); do [ -e "$FORGE_MAIL/new/$1" ] || break; sleep 0.2; done
+}
+source_error() {	# source_error VERSION: waits for the source thread's verdict
+	for _ in $(seq 1 30); do
+		req GET "/api/v1/releases/$1"
+		[ "$(jqb '.source_error')" != null ] && break
+		sleep 1
+	done
+}
+for _ in $(seq 1 50); do [ -d "$FORGE_MAIL/tmp" ] && break; sleep 0.1; done
+
+forge 6.1.90-rc1 "/^Subject:/a X-KernelTest-Patch: $EVIL/pub/linux/kernel/v6.x/stable-review/patch-6.1.90-rc1.gz" | deliver 1
+source_error 6.1.90-rc1
+if [ "$(jqb '.jobs | length')" = 0 ] && jqb .source_error | grep -q 'not under an allowed origin' &&
+	! grep -q 'GET ' "$HTTPD_LOG"; then
+	ok "a forged mail's patch URL outside [build] file_origins: no job, no request"
+else
+	not_ok "a forged mail's patch URL is refused"; diag "$(jqb .source_error)" "$(cat "$HTTPD_LOG")"
+fi
+forge 6.1.91-rc1 "/stable-review\/patch-/d; /^Subject:/a X-KernelTest-Tree: git://localhost:${HTTPD_URL##*:}/evil.git\nX-KernelTest-Branch: linux-6.1.y" | deliver 2
+source_error 6.1.91-rc1
+if [ "$(jqb '.jobs | length')" = 0 ] && jqb .source_error | grep -q 'tree URL .*not under an allowed origin'; then
+	ok "a forged mail's git tree outside [build] tree_origins: no job"
+else
+	not_ok "a forged mail's git tree is refused"; diag "$(jqb .source_error)"
+fi
+req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.92-rc1","targets":["x86_64"],"source":{"tarball":"'"$EVIL"'/pub/linux/kernel/v6.x/linux-6.1.91.tar.xz","tarball_sha256":"'"$NOSHA"'"}}'
+c1=$CODE
+req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.92-rc1","targets":["x86_64"],"source":{"git":"git://localhost:1/evil.git","branch":"linux-6.1.y"}}'
+requests=$(grep -c 'GET ' "$HTTPD_LOG")
+check "a POSTed source outside the allowed origins is refused (400, tarball and git)" \
+	[ "$c1" = 400 -a "$CODE" = 400 -a "$requests" = 0 ]
+forge 6.1.93-rc1 "s/^From: .*/&\nFrom: Evil <evil@example.org>/" | deliver 3
+req GET /api/v1/releases/6.1.93-rc1
+c1=$CODE
+forge 6.1.94-rc1 's/^From: .*/From: "gregkh@linuxfoundation.org" <evil@example.org>/' | deliver 4
+req GET /api/v1/releases/6.1.94-rc1
+check "two From headers, or a display name holding the address, make no release" \
+	[ "$c1" = 404 -a "$CODE" = 404 ]
+for i in $(seq 100 111); do
+	forge "5.10.$i-rc1" "/stable-review\/patch-/d; /git.kernel.org/d" | deliver "flood$i"
+done
+n=0
+for i in $(seq 100 111); do req GET "/api/v1/releases/5.10.$i-rc1"; [ "$CODE" = 200 ] && n=$((n + 1)); done
+check "12 announcements of one branch from one sender in a row make 10 releases ([announce] max_per_hour) ($n)" [ "$n" = 10 ]
+# SIGTERM while the source thread reads a trickling sha256sums.asc.
+head -c 65536 /dev/zero | tr '\0' '#' > "$STATE/files/pub/linux/kernel/v6.x/sha256sums.asc"
+forge 6.1.96-rc1 "s/^From: .*/From: Sasha Levin <sashal@kernel.org>/; /^Subject:/a X-KernelTest-Patch: $HTTPD_URL/stallpub/linux/kernel/v6.x/stable-review/patch-6.1.96-rc1.gz" | deliver 5
+for _ in $(seq 1 60); do grep -q 'GET /stallpub/.*sha256sums.asc' "$HTTPD_LOG" && break; sleep 0.5; done
+sleep 1
+t0=$(date +%s.%N)
+stop_daemon
+dt=$(echo "$(date +%s.%N) - $t0" | bc)
+check "SIGTERM while sha256sums.asc trickles in finishes in seconds (${dt}s)" \
+	awk -v d="$dt" 'BEGIN { exit !(d < 5) }'
+stop_httpd
+rm -rf "$STATE" "$FORGE_MAIL"
+STATE=$KEEP_STATE
+
 conf=$STATE/rcgated.conf
 mv "$STATE/rcgate.db" "$STATE/rcgate.db.good"; rm -f "$STATE"/rcgate.db-*
 : > "$STATE/rcgate.db"

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "base/base.h"
 #include "intake/intake.h"
 #include "testutil.h"
 
@@ -761,6 +762,76 @@ static void test_valid_message_id(void **state)
 	assert_int_equal(announce_valid_message_id(NULL), 0);
 }
 
+/* ---- the sender: exactly one plain mailbox (issue 27) ---- */
+
+/* make_mail with its From: line replaced by from_lines. */
+static char *mail_from(const char *from_lines)
+{
+	char *m = make_mail("[PATCH 6.1 000/372] 6.1.64-rc1 review", "",
+			    body_6_1_64);
+	const char *rest = strchr(m, '\n') + 1;
+	size_t n = strlen(from_lines) + strlen(rest) + 1;
+	char *out = malloc(n);
+
+	assert_non_null(out);
+	snprintf(out, n, "%s%s", from_lines, rest);
+	free(m);
+	return out;
+}
+
+static void test_from_single_mailbox(void **state)
+{
+	static const struct {
+		const char *from;	/* header line(s) */
+		const char *addr;	/* from_addr: "" refused */
+	} cases[] = {
+		{ "From: Greg Kroah-Hartman <gregkh@linuxfoundation.org>\n",
+		  "gregkh@linuxfoundation.org" },
+		{ "From: gregkh@linuxfoundation.org\n",
+		  "gregkh@linuxfoundation.org" },
+		/* Two From headers: whichever GMime keeps, no sender. */
+		{ "From: Evil <evil@example.org>\n"
+		  "From: Greg Kroah-Hartman <gregkh@linuxfoundation.org>\n", "" },
+		{ "From: Greg Kroah-Hartman <gregkh@linuxfoundation.org>\n"
+		  "From: Evil <evil@example.org>\n", "" },
+		/* A group, and two mailboxes in one header. */
+		{ "From: stable: gregkh@linuxfoundation.org;\n", "" },
+		{ "From: evil@example.org, gregkh@linuxfoundation.org\n", "" },
+		{ "From: Evil <evil@example.org>, Greg <gregkh@linuxfoundation.org>\n", "" },
+		/* A display name that holds the address. */
+		{ "From: \"gregkh@linuxfoundation.org\" <evil@example.org>\n", "" },
+		{ "From: \"Greg <gregkh@linuxfoundation.org>\" <evil@example.org>\n", "" },
+		{ "From: =?UTF-8?Q?gregkh=40linuxfoundation=2Eorg?= <evil@example.org>\n", "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct announcement a;
+		char err[256];
+		char *m = mail_from(cases[i].from);
+		int rc = parse_str(m, &a, err, sizeof(err));
+
+		if (rc != 0 || strcmp(a.from_addr, cases[i].addr) != 0)
+			fail_msg("case %zu (%s): rc %d from_addr '%s' (%s)", i,
+				 cases[i].from, rc, a.from_addr, err);
+		assert_int_equal(trigger_sender_accepted(
+			"gregkh@linuxfoundation.org sashal@kernel.org",
+			a.from_addr), cases[i].addr[0] != '\0');
+		/* Not even '*' accepts a mail without one sender. */
+		assert_int_equal(trigger_sender_accepted("*", a.from_addr),
+				 cases[i].addr[0] != '\0');
+		announce_free(&a);
+		free(m);
+	}
+	/* Exact addresses: no prefix, suffix or display-name match. */
+	assert_int_equal(trigger_sender_accepted("gregkh@linuxfoundation.org",
+						 "xgregkh@linuxfoundation.org"), 0);
+	assert_int_equal(trigger_sender_accepted("gregkh@linuxfoundation.org",
+						 "gregkh@linuxfoundation.org.evil"), 0);
+	assert_int_equal(trigger_sender_accepted("gregkh@linuxfoundation.org",
+						 "GregKH@LinuxFoundation.org"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_binary_body_and_nul_bytes),
 		cmocka_unit_test(test_truncation_and_mutation),
 		cmocka_unit_test(test_valid_message_id),
+		cmocka_unit_test(test_from_single_mailbox),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -579,6 +579,34 @@ static void test_email_errors(void **state)
 	announce_free(&a);
 }
 
+/* A follow-up quoting a commit subject with ESC and other controls: none
+ * reaches the mail, newlines and tabs of the body stay (issue 27). */
+static void test_followup_controls(void **state)
+{
+	struct report_input in;
+	struct announcement a;
+	char err[256], *mail, *body;
+
+	(void)state;
+	scenario(&in, &a);
+	mail = report_mail_compose(&(struct report_mail){ .ann = &a,
+		.farm = "farm", .version = "6.1.64-rc1", .kind = "bisection",
+		.from = FARM_FROM, .date = REPLY_DATE,
+		.body = "culprit: 1234 ext4: fix\x1b[2J\x1b]0;pwned\x07 it\n"
+			"\tnext line\x7f\x01\n" }, NULL, 0, err, sizeof(err));
+	assert_non_null(mail);
+	body = strstr(mail, "\n\n");
+	assert_non_null(body);
+	for (const char *p = body; *p; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t' &&
+		     *p != '\r') || *p == 0x7f)
+			fail_msg("control byte 0x%02x in the mail", (unsigned char)*p);
+	assert_non_null(strstr(body, "fix [2J ]0;pwned  it"));
+	assert_non_null(strstr(body, "\tnext line"));
+	free(mail);
+	announce_free(&a);
+}
+
 /* The only header names a reply may carry. */
 static int expected_header(const char *name)
 {
@@ -669,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_email_long_line),
 		cmocka_unit_test(test_email_errors),
 		cmocka_unit_test(test_email_header_injection),
+		cmocka_unit_test(test_followup_controls),
 	};
 
 	announce_init();
