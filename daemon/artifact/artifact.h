@@ -18,7 +18,7 @@
 
 /* ==== ktap.c: from ktap.h ==== */
 /*
- * ktap.h - the KTAP v1 parser: agent output in, plain result data out.
+ * ktap.c - the KTAP v1 parser: agent output in, plain result data out.
  *
  * Pure (no I/O, no globals), so it is unit-tested on golden logs and fuzzed.
  * The producer side of the contract is agent/, and agent/protocol.h spells
@@ -116,7 +116,7 @@ const struct ktap_result *ktap_find(const struct ktap_report *report,
 
 /* ==== kmod.c: from kmod.h ==== */
 /*
- * kmod.h - kernel module metadata and load-order closure, as pure data.
+ * kmod.c - kernel module metadata and load-order closure, as pure data.
  *
  * Debian's linux-image packages ship no modules.dep, so the dependency graph
  * is rebuilt from each module's own .modinfo ELF section. Nothing here does
@@ -219,7 +219,7 @@ void kmod_closure_free(struct kmod_closure *closure);
 
 /* ==== initramfs.c: from initramfs.h ==== */
 /*
- * initramfs.h - build the guest's kernel image and initramfs from a kernel
+ * initramfs.c - build the guest's kernel image and initramfs from a kernel
  * artifact (a Debian linux-image .deb, or an image + modules.tar.xz).
  */
 

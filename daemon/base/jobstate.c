@@ -3,7 +3,7 @@
  * jobstate.c - the job state table: every state a job can be in, whether
  * it is final (the job will not change again unless retried) and whether
  * a worker holds it (active). The store's SQL uses the JOB_*_SQL lists
- * rcgate.h derives from it (tests/unit/jobstate.c checks they agree, and
+ * base.h derives from it (tests/unit/jobstate.c checks they agree, and
  * the schema's CHECK constraint refuses any other name); the API
  * publishes it at /api/v1/states and the dashboard reads it from there.
  */

@@ -156,8 +156,7 @@ int build_kernel(const struct build_source *src, const struct target *t,
 
 /* The options t's fragment sets to y that a final .config lacks (a
  * dependency the fragment forgot drops them silently): a space-separated
- * list into out, "" if none. 0, or -1 if a file cannot be read. Not static
- * for tests/unit/build.c. */
+ * list into out, "" if none. 0, or -1 if a file cannot be read. */
 int build_config_missing(const char *fragment, const char *config, char *out,
 			 size_t outlen);
 

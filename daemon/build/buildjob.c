@@ -6,7 +6,7 @@
  * kernel build at a time, [build] jobs make jobs, beside the guests), the
  * kernel built by build.c with the job's log in <job dir>/build.log, and
  * the image moved into the cache under its sha256, exactly where a kernel
- * CI posted would be. The worker (sched.c) then boots it as kind 'image'.
+ * CI posted would be. The job's next rows (job/) then boot it as kind 'image'.
  * Kind 'git' is the same with gitsrc.c: the tree fetched into its cached
  * clone (the job's fetching), checked out in the target's worktree and
  * built there (building).

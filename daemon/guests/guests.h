@@ -17,7 +17,7 @@
 
 /* ==== guest.c: from guest.h ==== */
 /*
- * guest.h - running one test guest through libvirt (guest.c), the domain
+ * guest.c - running one test guest through libvirt (guest.c), the domain
  * XML that describes it (guest_xml.c), and storage volumes on hosts that
  * share no filesystem with the daemon (guest_pool.c). Nothing outside
  * those files includes libvirt headers; callers see only these types.
@@ -77,7 +77,7 @@ enum guest_outcome {
 
 const char *guest_outcome_name(enum guest_outcome);
 
-/* Levels match enum log_level in rcgate.h. */
+/* Levels match enum log_level in base/base.h. */
 enum { GUEST_LOG_ERR, GUEST_LOG_WARN, GUEST_LOG_INFO, GUEST_LOG_DEBUG };
 
 /*
@@ -222,7 +222,7 @@ char *guest_xml(const struct guest_spec *, char *err, size_t errlen);
 
 /* ==== hosts.c: from hosts.h ==== */
 /*
- * hosts.h - the hypervisor hosts guests run on (hosts.c): their
+ * hosts.c - the hypervisor hosts guests run on (hosts.c): their
  * configuration ([host NAME] sections), their connections and health,
  * and where a job goes. Without [host] sections there is one host, the
  * daemon's own libvirt connection ([libvirt] uri), exactly as before.

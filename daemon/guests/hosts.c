@@ -9,7 +9,7 @@
  * before (guests and volumes named with its prefix), and then watches the
  * connection (libvirt's keepalive and close callback, guest.c). A host
  * that fails is marked down: nothing new is placed there, the jobs on it
- * fail over (sched.c), and once the last of them has let go of the old
+ * fail over (job/boot.c), and once the last of them has let go of the old
  * connection the thread connects again every HOST_RETRY_S seconds until
  * the host answers. A call that hangs on one host holds only that host's
  * thread or the job that made it.

@@ -3,7 +3,7 @@
  * api_internal.h - what the files of the REST API share, and nothing else
  * includes: api.c's module state and helpers, and every handler, so that
  * api.c's route table can name them. A section per file. The rest of the
- * daemon sees the API only through rcgate.h's api.c section.
+ * daemon sees the API only through http.h's api.c section.
  */
 #ifndef RCGATE_API_INTERNAL_H
 #define RCGATE_API_INTERNAL_H

@@ -113,7 +113,7 @@ int h_job_log(struct http_request *req, struct http_response *resp)
 		{ "build", BUILD_LOG },
 		{ "console", RCGATE_CONSOLE_LOG },
 		{ "results (KTAP)", RCGATE_RESULTS_KTAP },
-		/* The power-cut test's two boots (sched.c phase_paths). */
+		/* The power-cut test's two boots (job/boot.c phase_paths). */
 		{ RCGATE_PHASE_CRASH_WRITE " console",
 		  RCGATE_PHASE_CONSOLE_LOG(RCGATE_PHASE_CRASH_WRITE) },
 		{ RCGATE_PHASE_CRASH_WRITE " output",

@@ -255,7 +255,7 @@ static void add_headers(struct MHD_Response *r, const char *type,
 }
 
 /* "bytes=a-b" or "bytes=a-" or "bytes=-n" against len; 0 ok, -1 bad.
- * Not static only so tests/fuzz/range_fuzz.c can reach it (rcgate.h). */
+ * Not static only so tests/fuzz/range_fuzz.c can reach it (http/http.h). */
 int http_range_parse(const char *h, size_t len, size_t *from, size_t *to)
 {
 	long a = -1, b = -1;

@@ -3,7 +3,8 @@
  * announce.c - turns a raw rc review announcement into struct announcement.
  * Owns the use of GMime for parsing (report.c uses it for writing); every
  * header, address, encoded word and body encoding goes through GMime, this
- * file only interprets decoded text. See announce.h for the rules.
+ * file only interprets decoded text. See intake.h's announce.c section
+ * for the rules.
  */
 #include <ctype.h>
 #include <pthread.h>

@@ -16,7 +16,7 @@
 
 /* ==== announce.c: from announce.h ==== */
 /*
- * announce.h - stable rc review announcements: raw RFC 822 mail in, the rc's
+ * announce.c - stable rc review announcements: raw RFC 822 mail in, the rc's
  * identity (version, branch, deadline, Message-ID, patch URL, git tree) out.
  *
  * Pure: no I/O and no global state beyond GMime's one-time initialisation.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * slotplan.c - owns the choice of which waiting boot takes a free guest
- * slot at the end of a release. Longest chain first (sched.c) is the rule;
+ * slot at the end of a release. Longest chain first (job/slots.c) is the rule;
  * when every boot still to run is known, with its expected length, this
  * plays the rest of the release out both ways (longest first, and each
  * other waiter first, the rest longest first) and takes the waiter whose

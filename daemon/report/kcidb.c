@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kcidb.c - builds a release's KCIDB v5.3 submission from typed rows
- * (kcidb.h says which rules of the schema it keeps, and why).
+ * (report.h's kcidb.c section says which rules of the schema it keeps, and why).
  */
 #include <ctype.h>
 #include <stdio.h>

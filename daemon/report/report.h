@@ -18,7 +18,7 @@
 
 /* ==== report.c: from report.h ==== */
 /*
- * report.h - the per-rc test report: plain text in the style test farms
+ * report.c - the per-rc test report: plain text in the style test farms
  * reply to stable review announcements with, and the RFC 822 reply itself.
  *
  * Pure functions over plain structs: no database, no network, no clock, no
@@ -160,7 +160,7 @@ int report_message_id(const char *email, char *buf, size_t len);
 
 /* ==== kcidb.c: from kcidb.h ==== */
 /*
- * kcidb.h - a release as a KCIDB v5.3 submission (KernelCI's common
+ * kcidb.c - a release as a KCIDB v5.3 submission (KernelCI's common
  * database): the announcement's checkout, one build per target, every test
  * result, each regression as an issue with incidents on its failing tests.
  *
