@@ -247,7 +247,7 @@ struct initramfs_request {
 	/* Polled between the archive's members (may be NULL): a set flag
 	 * stops the build with an error, so a cancelled job or a stopping
 	 * daemon does not wait for a whole package to be read. */
-	const volatile int *cancel;
+	const atomic_int *cancel;
 };
 
 struct initramfs_result {
@@ -297,13 +297,13 @@ int fetch_url_check(const char *url, char *err, size_t errlen);
  * written to joblog (may be NULL). path gets the cached file's path. */
 int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		   long max_bytes, char *path, size_t pathlen, FILE *joblog,
-		   const volatile int *cancel, char *err, size_t errlen);
+		   const atomic_int *cancel, char *err, size_t errlen);
 
 /* For a file whose hash nobody published (an rc's stable-review patch):
  * downloads url with the same checks, learns its sha256 and keeps it in
  * the cache under it. Concurrent calls for one URL download twice. */
 int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
 		char *path, size_t pathlen, char sha256[65], FILE *joblog,
-		const volatile int *cancel, char *err, size_t errlen);
+		const atomic_int *cancel, char *err, size_t errlen);
 
 #endif /* RCGATE_ARTIFACT_H */

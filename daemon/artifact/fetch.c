@@ -330,7 +330,7 @@ struct download {
 	FILE *out;
 	FILE *joblog;
 	long max_bytes;
-	const volatile int *cancel;
+	const atomic_int *cancel;
 	curl_off_t have;	/* bytes already on disk before this try */
 	curl_off_t written;	/* bytes added by this try */
 	double last_report;
@@ -338,13 +338,13 @@ struct download {
 	char refused[160];	/* why a connection was not allowed */
 };
 
-static int cancelled(const volatile int *cancel)
+static int cancelled(const atomic_int *cancel)
 {
 	return cancel != NULL && *cancel;
 }
 
 /* Sleeps up to secs, waking early (1) when cancelled. */
-static int sleep_cancellable(double secs, const volatile int *cancel)
+static int sleep_cancellable(double secs, const atomic_int *cancel)
 {
 	double until = now_monotonic() + secs;
 
@@ -450,7 +450,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
 /* One transfer attempt, appending to partial. Returns 0 on success, 1 on a
  * transient error worth retrying, -1 on a permanent one. */
 static int fetch_once(const char *url, const char *partial, long max_bytes,
-		      FILE *joblog, const volatile int *cancel, char *err,
+		      FILE *joblog, const atomic_int *cancel, char *err,
 		      size_t errlen)
 {
 	struct download d = { 0 };
@@ -555,7 +555,7 @@ static int fetch_once(const char *url, const char *partial, long max_bytes,
  * a regular file only, opened without blocking and without following a
  * final symbolic link, in chunks that look at cancel. */
 static int copy_local(const char *url, const char *partial, long max_bytes,
-		      const volatile int *cancel, char *err, size_t errlen)
+		      const atomic_int *cancel, char *err, size_t errlen)
 {
 	char path_err[160], *path = NULL, *decoded = NULL, buf[65536];
 	int in = -1, out = -1, rc = -1;
@@ -633,7 +633,7 @@ out:
 
 /* Waits for the artifact's lock, so one fetch at a time works on a hash
  * (a second job then finds the file cached). 1 when cancelled. */
-static int lock_artifact(const char *lockpath, const volatile int *cancel,
+static int lock_artifact(const char *lockpath, const atomic_int *cancel,
 			 int *fd, char *err, size_t errlen)
 {
 	*fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -658,7 +658,7 @@ static int lock_artifact(const char *lockpath, const volatile int *cancel,
 
 /* One source, with retries: 0 when partial holds the whole transfer. */
 static int fetch_source(const char *url, int local, const char *partial,
-			long max_bytes, FILE *joblog, const volatile int *cancel,
+			long max_bytes, FILE *joblog, const atomic_int *cancel,
 			char *err, size_t errlen)
 {
 	int rc = -1;
@@ -684,7 +684,7 @@ static int fetch_source(const char *url, int local, const char *partial,
 
 int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		   long max_bytes, char *path, size_t pathlen, FILE *joblog,
-		   const volatile int *cancel, char *err, size_t errlen)
+		   const atomic_int *cancel, char *err, size_t errlen)
 {
 	char partial[PATH_MAX], pdir[PATH_MAX], lockpath[PATH_MAX], got[65],
 		urlhash[65];
@@ -779,7 +779,7 @@ out:
 
 int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
 		char *path, size_t pathlen, char sha256[65], FILE *joblog,
-		const volatile int *cancel, char *err, size_t errlen)
+		const atomic_int *cancel, char *err, size_t errlen)
 {
 	char pdir[PATH_MAX], partial[PATH_MAX], urlhash[65];
 	int local = strncmp(url, "file:", 5) == 0;

@@ -150,7 +150,7 @@ fail:
 
 /* 1 with the next regular file, 0 at the end, -1 on error. */
 /* The calling build's cancel flag (initramfs_request.cancel). */
-static __thread const volatile int *build_cancel;
+static __thread const atomic_int *build_cancel;
 
 static int stream_next(struct stream *s, struct archive_entry **e, char *err,
 		       size_t errlen)

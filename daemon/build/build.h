@@ -238,7 +238,7 @@ struct buildjob_src {
  * output in <job_dir>/build.log). 0, or -1 with err (infra). */
 int buildjob_fetch(const struct job *job, const struct config *cfg,
 		   const char *cache_dir, const char *job_dir, FILE *joblog,
-		   const volatile int *cancel, struct buildjob_src *s, char *err,
+		   const atomic_int *cancel, struct buildjob_src *s, char *err,
 		   size_t errlen);
 /* The job's building: waits for the build budget (one build at a time),
  * checks a git commit out (with check_version, its Makefile must say the
@@ -248,7 +248,7 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
  * -1: infra (err), cancel included. */
 int buildjob_build(const struct job *job, const struct target *t,
 		   const struct config *cfg, const char *cache_dir,
-		   const char *job_dir, FILE *joblog, const volatile int *cancel,
+		   const char *job_dir, FILE *joblog, const atomic_int *cancel,
 		   const struct buildjob_src *s, int check_version,
 		   void (*progress)(void *, const char *, long, long),
 		   void *pcls, struct buildjob_result *out, char *err,

@@ -27,7 +27,7 @@ static pthread_mutex_t budget = PTHREAD_MUTEX_INITIALIZER;
 
 static int is_cancelled(void *cls)
 {
-	const volatile int *cancel = cls;
+	const atomic_int *cancel = cls;
 
 	return cancel != NULL && *cancel;
 }
@@ -44,7 +44,7 @@ struct job_build {
 static int job_build_init(struct job_build *b, const struct job *job,
 			  const struct config *cfg,
 			  const char *cache_dir, const char *job_dir,
-			  const volatile int *cancel, char *err, size_t errlen)
+			  const atomic_int *cancel, char *err, size_t errlen)
 {
 	if (pathf(b->adir, sizeof(b->adir), "%s/artifacts", cache_dir) < 0 ||
 	    pathf(b->root, sizeof(b->root), "%s/build", cache_dir) < 0 ||
@@ -81,7 +81,7 @@ static int job_build_init(struct job_build *b, const struct job *job,
 
 int buildjob_fetch(const struct job *job, const struct config *cfg,
 		   const char *cache_dir, const char *job_dir, FILE *joblog,
-		   const volatile int *cancel, struct buildjob_src *s, char *err,
+		   const atomic_int *cancel, struct buildjob_src *s, char *err,
 		   size_t errlen)
 {
 	/* A bisection step builds its own commit of the rc's tree. */
@@ -143,7 +143,7 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 
 int buildjob_build(const struct job *job, const struct target *t,
 		   const struct config *cfg, const char *cache_dir,
-		   const char *job_dir, FILE *joblog, const volatile int *cancel,
+		   const char *job_dir, FILE *joblog, const atomic_int *cancel,
 		   const struct buildjob_src *s, int check_version,
 		   void (*progress)(void *, const char *, long, long),
 		   void *pcls, struct buildjob_result *out, char *err,

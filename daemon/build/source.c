@@ -33,7 +33,7 @@ static char *scache;
 static void (*jobs_queued)(void);	/* sched_kick, wired by main.c */
 /* Set by source_stop: every download of a pass stops within a fraction
  * of a second, however slowly a server trickles. */
-static volatile int source_cancel;
+static atomic_int source_cancel;
 static int source_pass(struct store *, void *);
 static struct consumer source_consumer = {
 	.name = "source", .pass = source_pass, .period = 30,

@@ -1037,7 +1037,7 @@ void guest_discard(struct guest *g)
 }
 
 int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
-		     const volatile int *cancel, enum guest_outcome *outcome,
+		     const atomic_int *cancel, enum guest_outcome *outcome,
 		     struct guest_times *times, char *err, size_t errlen)
 {
 	struct marker_scan scan = { .fd = -1 };
@@ -1166,7 +1166,7 @@ out:
 }
 
 int guest_run(struct guest_host *h, const struct guest_spec *spec,
-	      const char *marker, int timeout_s, const volatile int *cancel,
+	      const char *marker, int timeout_s, const atomic_int *cancel,
 	      enum guest_outcome *outcome, struct guest_times *times,
 	      char *err, size_t errlen)
 {

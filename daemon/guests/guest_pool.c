@@ -133,7 +133,7 @@ out:
 struct upload {
 	int fd;
 	off_t size;
-	const volatile int *cancel;
+	const atomic_int *cancel;
 };
 
 static int up_source(virStreamPtr st, char *data, size_t nbytes, void *opaque)
@@ -195,7 +195,7 @@ static int up_skip(virStreamPtr st, long long length, void *opaque)
 
 static int vol_upload(struct guest_host *h, const char *pool, const char *name,
 		      const char *local, char *path, size_t pathlen,
-		      const volatile int *cancel, char *err, size_t errlen)
+		      const atomic_int *cancel, char *err, size_t errlen)
 {
 	struct upload u = { .fd = -1, .cancel = cancel };
 	virStoragePoolPtr p = NULL;
@@ -376,7 +376,7 @@ int guest_pool_ensure(struct guest_host *h, const char *pool, const char *path,
 
 int guest_vol_upload(struct guest_host *h, const char *pool, const char *name,
 		     const char *local, char *path, size_t pathlen,
-		     const volatile int *cancel, char *err, size_t errlen)
+		     const atomic_int *cancel, char *err, size_t errlen)
 {
 	int rc;
 

@@ -128,7 +128,7 @@ struct guest_times {
 	double decided_at;	/* the outcome known */
 };
 int guest_run(struct guest_host *, const struct guest_spec *,
-	      const char *marker, int timeout_s, const volatile int *cancel,
+	      const char *marker, int timeout_s, const atomic_int *cancel,
 	      enum guest_outcome *outcome, struct guest_times *times,
 	      char *err, size_t errlen);
 
@@ -147,7 +147,7 @@ int guest_create(struct guest_host *, const struct guest_spec *,
 		 size_t errlen);
 /* The second half: starts the CPUs, waits as guest_run, frees g. */
 int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
-		     const volatile int *cancel, enum guest_outcome *outcome,
+		     const atomic_int *cancel, enum guest_outcome *outcome,
 		     struct guest_times *times, char *err, size_t errlen);
 /* Destroys (in the background) a created guest that is not to run, and
  * frees it; NULL is ignored. */
@@ -203,7 +203,7 @@ int guest_pool_ensure(struct guest_host *, const char *pool, const char *path,
  * the host. *cancel (may be NULL) stops it. */
 int guest_vol_upload(struct guest_host *, const char *pool, const char *name,
 		     const char *local, char *path, size_t pathlen,
-		     const volatile int *cancel, char *err, size_t errlen);
+		     const atomic_int *cancel, char *err, size_t errlen);
 /* Deletes volume name; one that is not there is success. */
 int guest_vol_delete(struct guest_host *, const char *pool, const char *name,
 		     char *err, size_t errlen);

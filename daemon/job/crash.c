@@ -45,7 +45,7 @@ static long durable_size(const char *ktap_path)
  * ever seen (locks unsupported or qemu already gone: the caller waits for
  * the destroy itself), or when cancelled or after timeout_s.
  */
-static int disk_wait_released(const char *path, const volatile int *cancel,
+static int disk_wait_released(const char *path, const atomic_int *cancel,
 			      double timeout_s)
 {
 	double start = now_monotonic();

@@ -80,7 +80,7 @@ enum { RESULTS_SUITE, RESULTS_CRASH, RESULTS_BUILD, RESULTS_SETS };
  */
 struct jobrun {
 	struct store *st;
-	volatile int *cancel;		/* the worker's: set by the monitor,
+	atomic_int *cancel;		/* the worker's: set by the monitor,
 					 * sched_stop, or a failed boot */
 	unsigned worker;
 	const struct job *job;		/* &built once a build made the image */
@@ -203,7 +203,7 @@ void slots_wake(void);
  * (not longest first) chose this boot.
  */
 int slot_acquire(unsigned host, int run, const struct target *t,
-		 const char *phase, uint64_t seq, const volatile int *cancel,
+		 const char *phase, uint64_t seq, const atomic_int *cancel,
 		 int *planned);
 /* Gives a slot of host back. The boot is done with the host unless
  * follows: a crash-write whose crash-verify comes after the power cut. */

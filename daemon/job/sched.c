@@ -30,7 +30,7 @@ struct worker {
 	pthread_t thread;
 	unsigned index;
 	_Atomic int64_t job_id;		/* 0 when idle */
-	volatile int cancel;		/* set by the monitor, sched_stop, or
+	atomic_int cancel;		/* set by the monitor, sched_stop, or
 					 * the job's own failed boot */
 };
 

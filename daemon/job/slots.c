@@ -314,7 +314,7 @@ static void slot_forget(struct slot_pool *p, uint64_t seq)
 }
 
 int slot_acquire(unsigned host, int run, const struct target *t,
-		 const char *phase, uint64_t seq, const volatile int *cancel,
+		 const char *phase, uint64_t seq, const atomic_int *cancel,
 		 int *planned)
 {
 	struct slot_pool *p = run ? &slots.run[host] : &slots.domains[host];

@@ -131,7 +131,7 @@ static void *writer_main(void *arg)
 }
 
 static enum guest_outcome run_until(struct run_case *c, const char *marker,
-				    int timeout_s, const volatile int *cancel,
+				    int timeout_s, const atomic_int *cancel,
 				    const char *const *chunks, double *elapsed)
 {
 	struct writer w = { .path = c->channel, .chunks = chunks };
@@ -155,7 +155,7 @@ static enum guest_outcome run_until(struct run_case *c, const char *marker,
 }
 
 static enum guest_outcome run(struct run_case *c, int timeout_s,
-			      const volatile int *cancel,
+			      const atomic_int *cancel,
 			      const char *const *chunks, double *elapsed)
 {
 	return run_until(c, MARKER, timeout_s, cancel, chunks, elapsed);
@@ -216,7 +216,7 @@ static void test_stale_log_ignored(void **state)
 
 static void test_cancel(void **state)
 {
-	static volatile int cancel = 1;
+	static atomic_int cancel = 1;
 	struct run_case c;
 	double elapsed = -1;
 

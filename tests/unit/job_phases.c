@@ -112,7 +112,7 @@ static const struct phase p_fail = { "fail", JS_BOOTING, NULL, exec_fail,
 static const struct phase p_cancel = { "cancel", JS_BOOTING, NULL,
 				       exec_cancel, PHASE_STEP_NONE, 0 };
 
-static volatile int cancel_flag;
+static atomic_int cancel_flag;
 
 static void run_setup(struct jobrun *r)
 {
