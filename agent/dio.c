@@ -1026,6 +1026,21 @@ enum test_status test_efault(const struct suite_test *t,
 			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
 		im.bad++;
 	}
+	/* Over a hole the kernel zeroes the user buffer instead of reading
+	 * the disk: that path must fail with EFAULT as well (42c498c18a94),
+	 * not return 0 as if the hole were at EOF. */
+	if (ftruncate(fd, 32 * KIB) != 0) {
+		diag_add(d, "ftruncate 32768: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 32 * KIB);
+	r = pread(fd, m, 2 * PAGE, 16 * KIB);
+	if (r != -1 || errno != EFAULT) {
+		diag_add(d, "read of a hole into a read-only buffer returned %zd%s%s, expected EFAULT",
+			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+		im.bad++;
+	}
 	memset(buf, 0, len);
 	mprotect(m, 2 * PAGE, PROT_READ | PROT_WRITE);
 	pat_fill(m, 2 * PAGE, 8 * KIB, 3);
