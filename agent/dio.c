@@ -155,7 +155,7 @@ static unsigned int verify(const char *path, struct image *im,
 			   const char *step, unsigned int how, struct diag *d)
 {
 	unsigned int bad = 0;
-	char label[64];
+	char label[112];
 	struct stat st;
 	unsigned char *buf = NULL;
 	size_t len = (size_t)round_up(im->size, PAGE);
@@ -530,7 +530,8 @@ enum test_status test_nowait(const struct suite_test *t,
 			image_write(&im, steps[i].off, (size_t)r, i + 1);
 		}
 		snprintf(step, sizeof(step), "after RWF_NOWAIT %s write (%s)",
-			 steps[i].what, r < 0 ? strerror(errno) : "done");
+			 steps[i].what, r < 0 ? (errno == EAGAIN ? "EAGAIN" : "error") :
+			 r == (ssize_t)steps[i].len ? "done" : "short");
 		verify(env->path, &im, step, VIA_DIRECT | VIA_BUFFERED, d);
 		/* A read with RWF_NOWAIT: all of it, or EAGAIN. */
 		{
