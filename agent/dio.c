@@ -532,7 +532,10 @@ enum test_status test_nowait(const struct suite_test *t,
 		snprintf(step, sizeof(step), "after RWF_NOWAIT %s write (%s)",
 			 steps[i].what, r < 0 ? (errno == EAGAIN ? "EAGAIN" : "error") :
 			 r == (ssize_t)steps[i].len ? "done" : "short");
-		verify(env->path, &im, step, VIA_DIRECT | VIA_BUFFERED, d);
+		/* Direct reads only: a cached page in the range makes every
+		 * later RWF_NOWAIT write EAGAIN before it reaches the
+		 * filesystem, and the filesystem is what this checks. */
+		verify(env->path, &im, step, VIA_DIRECT, d);
 		/* A read with RWF_NOWAIT: all of it, or EAGAIN. */
 		{
 			struct iovec riov = { .iov_base = buf, .iov_len = 16 * KIB };
@@ -550,6 +553,7 @@ enum test_status test_nowait(const struct suite_test *t,
 			}
 		}
 	}
+	verify(env->path, &im, "after the RWF_NOWAIT writes", VIA_ALL, d);
 	if (im.bad > 0)
 		diag_add(d, "%u of %zu RWF_NOWAIT writes returned EAGAIN", again,
 			 sizeof(steps) / sizeof(steps[0]));
