@@ -104,19 +104,23 @@
 	  "RWF_HIPRI direct I/O hangs, misplaces data or returns a wrong count.", "") \
 	X("nowait", RCGATE_ALL_FS,                                             \
 	  "RWF_NOWAIT direct writes over data, into a hole, past and across EOF: each completes or fails with EAGAIN, and EAGAIN leaves bytes and st_size untouched; RWF_NOWAIT reads likewise.", \
-	  "Non-blocking direct I/O (io_uring, AIO users) writes data while reporting EAGAIN, so a retry duplicates or corrupts it.", "") \
+	  "Non-blocking direct I/O (io_uring, AIO users) writes data while reporting EAGAIN, so a retry duplicates or corrupts it.", \
+	  "883a790a8440 xfs: don't allow NOWAIT DIO across extent boundaries; ca93e44bfb5f btrfs: fallback to blocking mode when doing async dio over multiple extents") \
 	X("append_flags", RCGATE_ALL_FS,                                       \
 	  "pwritev2(RWF_APPEND) at offset 0 and -1 and pwrite() on an O_APPEND descriptor must all land at EOF (and -1 must move the position there).", \
-	  "Per-call append overwrites data at the given offset instead of appending.", "") \
+	  "Per-call append overwrites data at the given offset instead of appending, or leaves the position behind.", \
+	  "936e114a245b iomap: update ki_pos a little later in iomap_dio_complete") \
 	X("aio_rw", RCGATE_ALL_FS,                                             \
 	  "Linux native AIO: four extending direct writes submitted out of order in one io_submit, then four reads; every event's res is the full length and the bytes are right.", \
 	  "Asynchronous direct I/O (databases, QEMU) completes with a wrong result or misplaces data.", "") \
 	X("uring_rw", RCGATE_ALL_FS,                                           \
 	  "io_uring: four extending writev sqes out of order in one io_uring_enter, then four readv; every cqe's res is the full length and the bytes are right.", \
-	  "io_uring direct I/O completes with a wrong result or misplaces data.", "") \
+	  "io_uring direct I/O completes with a wrong result or misplaces data, or a read across extents comes back short.", \
+	  "ca93e44bfb5f btrfs: fallback to blocking mode when doing async dio over multiple extents") \
 	X("efault_buffer", RCGATE_ALL_FS,                                      \
 	  "Direct write and read with a buffer whose third page is unmapped: EFAULT or a short count of at most the mapped part, with the file exactly as the count says; a read into a read-only buffer fails with EFAULT, a write from one works.", \
-	  "A faulting user buffer makes direct I/O report data it did not write, extend the file with garbage, or write into read-only memory.", "") \
+	  "A faulting user buffer makes direct I/O report data it did not write, extend the file with garbage, or report end of file in the middle of one.", \
+	  "42c498c18a94 iomap: Fix iomap_dio_rw return value for user copies") \
 	X("fresh_mmap_read", RCGATE_ALL_FS,                                    \
 	  "A 256 KiB direct read into a freshly mmap'd, never-touched buffer: the kernel must fault every page in.", \
 	  "Direct reads into untouched memory return short or wrong data.",   \
@@ -128,7 +132,7 @@
 	X("mmap_src_append", RCGATE_ALL_FS,                                    \
 	  "As mmap_src_write on an O_APPEND descriptor onto existing data (fstests generic/362): size, position and bytes exact.", \
 	  "A direct append whose buffer faults half-way gives a wrong file size or misplaced data.", \
-	  "939b656bc8ab btrfs: fix corruption after buffer fault in during direct IO append write") \
+	  "939b656bc8ab btrfs: fix corruption after buffer fault in during direct IO append write; 936e114a245b iomap: update ki_pos a little later in iomap_dio_complete") \
 	X("mmap_same_file", RCGATE_ALL_FS,                                     \
 	  "A direct write from an mmap of the first half of the same file into its second half.", \
 	  "Direct I/O with a buffer mapped from the file itself deadlocks or copies the wrong bytes.", \
