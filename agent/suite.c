@@ -744,6 +744,11 @@ out:
 	{ .name = nm, .run = fn, .block_size = bs, .nblocks = 8,               \
 	  .blocks_per_call = per, .open_flags = fl, .write_op = wop,           \
 	  .read_op = rop, .sync_op = sop, .misalign = mis, .flags = tf }
+/* A dio.c scenario: one call per test function, block size, flags, RWF_. */
+#define DIO(nm, fn, bs, tf, rw)                                                \
+	{ .name = nm, .run = fn, .block_size = bs, .nblocks = 1,               \
+	  .blocks_per_call = 1, .write_op = OP_PWRITE, .read_op = RD_PREAD,    \
+	  .flags = tf, .rwf = rw }
 #define EXTEND(nm, bs, per, fl, wop, rop, sop)                                  \
 	ROW(nm "_" #bs, test_extend, bs, per, fl, wop, rop, sop, MIS_NONE, 0)
 #define PER_BS(bs)                                                             \
@@ -778,7 +783,66 @@ static const struct suite_test tests[] = {
 	    RD_PREAD, SYNC_NONE, MIS_OFFSET, 0),
 	ROW("unaligned_length", test_unaligned, 4096, 1, 0, OP_PWRITE,
 	    RD_PREAD, SYNC_NONE, MIS_LENGTH, 0),
+	/* dio.c: one scenario each (catalogue.h says what and why). */
+	DIO("pwritev2_offsets", test_rwf_offsets, 4096, 0, 0),
+	DIO("pwritev2_dsync", test_rwf_offsets, 4096, 0, RWF_DSYNC),
+	DIO("pwritev2_sync", test_rwf_offsets, 4096, 0, RWF_SYNC),
+	DIO("pwritev2_hipri", test_rwf_offsets, 4096, 0, RWF_HIPRI),
+	DIO("nowait", test_nowait, 4096, 0, RWF_NOWAIT),
+	DIO("append_flags", test_append_flags, 4096, 0, RWF_APPEND),
+	DIO("aio_rw", test_aio, 4096, 0, 0),
+	DIO("uring_rw", test_uring, 4096, 0, 0),
+	DIO("efault_buffer", test_efault, 4096, 0, 0),
+	DIO("fresh_mmap_read", test_mmap_buffer, 4096, MB_FRESH_READ, 0),
+	DIO("mmap_src_write", test_mmap_buffer, 4096, MB_FILE_SRC, 0),
+	DIO("mmap_src_append", test_mmap_buffer, 4096, MB_FILE_APPEND, 0),
+	DIO("mmap_same_file", test_mmap_buffer, 4096, MB_SAME_FILE, 0),
+	DIO("many_iovecs_512", test_many_iovecs, 512, 0, 0),
+	DIO("large_io", test_large_io, 4096, 0, 0),
+	DIO("mixed_extents", test_mixed_extents, 4096, 0, 0),
+	DIO("eof_cross", test_eof, 4096, 0, 0),
+	DIO("truncate_updown", test_truncate, 4096, 0, 0),
+	DIO("punch_zero_collapse", test_punch, 4096, 0, 0),
+	DIO("reflink", test_reflink, 4096, 0, 0),
+	DIO("btrfs_compressed", test_btrfs_extents, 4096, 0, 0),
+	DIO("btrfs_inline", test_btrfs_extents, 4096, ST_INLINE, 0),
+	DIO("coherence", test_coherence, 4096, 0, 0),
+	DIO("race_append_read", test_race_append, 4096, 0, 0),
 };
+
+#define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \
+	{ .name = nm, .filesystems = fs_, .checks = chk, .failure = fail,      \
+	  .fixes = fx },
+static const struct catalogue_entry catalogue[] = {
+	RCGATE_TEST_CATALOGUE(CATALOGUE_ROW)
+};
+
+const struct catalogue_entry *suite_catalogue(size_t *n)
+{
+	*n = sizeof(catalogue) / sizeof(catalogue[0]);
+	return catalogue;
+}
+
+const struct catalogue_entry *suite_catalogue_find(const char *test)
+{
+	size_t i, len = strlen(test), cut = len;
+
+	/* write_seq_4096 belongs to write_seq: drop one "_<digits>". */
+	while (cut > 0 && test[cut - 1] >= '0' && test[cut - 1] <= '9')
+		cut--;
+	if (cut == len || cut < 2 || test[cut - 1] != '_')
+		cut = len;
+	else
+		cut--;
+	for (i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
+		if (strcmp(catalogue[i].name, test) == 0)
+			return &catalogue[i];
+	for (i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
+		if (strlen(catalogue[i].name) == cut &&
+		    strncmp(catalogue[i].name, test, cut) == 0)
+			return &catalogue[i];
+	return NULL;
+}
 
 const struct suite_test *suite_tests(size_t *n)
 {
@@ -1035,6 +1099,7 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 int suite_selected(const char *only, const char *name)
 {
 	size_t nl = strlen(name);
+	size_t gl = strlen(RCGATE_ONLY_SMOKE);
 
 	if (only == NULL)
 		return 1;
@@ -1042,6 +1107,9 @@ int suite_selected(const char *only, const char *name)
 		size_t n = strcspn(p, ",");
 
 		if (n == nl && strncmp(p, name, n) == 0)
+			return 1;
+		if (n == gl && strncmp(p, RCGATE_ONLY_SMOKE, n) == 0 &&
+		    suite_selected(RCGATE_SMOKE_TESTS, name))
 			return 1;
 		p += n;
 		if (*p == ',')

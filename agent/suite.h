@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "catalogue.h"
 #include "protocol.h"
 
 enum test_status {
@@ -98,6 +99,13 @@ enum misalign { MIS_NONE, MIS_BUFFER, MIS_OFFSET, MIS_LENGTH };
 
 /* Test flags. */
 #define ST_REOPEN 0x1 /* close and reopen the file before the readback */
+/* test_mmap_buffer's variants (dio.c) */
+#define MB_FRESH_READ 0x10  /* read into a never-touched anonymous mmap */
+#define MB_FILE_SRC 0x20    /* write from another file's mmap, 1st page touched */
+#define MB_FILE_APPEND 0x40 /* the same, O_APPEND onto existing data */
+#define MB_SAME_FILE 0x80   /* write from an mmap of the target file itself */
+/* test_btrfs_extents: an inline extent instead of compressed ones */
+#define ST_INLINE 0x100
 
 /*
  * What the runner learned about the directory, handed to every test.
@@ -132,6 +140,7 @@ struct suite_test {
 	enum sync_op sync_op;
 	enum misalign misalign;
 	unsigned int flags;
+	unsigned int rwf; /* RWF_* flags of pwritev2/preadv2 */
 };
 
 struct suite_counts {
@@ -147,8 +156,23 @@ struct suite_options {
 	const char *only;
 };
 
-/* 1 if name is one of only's comma-separated names (only NULL: all). */
+/* 1 if name is one of only's comma-separated names (only NULL: all); the
+ * name "smoke" (RCGATE_ONLY_SMOKE) stands for RCGATE_SMOKE_TESTS. */
 int suite_selected(const char *only, const char *name);
+
+/* One row of catalogue.h. */
+struct catalogue_entry {
+	const char *name;
+	const char *filesystems;
+	const char *checks;
+	const char *failure;
+	const char *fixes;
+};
+
+/* catalogue.h as a table; *n receives its length. */
+const struct catalogue_entry *suite_catalogue(size_t *n);
+/* The entry of a test ("write_seq_4096" -> "write_seq"), or NULL. */
+const struct catalogue_entry *suite_catalogue_find(const char *test);
 
 /* The built-in table; *n receives its length. */
 const struct suite_test *suite_tests(size_t *n);
@@ -199,6 +223,48 @@ void suite_print_result(FILE *out, int indent, unsigned int number,
 int suite_run(const char *dir, const char *suite_name, FILE *out,
 	      const struct suite_options *opt, struct suite_counts *counts,
 	      char *err, size_t errlen);
+
+/*
+ * ---- dio.c: the tests beyond sequential extension (issue 26) ----
+ * Each is a suite_test_fn; the rows are in suite.c's table, what each one
+ * checks and what its failure means in catalogue.h.
+ */
+enum test_status test_rwf_offsets(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
+enum test_status test_nowait(const struct suite_test *t,
+			     const struct suite_env *env, struct diag *d);
+enum test_status test_append_flags(const struct suite_test *t,
+				   const struct suite_env *env, struct diag *d);
+enum test_status test_aio(const struct suite_test *t,
+			  const struct suite_env *env, struct diag *d);
+enum test_status test_uring(const struct suite_test *t,
+			    const struct suite_env *env, struct diag *d);
+enum test_status test_efault(const struct suite_test *t,
+			     const struct suite_env *env, struct diag *d);
+enum test_status test_mmap_buffer(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
+enum test_status test_many_iovecs(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
+enum test_status test_large_io(const struct suite_test *t,
+			       const struct suite_env *env, struct diag *d);
+enum test_status test_mixed_extents(const struct suite_test *t,
+				    const struct suite_env *env,
+				    struct diag *d);
+enum test_status test_eof(const struct suite_test *t,
+			  const struct suite_env *env, struct diag *d);
+enum test_status test_truncate(const struct suite_test *t,
+			       const struct suite_env *env, struct diag *d);
+enum test_status test_punch(const struct suite_test *t,
+			    const struct suite_env *env, struct diag *d);
+enum test_status test_reflink(const struct suite_test *t,
+			      const struct suite_env *env, struct diag *d);
+enum test_status test_btrfs_extents(const struct suite_test *t,
+				    const struct suite_env *env,
+				    struct diag *d);
+enum test_status test_coherence(const struct suite_test *t,
+				const struct suite_env *env, struct diag *d);
+enum test_status test_race_append(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
 
 /* ---- several filesystems in one boot (rcgate.disks) ---- */
 

@@ -234,6 +234,51 @@ static void test_table_is_sane(void **state)
 		assert_non_null(find_test(required[i]));
 }
 
+/* catalogue.h: every test has exactly the entry of its name or family,
+ * every entry a test (the crash test runs in its own phase), and every
+ * text is there. */
+static void test_catalogue_covers_the_table(void **state)
+{
+	size_t n, nc, i, j;
+	const struct suite_test *t = suite_tests(&n);
+	const struct catalogue_entry *c = suite_catalogue(&nc);
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		const struct catalogue_entry *e = suite_catalogue_find(t[i].name);
+
+		if (e == NULL)
+			print_error("no catalogue entry for %s\n", t[i].name);
+		assert_non_null(e);
+	}
+	for (j = 0; j < nc; j++) {
+		int used = strcmp(c[j].name, "crash_osync_extend") == 0;
+
+		for (i = 0; i < n && !used; i++)
+			used = suite_catalogue_find(t[i].name) == &c[j];
+		if (!used)
+			print_error("catalogue entry %s has no test\n", c[j].name);
+		assert_true(used);
+		assert_true(strlen(c[j].filesystems) > 0);
+		assert_true(strlen(c[j].checks) > 10);
+		assert_true(strlen(c[j].failure) > 10);
+		for (i = j + 1; i < nc; i++)
+			assert_string_not_equal(c[i].name, c[j].name);
+	}
+	assert_string_equal(suite_catalogue_find("write_seq_4096")->name, "write_seq");
+	assert_string_equal(suite_catalogue_find("many_iovecs_512")->name, "many_iovecs");
+	assert_string_equal(suite_catalogue_find("nowait")->name, "nowait");
+	assert_null(suite_catalogue_find("write_seq_"));
+	assert_null(suite_catalogue_find("nosuch_4096"));
+	/* The smoke group: its names exist, and no test is called "smoke". */
+	assert_null(find_test(RCGATE_ONLY_SMOKE));
+	for (i = 0, j = 0; i < n; i++)
+		j += (size_t)suite_selected(RCGATE_ONLY_SMOKE, t[i].name);
+	assert_int_equal(j, 10);
+	assert_true(suite_selected("x," RCGATE_ONLY_SMOKE, "write_seq_4096"));
+	assert_false(suite_selected(RCGATE_ONLY_SMOKE, "large_io"));
+}
+
 /* ---- running tests on a host directory ---- */
 
 struct host_dir {
@@ -853,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_diag_truncates_long_lines),
 		cmocka_unit_test(test_print_result_lines),
 		cmocka_unit_test(test_table_is_sane),
+		cmocka_unit_test(test_catalogue_covers_the_table),
 		cmocka_unit_test(test_unusable_dir_prints_nothing),
 		cmocka_unit_test_setup_teardown(test_only_subset,
 						host_dir_setup, host_dir_teardown),

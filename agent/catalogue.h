@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * catalogue.h - what every test of the agent's suite checks, what its
+ * failure means and which upstream fixes it models, written once for the
+ * agent, the daemon (GET /api/v1/tests, reports linking a failing test's
+ * entry) and docs/agent.md.
+ *
+ * Like protocol.h it includes nothing and defines no storage: it is one
+ * X-macro, RCGATE_TEST_CATALOGUE(X), whose rows are
+ *
+ *   X(name, filesystems, checks, failure, fixes)
+ *
+ * name         the test's name, or the family name of tests called
+ *              <name>_<block size> (write_seq covers write_seq_512 and
+ *              write_seq_4096); a KTAP result "xfs.write_seq_512" belongs
+ *              to the row whose name is "write_seq"
+ * filesystems  where it runs ("ext4 xfs btrfs"); elsewhere it is a SKIP
+ *              with the reason
+ * checks       what it checks, one sentence
+ * failure      what a failure means for a user of the kernel
+ * fixes        upstream commits (12 hex digits and subject) of bugs it
+ *              models or was proven on (bench/corpus.sh), "" if none yet
+ *
+ * A user expands it into whatever it needs, e.g.
+ *
+ *   #define ROW(n, f, c, w, x) { n, f, c, w, x },
+ *   static const struct entry cat[] = { RCGATE_TEST_CATALOGUE(ROW) };
+ *
+ * tests/unit/agent_suite.c checks that every test of the suite has exactly
+ * one row and every row a test (or the crash test).
+ */
+#ifndef RCGATE_AGENT_CATALOGUE_H
+#define RCGATE_AGENT_CATALOGUE_H
+
+#define RCGATE_ALL_FS "ext4 xfs btrfs"
+
+#define RCGATE_TEST_CATALOGUE(X)                                                \
+	X("write_seq", RCGATE_ALL_FS,                                          \
+	  "Extends a new file with one O_DIRECT write() per block; checks the return value, file position and st_size after each and every byte read back.", \
+	  "Direct writes land at the wrong offset or leave the position behind: the next write overwrites data (file corruption).", \
+	  "936e114a245b iomap: update ki_pos a little later in iomap_dio_complete") \
+	X("writev_seq", RCGATE_ALL_FS,                                         \
+	  "As write_seq with two blocks per writev() call.",                   \
+	  "Vectored direct writes land at the wrong offset or leave the position behind (file corruption).", \
+	  "936e114a245b iomap: update ki_pos a little later in iomap_dio_complete") \
+	X("pwrite_seq", RCGATE_ALL_FS,                                         \
+	  "Extends a file with positional pwrite() calls; the file position must stay 0, read() must advance it.", \
+	  "Positional direct writes move the file position or land in the wrong place.", "") \
+	X("pwritev_seq", RCGATE_ALL_FS,                                        \
+	  "As pwrite_seq with two blocks per pwritev() call.",                 \
+	  "Positional vectored direct writes move the file position or land in the wrong place.", "") \
+	X("write_osync", RCGATE_ALL_FS,                                        \
+	  "write_seq on an O_SYNC descriptor.",                                \
+	  "O_SYNC direct writes misplace data or report a wrong size.",        \
+	  "91562895f803 ext4: properly sync file size update after O_SYNC direct IO") \
+	X("write_odsync", RCGATE_ALL_FS,                                       \
+	  "write_seq on an O_DSYNC descriptor.",                               \
+	  "O_DSYNC direct writes misplace data or report a wrong size.", "")   \
+	X("writev_osync", RCGATE_ALL_FS,                                       \
+	  "writev_seq on an O_SYNC descriptor.",                               \
+	  "O_SYNC vectored direct writes misplace data or report a wrong size.", \
+	  "91562895f803 ext4: properly sync file size update after O_SYNC direct IO") \
+	X("write_fsync", RCGATE_ALL_FS,                                        \
+	  "write_seq with an fsync() after every write.",                      \
+	  "fsync after direct writes changes the size or the data.", "")       \
+	X("write_fdatasync", RCGATE_ALL_FS,                                    \
+	  "write_seq with an fdatasync() after every write.",                  \
+	  "fdatasync after direct writes changes the size or the data.", "")   \
+	X("write_append", RCGATE_ALL_FS,                                       \
+	  "write() on an O_APPEND|O_DIRECT descriptor after seeking to 0: every block must land at EOF.", \
+	  "Direct appends land at the position instead of EOF, or leave the position wrong.", "") \
+	X("write_overwrite", RCGATE_ALL_FS,                                    \
+	  "Overwrites every block of an allocated file with write(); st_size must not change.", \
+	  "Direct overwrites misplace data or change the file size.", "")     \
+	X("write_reopen", RCGATE_ALL_FS,                                       \
+	  "write_seq, then fsync, close and reopen before the readback.",      \
+	  "The size or data seen by a new open differs from what the writes returned.", "") \
+	X("subblock_write", RCGATE_ALL_FS,                                     \
+	  "512-byte write() at offsets inside 4 KiB blocks, leaving a hole: the rest of each block must read as zeros.", \
+	  "Sub-block direct writes expose stale data or misplace bytes.", "")  \
+	X("subblock_pwrite", RCGATE_ALL_FS,                                    \
+	  "As subblock_write with pwrite().",                                  \
+	  "Sub-block positional direct writes expose stale data or misplace bytes.", "") \
+	X("unaligned_buffer", RCGATE_ALL_FS,                                   \
+	  "A direct write from a misaligned buffer must fail with EINVAL or write exactly the right bytes.", \
+	  "A misaligned direct write corrupts the file or fails with an unexpected error.", "") \
+	X("unaligned_offset", RCGATE_ALL_FS,                                   \
+	  "A direct write at a misaligned offset must fail with EINVAL or write exactly the right bytes.", \
+	  "A misaligned direct write corrupts neighbouring data.", "")         \
+	X("unaligned_length", RCGATE_ALL_FS,                                   \
+	  "A direct write of a misaligned length must fail with EINVAL or write exactly the right bytes.", \
+	  "A misaligned direct write corrupts the file or its size.", "")      \
+	X("pwritev2_offsets", RCGATE_ALL_FS,                                   \
+	  "pwritev2() of uneven iovecs at three offsets of a sparse file and at offset -1, read back by preadv2() with another segmentation.", \
+	  "Vectored direct I/O at offsets misplaces segments, moves the position or returns a wrong count.", "") \
+	X("pwritev2_dsync", RCGATE_ALL_FS,                                     \
+	  "pwritev2_offsets with RWF_DSYNC.",                                  \
+	  "RWF_DSYNC direct writes misplace data or return a wrong count.", "") \
+	X("pwritev2_sync", RCGATE_ALL_FS,                                      \
+	  "pwritev2_offsets with RWF_SYNC.",                                   \
+	  "RWF_SYNC direct writes misplace data or return a wrong count.", "") \
+	X("pwritev2_hipri", RCGATE_ALL_FS,                                     \
+	  "pwritev2_offsets with RWF_HIPRI on writes and reads (polled I/O where the queue polls, else ignored).", \
+	  "RWF_HIPRI direct I/O hangs, misplaces data or returns a wrong count.", "") \
+	X("nowait", RCGATE_ALL_FS,                                             \
+	  "RWF_NOWAIT direct writes over data, into a hole, past and across EOF: each completes or fails with EAGAIN, and EAGAIN leaves bytes and st_size untouched; RWF_NOWAIT reads likewise.", \
+	  "Non-blocking direct I/O (io_uring, AIO users) writes data while reporting EAGAIN, so a retry duplicates or corrupts it.", \
+	  "883a790a8440 xfs: don't allow NOWAIT DIO across extent boundaries; ca93e44bfb5f btrfs: fallback to blocking mode when doing async dio over multiple extents") \
+	X("append_flags", RCGATE_ALL_FS,                                       \
+	  "pwritev2(RWF_APPEND) at offset 0 and -1 and pwrite() on an O_APPEND descriptor must all land at EOF (and -1 must move the position there).", \
+	  "Per-call append overwrites data at the given offset instead of appending, or leaves the position behind.", \
+	  "936e114a245b iomap: update ki_pos a little later in iomap_dio_complete") \
+	X("aio_rw", RCGATE_ALL_FS,                                             \
+	  "Linux native AIO: four extending direct writes submitted out of order in one io_submit, then four reads; every event's res is the full length and the bytes are right.", \
+	  "Asynchronous direct I/O (databases, QEMU) completes with a wrong result or misplaces data.", "") \
+	X("uring_rw", RCGATE_ALL_FS,                                           \
+	  "io_uring: four extending writev sqes out of order in one io_uring_enter, then four readv; every cqe's res is the full length and the bytes are right.", \
+	  "io_uring direct I/O completes with a wrong result or misplaces data, or a read across extents comes back short.", \
+	  "ca93e44bfb5f btrfs: fallback to blocking mode when doing async dio over multiple extents") \
+	X("efault_buffer", RCGATE_ALL_FS,                                      \
+	  "Direct write and read with a buffer whose third page is unmapped: EFAULT or a short count of at most the mapped part, with the file exactly as the count says; a read into a read-only buffer fails with EFAULT, a write from one works.", \
+	  "A faulting user buffer makes direct I/O report data it did not write, extend the file with garbage, or report end of file in the middle of one.", \
+	  "42c498c18a94 iomap: Fix iomap_dio_rw return value for user copies") \
+	X("fresh_mmap_read", RCGATE_ALL_FS,                                    \
+	  "A 256 KiB direct read into a freshly mmap'd, never-touched buffer: the kernel must fault every page in.", \
+	  "Direct reads into untouched memory return short or wrong data.",   \
+	  "51bd9563b678 btrfs: fix deadlock due to page faults during direct IO reads and writes") \
+	X("mmap_src_write", RCGATE_ALL_FS,                                     \
+	  "A 256 KiB direct write from another file's mmap with only the first page touched (fstests generic/708): all of it lands, byte for byte.", \
+	  "A direct write whose buffer faults half-way leaves a gap of zeros or a short file.", \
+	  "b73a6fd1b1ef btrfs: split partial dio bios before submit") \
+	X("mmap_src_append", RCGATE_ALL_FS,                                    \
+	  "As mmap_src_write on an O_APPEND descriptor onto existing data (fstests generic/362): size, position and bytes exact.", \
+	  "A direct append whose buffer faults half-way gives a wrong file size or misplaced data.", \
+	  "939b656bc8ab btrfs: fix corruption after buffer fault in during direct IO append write; 936e114a245b iomap: update ki_pos a little later in iomap_dio_complete") \
+	X("mmap_same_file", RCGATE_ALL_FS,                                     \
+	  "A direct write from an mmap of the first half of the same file into its second half.", \
+	  "Direct I/O with a buffer mapped from the file itself deadlocks or copies the wrong bytes.", \
+	  "51bd9563b678 btrfs: fix deadlock due to page faults during direct IO reads and writes") \
+	X("many_iovecs", RCGATE_ALL_FS,                                        \
+	  "One pwritev() of 256 segments of 512 bytes scattered over memory in shuffled order, read back by a preadv() in another order.", \
+	  "Bios built from many small segments reorder or drop segments.", "") \
+	X("large_io", RCGATE_ALL_FS,                                           \
+	  "One 4 MiB direct write and read at 1 MiB + 4 KiB, several bios each.", \
+	  "Direct I/O split into several bios loses or reorders a part.", "")  \
+	X("mixed_extents", RCGATE_ALL_FS,                                      \
+	  "A file of [written][hole][unwritten][written] read whole by one direct read, then one direct write across all four, then a write past EOF into KEEP_SIZE preallocation; checks bytes through direct, buffered and mmap reads and st_blocks.", \
+	  "Direct I/O across extent types returns stale data instead of zeros, or misplaces data at an extent boundary.", "") \
+	X("eof_cross", RCGATE_ALL_FS,                                          \
+	  "Around an EOF inside a block: a read across it is short, one beyond it returns 0, a write across it extends the file, a write past it leaves zeros.", \
+	  "Direct I/O near EOF returns bytes past it, a wrong count or stale data in the gap.", "") \
+	X("truncate_updown", RCGATE_ALL_FS,                                    \
+	  "Truncate to 10000 bytes and back up to 96 KiB: the cut block's tail and all after it read as zeros through every path; direct writes afterwards land right.", \
+	  "Stale data reappears after truncate (a data exposure) or direct writes after truncate are misplaced.", "") \
+	X("punch_zero_collapse", RCGATE_ALL_FS,                                \
+	  "Punch a hole and zero a range in written data, write into the hole, collapse a range (ext4, xfs): zeros and shifted bytes exactly where expected.", \
+	  "fallocate mode changes and direct I/O disagree: stale data, lost writes or wrong size.", "") \
+	X("reflink", "xfs btrfs",                                              \
+	  "FICLONE a file and FICLONERANGE part of it, then direct writes into clone and source: each changes only itself.", \
+	  "A direct write into shared extents changes the other file (broken copy on write).", "") \
+	X("btrfs_compressed", "btrfs",                                         \
+	  "chattr +c, buffered writes and fsync make compressed extents; a direct read, a direct overwrite inside them and an extending direct write must give the right bytes.", \
+	  "Direct I/O on compressed extents returns compressed or stale bytes or loses a write.", "") \
+	X("btrfs_inline", "btrfs",                                             \
+	  "A 100-byte file (an inline extent) read with O_DIRECT, extended and overwritten by direct writes.", \
+	  "Direct I/O on inline extents returns a wrong count or corrupts the small file.", "") \
+	X("coherence", RCGATE_ALL_FS,                                          \
+	  "A direct write over cached and mapped pages is seen by buffered reads and the old mapping; a direct read sees bytes dirtied by a buffered write and through a mapping.", \
+	  "The page cache and the disk disagree after direct I/O: readers see old data or direct reads miss recent writes.", "") \
+	X("race_append_read", RCGATE_ALL_FS,                                   \
+	  "A process appends 256 blocks with O_DIRECT|O_APPEND while another reads the file's end as it grows; no byte below the st_size it saw may be missing (reports the iteration).", \
+	  "st_size runs ahead of the data: a concurrent reader sees zeros or stale bytes (a race; the iteration count tells flaky from reproduced).", "") \
+	X("crash_osync_extend", "ext4",                                        \
+	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
+	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \
+	  "91562895f803 ext4: properly sync file size update after O_SYNC direct IO")
+
+#endif

@@ -1,0 +1,2042 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The suite's tests beyond sequential extension (issue 26): every way a
+ * direct I/O is submitted (pwritev2/preadv2 and their RWF_ flags, native AIO
+ * and io_uring through raw syscalls), every kind of user buffer (never
+ * touched, partly unmapped, read-only, a file's mmap, many small segments,
+ * several bios), every file layout under the I/O (holes, unwritten and mixed
+ * extents, EOF, truncate, punch/zero/collapse, reflink, btrfs compressed and
+ * inline extents), page-cache coherence and a bounded race.
+ *
+ * Each test keeps an image of what the file must hold (want[], size) and
+ * checks it through O_DIRECT, buffered and mmap reads; a diagnostic says
+ * which read, at which byte, what it found and what it expected. The table
+ * rows are in suite.c; what each test means is in catalogue.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/aio_abi.h>
+#include <linux/fs.h>
+#include <linux/io_uring.h>
+
+#include "suite.h"
+
+#define KIB 1024L
+#define PAGE 4096L
+#define BTRFS_MAGIC 0x9123683EU
+
+/* The byte a test expects at file offset off: one letter per 512-byte
+ * sector, shifted by seed, so a misplaced sector shows as a wrong letter. */
+static unsigned char pat(long long off, unsigned int seed)
+{
+	return (unsigned char)('a' + ((unsigned long long)(off >> 9) + seed) % 26);
+}
+
+static void pat_fill(unsigned char *buf, size_t len, long long off,
+		     unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = pat(off + (long long)i, seed);
+}
+
+/* What one test's file must hold: a byte image and the size. */
+struct image {
+	unsigned char *want;
+	size_t cap;
+	long long size;
+	unsigned int bad; /* problems found so far */
+};
+
+static int image_init(struct image *im, size_t cap, struct diag *d)
+{
+	memset(im, 0, sizeof(*im));
+	im->want = calloc(1, cap);
+	if (im->want == NULL) {
+		diag_add(d, "out of memory for a %zu byte image", cap);
+		return -1;
+	}
+	im->cap = cap;
+	return 0;
+}
+
+/* The file got len bytes of seed's pattern at off (len may be 0). */
+static void image_write(struct image *im, long long off, size_t len,
+			unsigned int seed)
+{
+	if (off < 0 || (size_t)off + len > im->cap)
+		return;
+	pat_fill(im->want + off, len, off, seed);
+	if (off + (long long)len > im->size)
+		im->size = off + (long long)len;
+}
+
+static void image_zero(struct image *im, long long off, long long len)
+{
+	if (off < 0 || off >= (long long)im->cap)
+		return;
+	if (off + len > (long long)im->cap)
+		len = (long long)im->cap - off;
+	memset(im->want + off, 0, (size_t)len);
+}
+
+/* Truncate (or extend with zeros) to size. */
+static void image_truncate(struct image *im, long long size)
+{
+	if (size < im->size)
+		image_zero(im, size, im->size - size);
+	im->size = size;
+}
+
+/* Caller frees with free(). */
+static unsigned char *aligned(size_t len, struct diag *d)
+{
+	void *p = NULL;
+	int rc = posix_memalign(&p, PAGE, len > 0 ? len : 1);
+
+	if (rc != 0) {
+		diag_add(d, "posix_memalign(%zu): %s", len, strerror(rc));
+		return NULL;
+	}
+	memset(p, 0, len);
+	return p;
+}
+
+static long long round_up(long long v, long long a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* Compare have with the image at off; one line for the first difference. */
+static unsigned int compare(const char *how, const unsigned char *have,
+			    const struct image *im, long long off, size_t len,
+			    struct diag *d)
+{
+	size_t i, bad = 0, first_i = 0;
+
+	for (i = 0; i < len; i++) {
+		if (have[i] == im->want[off + (long long)i])
+			continue;
+		if (bad == 0)
+			first_i = i;
+		bad++;
+	}
+	if (bad > 0)
+		diag_add(d, "%s: byte at %lld is %02x, expected %02x (%zu of %zu bytes wrong)",
+			 how, off + (long long)first_i, have[first_i],
+			 im->want[off + (long long)first_i], bad, len);
+	return bad > 0;
+}
+
+#define VIA_DIRECT 0x1
+#define VIA_BUFFERED 0x2
+#define VIA_MMAP 0x4
+#define VIA_ALL (VIA_DIRECT | VIA_BUFFERED | VIA_MMAP)
+
+/*
+ * Check path against the image: st_size, then every byte through each read
+ * path in how. step names the moment ("after truncate down"). Adds to
+ * im->bad and returns the number of problems.
+ */
+static unsigned int verify(const char *path, struct image *im,
+			   const char *step, unsigned int how, struct diag *d)
+{
+	unsigned int bad = 0;
+	char label[112];
+	struct stat st;
+	unsigned char *buf = NULL;
+	size_t len = (size_t)round_up(im->size, PAGE);
+	int fd;
+
+	if (stat(path, &st) != 0) {
+		diag_add(d, "%s: stat: %s", step, strerror(errno));
+		im->bad++;
+		return 1;
+	}
+	if ((long long)st.st_size != im->size) {
+		diag_add(d, "%s: st_size %lld, expected %lld", step,
+			 (long long)st.st_size, im->size);
+		bad++;
+	}
+	buf = aligned(len + PAGE, d);
+	if (buf == NULL) {
+		im->bad += bad + 1;
+		return bad + 1;
+	}
+	if (how & VIA_DIRECT) {
+		/* One read of the whole aligned length: it must stop at EOF. */
+		fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (fd < 0) {
+			diag_add(d, "%s: open O_DIRECT: %s", step, strerror(errno));
+			bad++;
+		} else {
+			ssize_t r = pread(fd, buf, len + PAGE, 0);
+
+			snprintf(label, sizeof(label), "%s, direct read", step);
+			if (r < 0) {
+				diag_add(d, "%s: %s", label, strerror(errno));
+				bad++;
+			} else if ((long long)r != im->size) {
+				diag_add(d, "%s returned %zd, expected %lld (st_size)",
+					 label, r, im->size);
+				bad++;
+			} else {
+				bad += compare(label, buf, im, 0, (size_t)r, d);
+			}
+			close(fd);
+		}
+	}
+	if (how & VIA_BUFFERED) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			diag_add(d, "%s: open: %s", step, strerror(errno));
+			bad++;
+		} else {
+			long long got = 0;
+			ssize_t r;
+
+			memset(buf, 0, len);
+			while ((r = pread(fd, buf + got, len + PAGE - (size_t)got,
+					  (off_t)got)) > 0)
+				got += r;
+			snprintf(label, sizeof(label), "%s, buffered read", step);
+			if (r < 0) {
+				diag_add(d, "%s: %s", label, strerror(errno));
+				bad++;
+			} else if (got != im->size) {
+				diag_add(d, "%s returned %lld bytes, expected %lld",
+					 label, got, im->size);
+				bad++;
+			} else {
+				bad += compare(label, buf, im, 0, (size_t)got, d);
+			}
+			close(fd);
+		}
+	}
+	if ((how & VIA_MMAP) && im->size > 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			void *m = mmap(NULL, (size_t)im->size, PROT_READ,
+				       MAP_SHARED, fd, 0);
+
+			snprintf(label, sizeof(label), "%s, mmap read", step);
+			if (m == MAP_FAILED) {
+				diag_add(d, "%s: mmap: %s", label, strerror(errno));
+				bad++;
+			} else {
+				bad += compare(label, m, im, 0, (size_t)im->size, d);
+				munmap(m, (size_t)im->size);
+			}
+			close(fd);
+		}
+	}
+	free(buf);
+	im->bad += bad;
+	return bad;
+}
+
+/* New file for the test: O_RDWR|O_DIRECT|extra. -1 with the verdict set
+ * (a skip when the filesystem refuses O_DIRECT). */
+static int create(const struct suite_env *env, int extra, enum test_status *st,
+		  struct diag *d)
+{
+	int fd = open(env->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC |
+				 O_DIRECT | extra, 0600);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == EINVAL) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "O_DIRECT not supported");
+		*st = TEST_SKIP;
+	} else {
+		diag_add(d, "open %s: %s", env->path, strerror(errno));
+		*st = TEST_FAIL;
+	}
+	return -1;
+}
+
+static void skip(struct diag *d, const char *what, int e)
+{
+	snprintf(d->skip_reason, sizeof(d->skip_reason), "%s: %s", what,
+		 strerror(e));
+}
+
+/* A direct pwrite of seed's pattern that must be complete: 0, or -1 with a
+ * diagnostic. buf holds at least len bytes. */
+static int put(int fd, unsigned char *buf, long long off, size_t len,
+	       unsigned int seed, struct image *im, const char *what,
+	       struct diag *d)
+{
+	ssize_t r;
+
+	pat_fill(buf, len, off, seed);
+	r = pwrite(fd, buf, len, (off_t)off);
+	if (r < 0) {
+		diag_add(d, "%s: pwrite of %zu bytes at %lld: %s", what, len, off,
+			 strerror(errno));
+		im->bad++;
+		return -1;
+	}
+	if ((size_t)r != len) {
+		diag_add(d, "%s: pwrite of %zu bytes at %lld returned %zd", what,
+			 len, off, r);
+		im->bad++;
+		if (r > 0)
+			image_write(im, off, (size_t)r, seed);
+		return -1;
+	}
+	image_write(im, off, len, seed);
+	return 0;
+}
+
+/* 0, or -1 with errno; a diagnostic only for an error that counts (not
+ * EOPNOTSUPP, nor an error listed in tolerated). */
+static int falloc(int fd, int mode, long long off, long long len,
+		  const char *what, int tolerated, struct diag *d)
+{
+	int e;
+
+	if (fallocate(fd, mode, (off_t)off, (off_t)len) == 0)
+		return 0;
+	e = errno;
+	if (e != EOPNOTSUPP && e != tolerated)
+		diag_add(d, "fallocate %s at %lld+%lld: %s", what, off, len,
+			 strerror(e));
+	errno = e;
+	return -1;
+}
+
+static enum test_status verdict(const struct image *im)
+{
+	return im->bad == 0 ? TEST_PASS : TEST_FAIL;
+}
+
+static void image_free(struct image *im)
+{
+	free(im->want);
+	im->want = NULL;
+}
+
+/* ---- submission: pwritev2/preadv2 at offsets and with RWF_ flags ---- */
+
+/*
+ * Three writes of uneven iovecs at offsets in a sparse file (one past a
+ * 1 MiB hole), with the row's RWF_ flags; preadv2 reads every range back
+ * with another segmentation. A positional call leaves the file position
+ * alone; offset -1 uses and advances it.
+ */
+enum test_status test_rwf_offsets(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d)
+{
+	static const long long offs[3] = { 0, 1024 * KIB + 8192, 64 * KIB };
+	static const size_t segs[3][3] = { { 4096, 12288, 8192 },
+					   { 8192, 4096, 4096 },
+					   { 4096, 4096, 4096 } };
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL, *rbuf = NULL;
+	unsigned int i, k;
+	int fd;
+
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 2048 * KIB, d) != 0)
+		goto out;
+	buf = aligned(64 * KIB, d);
+	rbuf = aligned(64 * KIB, d);
+	if (buf == NULL || rbuf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		struct iovec iov[3];
+		size_t total = 0, at = 0;
+		ssize_t r;
+
+		for (k = 0; k < 3; k++) {
+			iov[k].iov_base = buf + at;
+			iov[k].iov_len = segs[i][k];
+			at += segs[i][k];
+		}
+		total = at;
+		pat_fill(buf, total, offs[i], i + 1);
+		r = pwritev2(fd, iov, 3, (off_t)offs[i], (int)t->rwf);
+		if (r < 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {
+			skip(d, "pwritev2 with these flags", errno);
+			st = TEST_SKIP;
+			goto out;
+		}
+		if (r < 0 || (size_t)r != total) {
+			diag_add(d, "pwritev2 %u of 3 (%zu bytes at %lld, flags %#x) returned %zd%s%s, expected %zu",
+				 i + 1, total, offs[i], t->rwf, r,
+				 r < 0 ? ": " : "", r < 0 ? strerror(errno) : "",
+				 total);
+			im.bad++;
+			goto out;
+		}
+		image_write(&im, offs[i], total, i + 1);
+		if (lseek(fd, 0, SEEK_CUR) != 0) {
+			diag_add(d, "pwritev2 %u of 3 moved the file position to %lld, expected 0",
+				 i + 1, (long long)lseek(fd, 0, SEEK_CUR));
+			im.bad++;
+		}
+	}
+	/* Read back with the segments in another order and the row's flags
+	 * minus the write-only ones. */
+	for (i = 0; i < 3; i++) {
+		struct iovec iov[3];
+		size_t at = 0;
+		ssize_t r;
+		char label[48];
+
+		for (k = 0; k < 3; k++) {
+			iov[k].iov_base = rbuf + at;
+			iov[k].iov_len = segs[i][2 - k];
+			at += segs[i][2 - k];
+		}
+		memset(rbuf, 0, at);
+		r = preadv2(fd, iov, 3, (off_t)offs[i],
+			    (int)(t->rwf & (unsigned int)RWF_HIPRI));
+		snprintf(label, sizeof(label), "preadv2 %u of 3", i + 1);
+		if (r < 0 || (size_t)r != at) {
+			diag_add(d, "%s (%zu bytes at %lld) returned %zd, expected %zu",
+				 label, at, offs[i], r, at);
+			im.bad++;
+			continue;
+		}
+		im.bad += compare(label, rbuf, &im, offs[i], at, d);
+	}
+	/* offset -1: the file position is used and advanced. */
+	if (lseek(fd, (off_t)(128 * KIB), SEEK_SET) == (off_t)(128 * KIB)) {
+		struct iovec iov = { .iov_base = buf, .iov_len = 8192 };
+		ssize_t r;
+
+		pat_fill(buf, 8192, 128 * KIB, 9);
+		r = pwritev2(fd, &iov, 1, -1, (int)t->rwf);
+		if (r != 8192) {
+			diag_add(d, "pwritev2 at offset -1 (position 131072) returned %zd, expected 8192",
+				 r);
+			im.bad++;
+		} else {
+			image_write(&im, 128 * KIB, 8192, 9);
+			if (lseek(fd, 0, SEEK_CUR) != (off_t)(136 * KIB)) {
+				diag_add(d, "pwritev2 at offset -1: position %lld, expected %ld",
+					 (long long)lseek(fd, 0, SEEK_CUR), 136 * KIB);
+				im.bad++;
+			}
+		}
+	}
+	verify(env->path, &im, "after pwritev2", VIA_ALL, d);
+out:
+	close(fd);
+	free(buf);
+	free(rbuf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * RWF_NOWAIT writes over allocated blocks, into a hole and past EOF: each
+ * may complete (fully or short) or fail with EAGAIN, and EAGAIN must mean
+ * that nothing was written: neither the bytes nor st_size changed.
+ */
+enum test_status test_nowait(const struct suite_test *t,
+			     const struct suite_env *env, struct diag *d)
+{
+	static const struct {
+		long long off;
+		size_t len;
+		const char *what;
+	} steps[] = {
+		{ 16 * KIB, 16 * KIB, "overwrite" },
+		/* One I/O over two extents: btrfs (ca93e44bfb5f) and xfs
+		 * refuse it up front rather than write a part and EAGAIN. */
+		{ 80 * KIB, 32 * KIB, "unwritten+hole" },
+		{ 112 * KIB, 16 * KIB, "hole" },
+		{ 160 * KIB, 16 * KIB, "past EOF" },
+		{ 56 * KIB, 16 * KIB, "written+hole" },
+	};
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	unsigned int i, again = 0;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 256 * KIB, d) != 0)
+		goto out;
+	buf = aligned(64 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	/* [0, 64K) written and synced, [64K, 128K) a hole, then 128K: size. */
+	if (put(fd, buf, 0, 64 * KIB, 0, &im, "prefill", d) != 0)
+		goto out;
+	if (ftruncate(fd, 128 * KIB) != 0 || fsync(fd) != 0) {
+		diag_add(d, "ftruncate/fsync: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 128 * KIB);
+	if (falloc(fd, 0, 80 * KIB, 16 * KIB, "unwritten extent", 0, d) != 0 &&
+	    errno != EOPNOTSUPP) {
+		im.bad++;
+		goto out;
+	}
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct iovec iov = { .iov_base = buf, .iov_len = steps[i].len };
+		char step[64];
+		ssize_t r;
+
+		pat_fill(buf, steps[i].len, steps[i].off, i + 1);
+		r = pwritev2(fd, &iov, 1, (off_t)steps[i].off, RWF_NOWAIT);
+		if (r < 0 && errno == EOPNOTSUPP && i == 0) {
+			skip(d, "RWF_NOWAIT write", errno);
+			st = TEST_SKIP;
+			goto out;
+		}
+		if (r < 0 && errno == EAGAIN) {
+			again++;
+		} else if (r < 0) {
+			diag_add(d, "RWF_NOWAIT %s write at %lld failed: %s, expected success or EAGAIN",
+				 steps[i].what, steps[i].off, strerror(errno));
+			im.bad++;
+		} else if ((size_t)r > steps[i].len) {
+			diag_add(d, "RWF_NOWAIT %s write at %lld returned %zd, more than the %zu asked",
+				 steps[i].what, steps[i].off, r, steps[i].len);
+			im.bad++;
+		} else {
+			image_write(&im, steps[i].off, (size_t)r, i + 1);
+		}
+		snprintf(step, sizeof(step), "after RWF_NOWAIT %s write (%s)",
+			 steps[i].what, r < 0 ? (errno == EAGAIN ? "EAGAIN" : "error") :
+			 r == (ssize_t)steps[i].len ? "done" : "short");
+		/* Direct reads only: a cached page in the range makes every
+		 * later RWF_NOWAIT write EAGAIN before it reaches the
+		 * filesystem, and the filesystem is what this checks. */
+		verify(env->path, &im, step, VIA_DIRECT, d);
+		/* A read with RWF_NOWAIT: all of it, or EAGAIN. */
+		{
+			struct iovec riov = { .iov_base = buf, .iov_len = 16 * KIB };
+
+			memset(buf, 0, 16 * KIB);
+			r = preadv2(fd, &riov, 1, 0, RWF_NOWAIT);
+			if (r == 16 * KIB)
+				im.bad += compare("RWF_NOWAIT read at 0", buf, &im,
+						  0, 16 * KIB, d);
+			else if (!(r < 0 && errno == EAGAIN)) {
+				diag_add(d, "RWF_NOWAIT read of 16384 at 0 returned %zd%s%s, expected 16384 or EAGAIN",
+					 r, r < 0 ? ": " : "",
+					 r < 0 ? strerror(errno) : "");
+				im.bad++;
+			}
+		}
+	}
+	verify(env->path, &im, "after the RWF_NOWAIT writes", VIA_ALL, d);
+	if (im.bad > 0)
+		diag_add(d, "%u of %zu RWF_NOWAIT writes returned EAGAIN", again,
+			 sizeof(steps) / sizeof(steps[0]));
+out:
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * Appends that are not plain write()s: pwritev2(RWF_APPEND) at offset 0
+ * and at -1, and pwrite() on an O_APPEND descriptor (Linux appends whatever
+ * the offset). Each must land at EOF.
+ */
+enum test_status test_append_flags(const struct suite_test *t,
+				   const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	struct iovec iov;
+	ssize_t r;
+	int fd, afd = -1;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 128 * KIB, d) != 0)
+		goto out;
+	buf = aligned(16 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, 16 * KIB, 0, &im, "prefill", d) != 0)
+		goto out;
+	iov.iov_base = buf;
+	iov.iov_len = 8 * KIB;
+	pat_fill(buf, 8 * KIB, 16 * KIB, 1);
+	r = pwritev2(fd, &iov, 1, 0, RWF_APPEND);
+	if (r < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+		skip(d, "pwritev2 RWF_APPEND", errno);
+		st = TEST_SKIP;
+		goto out;
+	}
+	if (r != 8 * KIB) {
+		diag_add(d, "pwritev2(RWF_APPEND) of 8192 at offset 0 returned %zd, expected 8192", r);
+		im.bad++;
+		goto out;
+	}
+	image_write(&im, 16 * KIB, 8 * KIB, 1);
+	verify(env->path, &im, "after RWF_APPEND at offset 0", VIA_DIRECT, d);
+	/* offset -1 from position 0: appends and moves the position to EOF. */
+	lseek(fd, 0, SEEK_SET);
+	pat_fill(buf, 8 * KIB, 24 * KIB, 2);
+	r = pwritev2(fd, &iov, 1, -1, RWF_APPEND);
+	if (r != 8 * KIB) {
+		diag_add(d, "pwritev2(RWF_APPEND) of 8192 at offset -1 returned %zd, expected 8192", r);
+		im.bad++;
+		goto out;
+	}
+	image_write(&im, 24 * KIB, 8 * KIB, 2);
+	if (lseek(fd, 0, SEEK_CUR) != (off_t)(32 * KIB)) {
+		diag_add(d, "pwritev2(RWF_APPEND) at offset -1: position %lld, expected 32768",
+			 (long long)lseek(fd, 0, SEEK_CUR));
+		im.bad++;
+	}
+	verify(env->path, &im, "after RWF_APPEND at offset -1", VIA_DIRECT, d);
+	afd = open(env->path, O_WRONLY | O_APPEND | O_DIRECT | O_CLOEXEC);
+	if (afd < 0) {
+		diag_add(d, "open O_APPEND: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	pat_fill(buf, 16 * KIB, 32 * KIB, 3);
+	r = pwrite(afd, buf, 16 * KIB, 0);
+	if (r != 16 * KIB) {
+		diag_add(d, "pwrite of 16384 at 0 on O_APPEND returned %zd, expected 16384", r);
+		im.bad++;
+		goto out;
+	}
+	image_write(&im, 32 * KIB, 16 * KIB, 3);
+	verify(env->path, &im, "after pwrite on O_APPEND", VIA_ALL, d);
+out:
+	if (afd >= 0)
+		close(afd);
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/* ---- submission: native AIO and io_uring, raw syscalls ---- */
+
+#define ASYNC_N 4
+#define ASYNC_LEN (16 * KIB)
+/* Out of order and extending: the last block is written first. */
+static const long long async_offs[ASYNC_N] = { 48 * KIB, 0, 32 * KIB, 16 * KIB };
+
+/*
+ * Four writes in one io_submit (out of order, extending the file), then
+ * four reads in one io_submit; every event's res must be the full length.
+ */
+enum test_status test_aio(const struct suite_test *t,
+			  const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	aio_context_t ctx = 0;
+	struct iocb cbs[ASYNC_N], *cbp[ASYNC_N];
+	struct io_event ev[ASYNC_N];
+	struct image im;
+	unsigned char *buf = NULL;
+	unsigned int i, pass;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 64 * KIB, d) != 0)
+		goto out;
+	buf = aligned(ASYNC_N * ASYNC_LEN, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (syscall(__NR_io_setup, ASYNC_N, &ctx) != 0) {
+		skip(d, "io_setup (native AIO, CONFIG_AIO)", errno);
+		st = TEST_SKIP;
+		goto out;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		const char *op = pass == 0 ? "write" : "read";
+		long got = 0, n;
+
+		memset(cbs, 0, sizeof(cbs));
+		for (i = 0; i < ASYNC_N; i++) {
+			unsigned char *b = buf + i * ASYNC_LEN;
+
+			if (pass == 0)
+				pat_fill(b, ASYNC_LEN, async_offs[i], 1);
+			else
+				memset(b, 0, ASYNC_LEN);
+			cbs[i].aio_data = i;
+			cbs[i].aio_fildes = (uint32_t)fd;
+			cbs[i].aio_lio_opcode = pass == 0 ? IOCB_CMD_PWRITE :
+							    IOCB_CMD_PREAD;
+			cbs[i].aio_buf = (uint64_t)(uintptr_t)b;
+			cbs[i].aio_nbytes = ASYNC_LEN;
+			cbs[i].aio_offset = async_offs[i];
+			cbp[i] = &cbs[i];
+		}
+		n = syscall(__NR_io_submit, ctx, (long)ASYNC_N, cbp);
+		if (n != ASYNC_N) {
+			diag_add(d, "io_submit of %d %ss returned %ld%s%s", ASYNC_N,
+				 op, n, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			im.bad++;
+			if (n <= 0)
+				goto destroy;
+		}
+		while (got < n) {
+			long r = syscall(__NR_io_getevents, ctx, 1L, (long)(n - got),
+					 ev, NULL);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				diag_add(d, "io_getevents: %s", strerror(errno));
+				im.bad++;
+				goto destroy;
+			}
+			for (i = 0; i < (unsigned int)r; i++) {
+				unsigned int k = (unsigned int)ev[i].data;
+
+				if (k >= ASYNC_N || ev[i].res != ASYNC_LEN) {
+					diag_add(d, "aio %s %u at %lld: res %lld, expected %ld",
+						 op, k, k < ASYNC_N ? async_offs[k] : -1,
+						 (long long)ev[i].res, ASYNC_LEN);
+					im.bad++;
+					continue;
+				}
+				if (pass == 0)
+					image_write(&im, async_offs[k], ASYNC_LEN, 1);
+				else
+					im.bad += compare("aio read", buf + k * ASYNC_LEN,
+							  &im, async_offs[k],
+							  ASYNC_LEN, d);
+			}
+			got += r;
+		}
+	}
+	verify(env->path, &im, "after aio", VIA_BUFFERED | VIA_MMAP, d);
+destroy:
+	syscall(__NR_io_destroy, ctx);
+out:
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/* An io_uring's three mappings and its fd. */
+struct ring {
+	int fd;
+	void *sq, *cq;
+	size_t sq_len, cq_len, sqes_len;
+	struct io_uring_sqe *sqes;
+	struct io_uring_params p;
+};
+
+static void ring_close(struct ring *r)
+{
+	if (r->sqes != NULL && r->sqes != MAP_FAILED)
+		munmap(r->sqes, r->sqes_len);
+	if (r->cq != NULL && r->cq != MAP_FAILED)
+		munmap(r->cq, r->cq_len);
+	if (r->sq != NULL && r->sq != MAP_FAILED)
+		munmap(r->sq, r->sq_len);
+	if (r->fd >= 0)
+		close(r->fd);
+}
+
+/* 0, or -1 with errno (ENOSYS: no io_uring in this kernel). */
+static int ring_open(struct ring *r, unsigned int entries)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = (int)syscall(__NR_io_uring_setup, entries, &r->p);
+	if (r->fd < 0)
+		return -1;
+	r->sq_len = r->p.sq_off.array + r->p.sq_entries * sizeof(uint32_t);
+	r->cq_len = r->p.cq_off.cqes +
+		    r->p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sqes_len = r->p.sq_entries * sizeof(struct io_uring_sqe);
+	r->sq = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+	r->cq = mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+	if (r->sq == MAP_FAILED || r->cq == MAP_FAILED || r->sqes == MAP_FAILED) {
+		int e = errno;
+
+		ring_close(r);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t *ring_u32(void *base, uint32_t off)
+{
+	return (uint32_t *)((char *)base + off);
+}
+
+/* Queue one sqe (the caller makes sure there is room). */
+static void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
+		       unsigned int nr, long long off, uint64_t data)
+{
+	uint32_t tail = *ring_u32(r->sq, r->p.sq_off.tail);
+	uint32_t idx = tail & *ring_u32(r->sq, r->p.sq_off.ring_mask);
+	struct io_uring_sqe *sqe = &r->sqes[idx];
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = op;
+	sqe->fd = fd;
+	sqe->addr = (uint64_t)(uintptr_t)iov;
+	sqe->len = nr;
+	sqe->off = (uint64_t)off;
+	sqe->user_data = data;
+	ring_u32(r->sq, r->p.sq_off.array)[idx] = idx;
+	__atomic_store_n(ring_u32(r->sq, r->p.sq_off.tail), tail + 1,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * Four writev sqes in one io_uring_enter (out of order, extending), then
+ * four readv; every cqe's res must be the full length.
+ */
+enum test_status test_uring(const struct suite_test *t,
+			    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct ring ring = { .fd = -1 };
+	struct iovec iov[ASYNC_N];
+	struct image im;
+	unsigned char *buf = NULL;
+	unsigned int i, pass;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 192 * KIB, d) != 0)
+		goto out;
+	buf = aligned(ASYNC_N * ASYNC_LEN, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (ring_open(&ring, 8) != 0) {
+		skip(d, "io_uring_setup (CONFIG_IO_URING)", errno);
+		st = TEST_SKIP;
+		goto out;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		const char *op = pass == 0 ? "writev" : "readv";
+		unsigned int got = 0;
+
+		for (i = 0; i < ASYNC_N; i++) {
+			unsigned char *b = buf + i * ASYNC_LEN;
+
+			if (pass == 0)
+				pat_fill(b, ASYNC_LEN, async_offs[i], 2);
+			else
+				memset(b, 0, ASYNC_LEN);
+			iov[i].iov_base = b;
+			iov[i].iov_len = ASYNC_LEN;
+			ring_queue(&ring, pass == 0 ? IORING_OP_WRITEV :
+						      IORING_OP_READV,
+				   fd, &iov[i], 1, async_offs[i], i);
+		}
+		{
+			long n = syscall(__NR_io_uring_enter, ring.fd, ASYNC_N,
+					 ASYNC_N, IORING_ENTER_GETEVENTS, NULL, 0);
+
+			if (n != ASYNC_N) {
+				diag_add(d, "io_uring_enter of %d %s returned %ld%s%s",
+					 ASYNC_N, op, n, n < 0 ? ": " : "",
+					 n < 0 ? strerror(errno) : "");
+				im.bad++;
+				goto done;
+			}
+		}
+		while (got < ASYNC_N) {
+			uint32_t *headp = ring_u32(ring.cq, ring.p.cq_off.head);
+			uint32_t head = *headp;
+			uint32_t tail = __atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
+							__ATOMIC_ACQUIRE);
+			struct io_uring_cqe *cqes =
+				(struct io_uring_cqe *)((char *)ring.cq + ring.p.cq_off.cqes);
+			uint32_t mask = *ring_u32(ring.cq, ring.p.cq_off.ring_mask);
+
+			if (head == tail) {
+				long n = syscall(__NR_io_uring_enter, ring.fd, 0, 1,
+						 IORING_ENTER_GETEVENTS, NULL, 0);
+
+				if (n < 0 && errno != EINTR) {
+					diag_add(d, "io_uring_enter (wait): %s",
+						 strerror(errno));
+					im.bad++;
+					goto done;
+				}
+				continue;
+			}
+			for (; head != tail; head++, got++) {
+				struct io_uring_cqe *c = &cqes[head & mask];
+				uint64_t k = c->user_data;
+
+				if (k >= ASYNC_N || c->res != ASYNC_LEN) {
+					diag_add(d, "io_uring %s %u at %lld: res %d%s%s, expected %ld",
+						 op, (unsigned int)k,
+						 k < ASYNC_N ? async_offs[k] : -1, c->res,
+						 c->res < 0 ? " " : "",
+						 c->res < 0 ? strerror(-c->res) : "",
+						 ASYNC_LEN);
+					im.bad++;
+					continue;
+				}
+				if (pass == 0)
+					image_write(&im, async_offs[k], ASYNC_LEN, 2);
+				else
+					im.bad += compare("io_uring read",
+							  buf + k * ASYNC_LEN, &im,
+							  async_offs[k], ASYNC_LEN, d);
+			}
+			__atomic_store_n(headp, head, __ATOMIC_RELEASE);
+		}
+	}
+	verify(env->path, &im, "after io_uring", VIA_BUFFERED | VIA_MMAP, d);
+	/*
+	 * One read across written extents and holes into a never-touched
+	 * buffer: io_uring first tries it non-blocking, and the filesystem
+	 * must not return (or queue) a part of it as the whole (fstests
+	 * generic/676, MariaDB on btrfs, ca93e44bfb5f).
+	 */
+	if (put(fd, buf, 96 * KIB, 16 * KIB, 3, &im, "extent after a hole", d) != 0 ||
+	    put(fd, buf, 160 * KIB, 16 * KIB, 4, &im, "extent after a hole", d) != 0)
+		goto done;
+	{
+		const size_t len = 144 * KIB;
+		struct iovec riov;
+		unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		long n;
+
+		if (m == MAP_FAILED) {
+			diag_add(d, "mmap: %s", strerror(errno));
+			im.bad++;
+			goto done;
+		}
+		riov.iov_base = m;
+		riov.iov_len = len;
+		ring_queue(&ring, IORING_OP_READV, fd, &riov, 1, 32 * KIB, 7);
+		n = syscall(__NR_io_uring_enter, ring.fd, 1, 1,
+			    IORING_ENTER_GETEVENTS, NULL, 0);
+		if (n != 1) {
+			diag_add(d, "io_uring_enter of a readv across extents returned %ld", n);
+			im.bad++;
+		} else {
+			uint32_t *headp = ring_u32(ring.cq, ring.p.cq_off.head);
+			uint32_t head = *headp;
+			struct io_uring_cqe *cqes =
+				(struct io_uring_cqe *)((char *)ring.cq + ring.p.cq_off.cqes);
+			struct io_uring_cqe *c =
+				&cqes[head & *ring_u32(ring.cq, ring.p.cq_off.ring_mask)];
+
+			if (__atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
+					    __ATOMIC_ACQUIRE) == head) {
+				diag_add(d, "io_uring readv across extents: no completion");
+				im.bad++;
+			} else if (c->res != (int)len) {
+				diag_add(d, "io_uring readv of %zu at 32768 across extents and holes into an untouched buffer: res %d, expected %zu",
+					 len, c->res, len);
+				im.bad++;
+			} else {
+				im.bad += compare("io_uring readv across extents", m,
+						  &im, 32 * KIB, len, d);
+			}
+			__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
+		}
+		munmap(m, len);
+	}
+done:
+	ring_close(&ring);
+out:
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/* ---- user buffers ---- */
+
+/*
+ * A 16 KiB buffer whose third page is unmapped. A direct write from it
+ * must fail with EFAULT or stop short (at most the 8 KiB before the hole),
+ * and the file must hold exactly what the return value says. A direct
+ * read into it likewise, and a read into a read-only mapping must write
+ * nothing. A write from a read-only mapping is an ordinary write.
+ */
+enum test_status test_efault(const struct suite_test *t,
+			     const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *m = MAP_FAILED, *buf = NULL;
+	size_t len = 4 * PAGE;
+	ssize_t r;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 64 * KIB, d) != 0)
+		goto out;
+	buf = aligned(len, d);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (buf == NULL || m == MAP_FAILED) {
+		diag_add(d, "buffers: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	pat_fill(m, len, 0, 1);
+	munmap(m + 2 * PAGE, PAGE);
+	r = pwrite(fd, m, len, 0);
+	if (r < 0 && errno == EFAULT) {
+		/* Nothing claimed written: st_size must not promise data. */
+		struct stat sb;
+
+		if (fstat(fd, &sb) == 0 && sb.st_size > 2 * PAGE) {
+			diag_add(d, "write with an unmapped 3rd page: EFAULT but st_size %lld, expected <= 8192",
+				 (long long)sb.st_size);
+			im.bad++;
+		}
+		/* A partial write may have happened; take what is there as
+		 * long as it is the pattern or zeros (never other bytes). */
+		if (fstat(fd, &sb) == 0 && sb.st_size > 0 && sb.st_size <= 2 * PAGE) {
+			unsigned char *rb = aligned((size_t)2 * PAGE, d);
+
+			if (rb != NULL && pread(fd, rb, 2 * PAGE, 0) == sb.st_size) {
+				long long i;
+
+				for (i = 0; i < sb.st_size; i++)
+					if (rb[i] != 0 && rb[i] != pat(i, 1))
+						break;
+				if (i < sb.st_size) {
+					diag_add(d, "after EFAULT write: byte at %lld is %02x, expected %02x or 00",
+						 i, rb[i], pat(i, 1));
+					im.bad++;
+				}
+				memcpy(im.want, rb, (size_t)sb.st_size);
+			}
+			free(rb);
+			im.size = sb.st_size;
+		}
+	} else if (r < 0 || r > 2 * PAGE) {
+		diag_add(d, "write of 16384 with an unmapped 3rd page returned %zd%s%s, expected EFAULT or <= 8192",
+			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+		im.bad++;
+	} else {
+		image_write(&im, 0, (size_t)r, 1);
+	}
+	verify(env->path, &im, "after write from a partly unmapped buffer",
+	       VIA_DIRECT | VIA_BUFFERED, d);
+	/* The file is now 16 KiB of pattern 2, read into the holed buffer. */
+	if (ftruncate(fd, 0) != 0) {
+		diag_add(d, "ftruncate: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 0);
+	if (put(fd, buf, 0, len, 2, &im, "prefill", d) != 0)
+		goto out;
+	memset(m, 0, 2 * PAGE);
+	r = pread(fd, m, len, 0);
+	if (r < 0 && errno == EFAULT) {
+		/* fine: nothing promised */
+	} else if (r < 0 || r > 2 * PAGE) {
+		diag_add(d, "read of 16384 into a buffer with an unmapped 3rd page returned %zd%s%s, expected EFAULT or <= 8192",
+			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+		im.bad++;
+	} else {
+		im.bad += compare("short read into a partly unmapped buffer", m,
+				  &im, 0, (size_t)r, d);
+	}
+	/* Read-only buffers: a write from one works, a read into one must
+	 * fail without changing anything. */
+	mprotect(m, 2 * PAGE, PROT_READ);
+	r = pread(fd, m, 2 * PAGE, 0);
+	if (r != -1 || errno != EFAULT) {
+		diag_add(d, "read into a read-only buffer returned %zd%s%s, expected EFAULT",
+			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+		im.bad++;
+	}
+	/* Over a hole the kernel zeroes the user buffer instead of reading
+	 * the disk: that path must fail with EFAULT as well (42c498c18a94),
+	 * not return 0 as if the hole were at EOF. */
+	if (ftruncate(fd, 32 * KIB) != 0) {
+		diag_add(d, "ftruncate 32768: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 32 * KIB);
+	r = pread(fd, m, 2 * PAGE, 16 * KIB);
+	if (r != -1 || errno != EFAULT) {
+		diag_add(d, "read of a hole into a read-only buffer returned %zd%s%s, expected EFAULT",
+			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+		im.bad++;
+	}
+	memset(buf, 0, len);
+	mprotect(m, 2 * PAGE, PROT_READ | PROT_WRITE);
+	pat_fill(m, 2 * PAGE, 8 * KIB, 3);
+	mprotect(m, 2 * PAGE, PROT_READ);
+	r = pwrite(fd, m, 2 * PAGE, 8 * KIB);
+	if (r != 2 * PAGE) {
+		diag_add(d, "write of 8192 from a read-only buffer returned %zd%s%s, expected 8192",
+			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+		im.bad++;
+	} else {
+		image_write(&im, 8 * KIB, 2 * PAGE, 3);
+	}
+	verify(env->path, &im, "after the read-only buffers", VIA_ALL, d);
+out:
+	if (m != MAP_FAILED) {
+		munmap(m, 2 * PAGE);
+		munmap(m + 3 * PAGE, PAGE);
+	}
+	close(fd);
+	free(buf);
+	st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+#define MB_LEN (256 * KIB)
+
+/*
+ * Direct I/O whose user pages are not present yet, so the kernel must
+ * fault them in half-way (fstests generic/708 and generic/362): the result
+ * must be complete and the bytes, size and position right.
+ */
+enum test_status test_mmap_buffer(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL, *m = MAP_FAILED;
+	char srcpath[4200];
+	long long base = 0;
+	size_t mlen = MB_LEN;
+	ssize_t r;
+	int fd, sfd = -1;
+
+	fd = create(env, (t->flags & MB_FILE_APPEND) ? O_APPEND : 0, &st, d);
+	if (fd < 0)
+		return st;
+	snprintf(srcpath, sizeof(srcpath), "%s.src", env->path);
+	if (image_init(&im, 2 * MB_LEN, d) != 0)
+		goto out;
+	buf = aligned(MB_LEN, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (t->flags & MB_FRESH_READ) {
+		if (put(fd, buf, 0, MB_LEN, 1, &im, "prefill", d) != 0)
+			goto out;
+		m = mmap(NULL, MB_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			diag_add(d, "mmap: %s", strerror(errno));
+			im.bad++;
+			goto out;
+		}
+		r = pread(fd, m, MB_LEN, 0);
+		if (r != MB_LEN) {
+			diag_add(d, "read of %ld into a never-touched mmap returned %zd%s%s",
+				 MB_LEN, r, r < 0 ? ": " : "",
+				 r < 0 ? strerror(errno) : "");
+			im.bad++;
+			goto out;
+		}
+		im.bad += compare("read into a never-touched mmap", m, &im, 0,
+				  MB_LEN, d);
+		goto check;
+	}
+	if (t->flags & MB_SAME_FILE) {
+		/* The source is [0, 128K) of the file, the target [128K, 256K). */
+		if (put(fd, buf, 0, MB_LEN, 1, &im, "prefill", d) != 0)
+			goto out;
+		mlen = MB_LEN / 2;
+		m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			diag_add(d, "mmap of the file itself: %s", strerror(errno));
+			im.bad++;
+			goto out;
+		}
+		r = pwrite(fd, m, mlen, (off_t)mlen);
+		if (r != (ssize_t)mlen) {
+			diag_add(d, "write of %zu from an mmap of the same file returned %zd%s%s",
+				 mlen, r, r < 0 ? ": " : "",
+				 r < 0 ? strerror(errno) : "");
+			im.bad++;
+			if (r <= 0)
+				goto check;
+		}
+		memcpy(im.want + mlen, im.want, (size_t)r);
+		goto check;
+	}
+	/* Another file, written buffered, mapped: page cache present but
+	 * not in this process's page tables, except the first page. */
+	sfd = open(srcpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (sfd < 0) {
+		diag_add(d, "create %s: %s", srcpath, strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	if (t->flags & MB_FILE_APPEND) {
+		if (put(fd, buf, 0, 4 * KIB, 4, &im, "prefill", d) != 0)
+			goto out;
+		base = 4 * KIB;
+	}
+	pat_fill(buf, MB_LEN, base, 5);
+	if (write(sfd, buf, MB_LEN) != MB_LEN) {
+		diag_add(d, "buffered write of the source file: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	m = mmap(NULL, MB_LEN, PROT_READ, MAP_SHARED, sfd, 0);
+	if (m == MAP_FAILED) {
+		diag_add(d, "mmap of the source file: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	(void)*(volatile unsigned char *)m;
+	r = (t->flags & MB_FILE_APPEND) ? write(fd, m, MB_LEN) :
+					  pwrite(fd, m, MB_LEN, 0);
+	if (r != MB_LEN) {
+		diag_add(d, "%s of %ld from a file's mmap (first page touched) returned %zd%s%s, expected %ld",
+			 (t->flags & MB_FILE_APPEND) ? "O_APPEND write" : "write",
+			 MB_LEN, r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "",
+			 MB_LEN);
+		im.bad++;
+	}
+	if (r > 0)
+		image_write(&im, base, (size_t)r, 5);
+	if ((t->flags & MB_FILE_APPEND) && r > 0 &&
+	    lseek(fd, 0, SEEK_CUR) != (off_t)(base + r)) {
+		diag_add(d, "O_APPEND write: position %lld, expected %lld",
+			 (long long)lseek(fd, 0, SEEK_CUR), base + (long long)r);
+		im.bad++;
+	}
+check:
+	verify(env->path, &im, "after the write", VIA_ALL, d);
+out:
+	if (m != MAP_FAILED)
+		munmap(m, mlen);
+	if (sfd >= 0) {
+		close(sfd);
+		unlink(srcpath);
+	}
+	close(fd);
+	free(buf);
+	st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+#define NSEG 256
+
+/*
+ * One pwritev of 256 segments of block_size bytes scattered over memory in
+ * a shuffled order, and one preadv with another order: the segments must
+ * land in iovec order, whatever their addresses.
+ */
+enum test_status test_many_iovecs(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct iovec iov[NSEG];
+	struct image im;
+	size_t seg = t->block_size, total = NSEG * seg;
+	unsigned char *area = NULL;
+	long long off = 8 * KIB;
+	unsigned int k;
+	ssize_t r;
+	int fd;
+
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, (size_t)off + total, d) != 0)
+		goto out;
+	area = aligned(total, d);
+	if (area == NULL) {
+		im.bad++;
+		goto out;
+	}
+	/* 7 and 13 are coprime with 256: both orders are permutations. */
+	for (k = 0; k < NSEG; k++) {
+		iov[k].iov_base = area + (size_t)((k * 7) % NSEG) * seg;
+		iov[k].iov_len = seg;
+		pat_fill(iov[k].iov_base, seg, off + (long long)(k * seg), 1);
+	}
+	r = pwritev(fd, iov, NSEG, (off_t)off);
+	if (r != (ssize_t)total) {
+		diag_add(d, "pwritev of %d segments of %zu at %lld returned %zd%s%s, expected %zu",
+			 NSEG, seg, off, r, r < 0 ? ": " : "",
+			 r < 0 ? strerror(errno) : "", total);
+		im.bad++;
+		if (r <= 0)
+			goto out;
+	}
+	image_write(&im, off, (size_t)r, 1);
+	memset(area, 0, total);
+	for (k = 0; k < NSEG; k++)
+		iov[k].iov_base = area + (size_t)((k * 13) % NSEG) * seg;
+	r = preadv(fd, iov, NSEG, (off_t)off);
+	if (r != (ssize_t)total) {
+		diag_add(d, "preadv of %d segments returned %zd, expected %zu",
+			 NSEG, r, total);
+		im.bad++;
+	} else {
+		for (k = 0; k < NSEG; k++) {
+			char label[48];
+
+			snprintf(label, sizeof(label), "preadv segment %u", k);
+			if (compare(label, iov[k].iov_base, &im,
+				    off + (long long)(k * seg), seg, d) != 0) {
+				im.bad++;
+				break;
+			}
+		}
+	}
+	verify(env->path, &im, "after pwritev", VIA_BUFFERED, d);
+out:
+	close(fd);
+	free(area);
+	st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * A 4 MiB direct write and read at 1 MiB + 4 KiB: several bios (a bio
+ * holds at most 256 pages), reassembled in order.
+ */
+enum test_status test_large_io(const struct suite_test *t,
+			       const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	const size_t len = 4096 * KIB;
+	const long long off = 1028 * KIB;
+	struct image im;
+	unsigned char *buf = NULL;
+	ssize_t r;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, (size_t)off + len, d) != 0)
+		goto out;
+	buf = aligned(len, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, off, len, 1, &im, "4 MiB write", d) != 0)
+		goto out;
+	memset(buf, 0, len);
+	r = pread(fd, buf, len, (off_t)off);
+	if (r != (ssize_t)len) {
+		diag_add(d, "4 MiB read at %lld returned %zd, expected %zu", off, r,
+			 len);
+		im.bad++;
+	} else {
+		im.bad += compare("4 MiB direct read", buf, &im, off, len, d);
+	}
+	verify(env->path, &im, "after the 4 MiB write", VIA_BUFFERED, d);
+out:
+	close(fd);
+	free(buf);
+	st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/* ---- file layouts ---- */
+
+
+/*
+ * [written 64K][hole 64K][unwritten 64K][written 64K], read whole by one
+ * direct read (zeros where nothing was written), then one direct write
+ * across all four, then a write past EOF into blocks preallocated with
+ * KEEP_SIZE.
+ */
+enum test_status test_mixed_extents(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	struct stat sb;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 512 * KIB, d) != 0)
+		goto out;
+	buf = aligned(256 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, 64 * KIB, 1, &im, "written extent", d) != 0)
+		goto out;
+	if (falloc(fd, 0, 128 * KIB, 64 * KIB, "unwritten extent", 0, d) != 0) {
+		if (errno == EOPNOTSUPP) {
+			skip(d, "fallocate", errno);
+			st = TEST_SKIP;
+			goto out;
+		}
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 192 * KIB);
+	if (put(fd, buf, 192 * KIB, 64 * KIB, 1, &im, "written extent", d) != 0)
+		goto out;
+	/* btrfs accounts the blocks of a direct write when its ordered extent
+	 * completes, which may be after write() returned: fsync waits. */
+	if (fsync(fd) == 0 && fstat(fd, &sb) == 0 &&
+	    (long long)sb.st_blocks * 512 < 192 * KIB) {
+		diag_add(d, "st_blocks %lld (%lld bytes) after 128K written and 64K preallocated, expected >= 196608",
+			 (long long)sb.st_blocks, (long long)sb.st_blocks * 512);
+		im.bad++;
+	}
+	verify(env->path, &im, "[written][hole][unwritten][written]", VIA_ALL, d);
+	if (put(fd, buf, 32 * KIB, 192 * KIB, 2, &im, "write across all four", d) != 0)
+		goto out;
+	verify(env->path, &im, "after one write across all four", VIA_ALL, d);
+	/* Blocks allocated past EOF; a write beyond the old EOF into them
+	 * must leave zeros between the old EOF and the write. */
+	if (falloc(fd, FALLOC_FL_KEEP_SIZE, 256 * KIB, 128 * KIB, "past EOF", 0, d) != 0) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 320 * KIB, 16 * KIB, 3, &im, "write into blocks past EOF", d) != 0)
+		goto out;
+	verify(env->path, &im, "after a write past EOF into KEEP_SIZE blocks",
+	       VIA_ALL, d);
+out:
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * Reads and writes around an EOF that is not block aligned: a read that
+ * crosses it is short, one at it returns 0, a write across it extends the
+ * file, and a write past it leaves a zero gap.
+ */
+enum test_status test_eof(const struct suite_test *t,
+			  const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	ssize_t r;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 64 * KIB, d) != 0)
+		goto out;
+	buf = aligned(16 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, 16 * KIB, 1, &im, "prefill", d) != 0)
+		goto out;
+	if (ftruncate(fd, 10000) != 0) {
+		diag_add(d, "ftruncate 10000: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 10000);
+	memset(buf, 0, 16 * KIB);
+	r = pread(fd, buf, 8192, 8192);
+	if (r != 10000 - 8192) {
+		diag_add(d, "read of 8192 at 8192 with st_size 10000 returned %zd, expected 1808", r);
+		im.bad++;
+	} else {
+		im.bad += compare("read across EOF", buf, &im, 8192, (size_t)r, d);
+	}
+	r = pread(fd, buf, 4096, 12288);
+	if (r != 0) {
+		diag_add(d, "read of 4096 at 12288 beyond st_size 10000 returned %zd, expected 0", r);
+		im.bad++;
+	}
+	if (put(fd, buf, 8192, 8192, 2, &im, "write across EOF", d) != 0)
+		goto out;
+	verify(env->path, &im, "after a write across EOF", VIA_ALL, d);
+	if (put(fd, buf, 40 * KIB, 4096, 3, &im, "write past EOF", d) != 0)
+		goto out;
+	verify(env->path, &im, "after a write past EOF", VIA_ALL, d);
+out:
+	close(fd);
+	free(buf);
+	st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * Truncate down to a size inside a block, up again: the tail of that block
+ * and everything after must read as zeros through every path (no stale
+ * data), and a direct write afterwards lands where it should.
+ */
+enum test_status test_truncate(const struct suite_test *t,
+			       const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 128 * KIB, d) != 0)
+		goto out;
+	buf = aligned(64 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, 64 * KIB, 1, &im, "prefill", d) != 0 ||
+	    fsync(fd) != 0)
+		goto out;
+	if (ftruncate(fd, 10000) != 0) {
+		diag_add(d, "ftruncate 10000: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 10000);
+	verify(env->path, &im, "after truncate down to 10000", VIA_ALL, d);
+	if (ftruncate(fd, 96 * KIB) != 0) {
+		diag_add(d, "ftruncate 98304: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, 96 * KIB);
+	verify(env->path, &im, "after truncate up to 98304", VIA_ALL, d);
+	if (put(fd, buf, 32 * KIB, 8 * KIB, 2, &im, "write after truncate", d) != 0)
+		goto out;
+	if (put(fd, buf, 8 * KIB, 4 * KIB, 3, &im, "write into the cut block", d) != 0)
+		goto out;
+	verify(env->path, &im, "after writes into the truncated range", VIA_ALL, d);
+out:
+	close(fd);
+	free(buf);
+	st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * Punch a hole and zero a range inside written data, write into the hole,
+ * then collapse a range (where the filesystem can): zeros and shifted
+ * bytes exactly where the model says.
+ */
+enum test_status test_punch(const struct suite_test *t,
+			    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, 128 * KIB, d) != 0)
+		goto out;
+	buf = aligned(128 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, 128 * KIB, 1, &im, "prefill", d) != 0)
+		goto out;
+	if (falloc(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 16 * KIB,
+		   16 * KIB, "punch hole", 0, d) != 0) {
+		if (errno == EOPNOTSUPP) {
+			skip(d, "fallocate PUNCH_HOLE", errno);
+			st = TEST_SKIP;
+			goto out;
+		}
+		im.bad++;
+		goto out;
+	}
+	image_zero(&im, 16 * KIB, 16 * KIB);
+	if (falloc(fd, FALLOC_FL_ZERO_RANGE, 48 * KIB, 8 * KIB, "zero range", 0, d) == 0)
+		image_zero(&im, 48 * KIB, 8 * KIB);
+	else if (errno != EOPNOTSUPP)
+		im.bad++;
+	verify(env->path, &im, "after punch hole and zero range", VIA_ALL, d);
+	if (put(fd, buf, 20 * KIB, 8 * KIB, 2, &im, "write into the hole", d) != 0)
+		goto out;
+	verify(env->path, &im, "after a write into the punched hole", VIA_ALL, d);
+	if (falloc(fd, FALLOC_FL_COLLAPSE_RANGE, 96 * KIB, 8 * KIB, "collapse range", EINVAL, d) == 0) {
+		memmove(im.want + 96 * KIB, im.want + 104 * KIB, 24 * KIB);
+		image_truncate(&im, 120 * KIB);
+		verify(env->path, &im, "after collapse range", VIA_ALL, d);
+	} else if (errno != EOPNOTSUPP && errno != EINVAL) {
+		im.bad++;
+	}
+out:
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * Shared extents: FICLONE a file, FICLONERANGE part of it, then direct
+ * writes into the clone. The clone changes where written, the source
+ * never (copy on write under O_DIRECT).
+ */
+enum test_status test_reflink(const struct suite_test *t,
+			      const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image src, dst;
+	struct file_clone_range fcr;
+	unsigned char *buf = NULL;
+	char srcpath[4200];
+	int fd, sfd = -1;
+
+	(void)t;
+	memset(&src, 0, sizeof(src));
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	snprintf(srcpath, sizeof(srcpath), "%s.src", env->path);
+	if (image_init(&dst, 128 * KIB, d) != 0)
+		goto out;
+	if (image_init(&src, 128 * KIB, d) != 0) {
+		dst.bad++;
+		goto out;
+	}
+	buf = aligned(64 * KIB, d);
+	sfd = open(srcpath, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+	if (buf == NULL || sfd < 0) {
+		diag_add(d, "create %s: %s", srcpath, strerror(errno));
+		dst.bad++;
+		goto out;
+	}
+	if (put(sfd, buf, 0, 64 * KIB, 1, &src, "source", d) != 0)
+		goto out;
+	if (ioctl(fd, FICLONE, sfd) != 0) {
+		if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EXDEV ||
+		    errno == EINVAL) {
+			skip(d, "FICLONE (no reflink here)", errno);
+			st = TEST_SKIP;
+			goto out;
+		}
+		diag_add(d, "FICLONE: %s", strerror(errno));
+		dst.bad++;
+		goto out;
+	}
+	memcpy(dst.want, src.want, 64 * KIB);
+	dst.size = 64 * KIB;
+	verify(env->path, &dst, "clone", VIA_ALL, d);
+	if (put(fd, buf, 16 * KIB, 8 * KIB, 2, &dst, "write into the clone", d) != 0)
+		goto out;
+	verify(srcpath, &src, "source after a write into its clone", VIA_ALL, d);
+	verify(env->path, &dst, "clone after a write into it", VIA_ALL, d);
+	fcr.src_fd = sfd;
+	fcr.src_offset = 32 * KIB;
+	fcr.src_length = 16 * KIB;
+	fcr.dest_offset = 64 * KIB;
+	if (ioctl(fd, FICLONERANGE, &fcr) != 0) {
+		diag_add(d, "FICLONERANGE 32K+16K to 64K: %s", strerror(errno));
+		dst.bad++;
+		goto out;
+	}
+	memcpy(dst.want + 64 * KIB, src.want + 32 * KIB, 16 * KIB);
+	dst.size = 80 * KIB;
+	if (put(fd, buf, 68 * KIB, 4 * KIB, 3, &dst, "write into the cloned range", d) != 0)
+		goto out;
+	if (put(sfd, buf, 36 * KIB, 4 * KIB, 4, &src, "write into the source", d) != 0)
+		goto out;
+	verify(srcpath, &src, "source after FICLONERANGE and writes", VIA_ALL, d);
+	verify(env->path, &dst, "clone after FICLONERANGE and writes", VIA_ALL, d);
+out:
+	dst.bad += src.bad;
+	if (sfd >= 0) {
+		close(sfd);
+		unlink(srcpath);
+	}
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&dst);
+	image_free(&src);
+	image_free(&dst);
+	return st;
+}
+
+static int on_btrfs(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && (uint32_t)sf.f_type == BTRFS_MAGIC;
+}
+
+/*
+ * btrfs only. flags 0: compressed extents (chattr +c, buffered writes,
+ * fsync), read and overwritten with O_DIRECT (which falls back to buffered
+ * I/O there). ST_INLINE: a 100-byte file (an inline extent), read with
+ * O_DIRECT and extended by a direct write.
+ */
+enum test_status test_btrfs_extents(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	size_t blen = (t->flags & ST_INLINE) ? 100 : 128 * KIB;
+	ssize_t r;
+	int bfd = -1, fd = -1;
+
+	memset(&im, 0, sizeof(im));
+	{
+		/* The directory, not the file: the test creates the file. */
+		char dir[4096];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", env->path);
+		slash = strrchr(dir, '/');
+		if (slash != NULL)
+			*slash = '\0';
+		if (!on_btrfs(dir)) {
+			snprintf(d->skip_reason, sizeof(d->skip_reason),
+				 "%s extents exist on btrfs only",
+				 (t->flags & ST_INLINE) ? "inline" : "compressed");
+			return TEST_SKIP;
+		}
+	}
+	if (image_init(&im, 256 * KIB, d) != 0)
+		return TEST_FAIL;
+	buf = aligned(128 * KIB, d);
+	bfd = open(env->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (buf == NULL || bfd < 0) {
+		diag_add(d, "create %s: %s", env->path, strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	if (!(t->flags & ST_INLINE)) {
+		int iattr = 0;
+
+		if (ioctl(bfd, FS_IOC_GETFLAGS, &iattr) != 0) {
+			skip(d, "FS_IOC_GETFLAGS", errno);
+			st = TEST_SKIP;
+			goto out;
+		}
+		iattr |= FS_COMPR_FL;
+		if (ioctl(bfd, FS_IOC_SETFLAGS, &iattr) != 0) {
+			skip(d, "chattr +c (FS_IOC_SETFLAGS)", errno);
+			st = TEST_SKIP;
+			goto out;
+		}
+	}
+	/* Buffered, compressible: the letters repeat in 512-byte runs. */
+	pat_fill(buf, blen, 0, 1);
+	if (write(bfd, buf, blen) != (ssize_t)blen || fsync(bfd) != 0) {
+		diag_add(d, "buffered write of %zu bytes and fsync: %s", blen,
+			 strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_write(&im, 0, blen, 1);
+	fd = open(env->path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) {
+		diag_add(d, "open O_DIRECT: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	memset(buf, 0, 128 * KIB);
+	r = pread(fd, buf, (size_t)round_up((long long)blen, PAGE), 0);
+	if (r != (ssize_t)blen) {
+		diag_add(d, "direct read of a %s extent returned %zd, expected %zu",
+			 (t->flags & ST_INLINE) ? "inline" : "compressed", r, blen);
+		im.bad++;
+	} else {
+		im.bad += compare((t->flags & ST_INLINE) ? "direct read of an inline extent" :
+			  "direct read of compressed extents", buf, &im, 0, blen, d);
+	}
+	if (t->flags & ST_INLINE) {
+		if (put(fd, buf, 4 * KIB, 4 * KIB, 2, &im, "write after an inline extent", d) != 0)
+			goto out;
+		verify(env->path, &im, "after extending an inline file", VIA_ALL, d);
+		if (put(fd, buf, 0, 4 * KIB, 3, &im, "overwrite of the inline extent", d) != 0)
+			goto out;
+	} else {
+		if (put(fd, buf, 8 * KIB, 8 * KIB, 2, &im, "overwrite inside compressed extents", d) != 0)
+			goto out;
+		verify(env->path, &im, "after a direct overwrite of compressed data", VIA_ALL, d);
+		if (put(fd, buf, 128 * KIB, 16 * KIB, 3, &im, "extending write", d) != 0)
+			goto out;
+	}
+	verify(env->path, &im, "at the end", VIA_ALL, d);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (bfd >= 0)
+		close(bfd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+/* ---- page cache coherence and a race ---- */
+
+/*
+ * With the file's pages cached (buffered read) and mapped (mmap), a direct
+ * write must be seen by both; with pages dirtied by a buffered write and
+ * through the mapping, a direct read must see those bytes.
+ */
+enum test_status test_coherence(const struct suite_test *t,
+				const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL, *m = MAP_FAILED;
+	const size_t len = 64 * KIB;
+	ssize_t r;
+	int fd, bfd = -1;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, len, d) != 0)
+		goto out;
+	buf = aligned(len, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, len, 1, &im, "prefill", d) != 0)
+		goto out;
+	bfd = open(env->path, O_RDWR | O_CLOEXEC);
+	m = bfd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0) :
+		       MAP_FAILED;
+	if (m == MAP_FAILED) {
+		diag_add(d, "buffered open and mmap: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	/* Cache and map every page. */
+	if (pread(bfd, buf, len, 0) != (ssize_t)len) {
+		diag_add(d, "buffered read: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	im.bad += compare("mmap before the direct write", m, &im, 0, len, d);
+	if (put(fd, buf, 0, len, 2, &im, "direct write over cached pages", d) != 0)
+		goto out;
+	r = pread(bfd, buf, len, 0);
+	if (r != (ssize_t)len) {
+		diag_add(d, "buffered read after the direct write returned %zd", r);
+		im.bad++;
+	} else {
+		im.bad += compare("buffered read after a direct write", buf, &im, 0,
+				  len, d);
+	}
+	im.bad += compare("the old mmap after a direct write", m, &im, 0, len, d);
+	/* Dirty pages: a buffered write and a store through the mapping. */
+	pat_fill(buf, 16 * KIB, 8 * KIB, 3);
+	if (pwrite(bfd, buf, 16 * KIB, 8 * KIB) != 16 * KIB) {
+		diag_add(d, "buffered write: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_write(&im, 8 * KIB, 16 * KIB, 3);
+	pat_fill(m + 40 * KIB, 4 * KIB, 40 * KIB, 4);
+	image_write(&im, 40 * KIB, 4 * KIB, 4);
+	memset(buf, 0, len);
+	r = pread(fd, buf, len, 0);
+	if (r != (ssize_t)len) {
+		diag_add(d, "direct read after buffered and mmap stores returned %zd", r);
+		im.bad++;
+	} else {
+		im.bad += compare("direct read of dirty pages", buf, &im, 0, len, d);
+	}
+	verify(env->path, &im, "at the end", VIA_ALL, d);
+out:
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	if (bfd >= 0)
+		close(bfd);
+	close(fd);
+	free(buf);
+	st = verdict(&im);
+	image_free(&im);
+	return st;
+}
+
+#define RACE_BLOCKS 256
+
+/*
+ * A child appends RACE_BLOCKS blocks with O_DIRECT|O_APPEND while this
+ * process reads the end of the file through the page cache as it grows:
+ * every byte below the st_size it saw must already be the appended data
+ * (i_size must not run ahead of the data). The diagnostic gives the
+ * iteration, so a rerun tells flaky from reproduced.
+ */
+enum test_status test_race_append(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	size_t bs = t->block_size;
+	unsigned char *buf = NULL, *rb = NULL;
+	unsigned int iter = 0, bad = 0;
+	pid_t pid;
+	int fd, rfd = -1, status = 0;
+
+	fd = create(env, O_APPEND, &st, d);
+	if (fd < 0)
+		return st;
+	buf = aligned(bs, d);
+	rb = aligned(4 * bs, d);
+	rfd = open(env->path, O_RDONLY | O_CLOEXEC);
+	if (buf == NULL || rb == NULL || rfd < 0) {
+		diag_add(d, "setup: %s", strerror(errno));
+		st = TEST_FAIL;
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		diag_add(d, "fork: %s", strerror(errno));
+		st = TEST_FAIL;
+		goto out;
+	}
+	if (pid == 0) {
+		unsigned int i;
+
+		for (i = 0; i < RACE_BLOCKS; i++) {
+			pat_fill(buf, bs, (long long)i * (long long)bs, 1);
+			if (write(fd, buf, bs) != (ssize_t)bs)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	for (;;) {
+		struct stat sb;
+		long long size, from;
+		ssize_t r;
+		int done = waitpid(pid, &status, WNOHANG) == pid;
+
+		if (fstat(rfd, &sb) != 0)
+			break;
+		size = (long long)sb.st_size;
+		from = size > (long long)(4 * bs) ? size - (long long)(4 * bs) : 0;
+		r = pread(rfd, rb, (size_t)(size - from), (off_t)from);
+		iter++;
+		if (r > 0) {
+			long long i;
+
+			for (i = 0; i < r; i++)
+				if (rb[i] != pat(from + i, 1))
+					break;
+			if (i < r && bad++ == 0)
+				diag_add(d, "iteration %u: byte at %lld is %02x, expected %02x (st_size was %lld)",
+					 iter, from + i, rb[i], pat(from + i, 1), size);
+		}
+		if (done)
+			break;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		diag_add(d, "the appending process failed (status %#x)", status);
+		bad++;
+	}
+	{
+		struct stat sb;
+
+		if (fstat(rfd, &sb) == 0 &&
+		    (long long)sb.st_size != (long long)RACE_BLOCKS * (long long)bs) {
+			diag_add(d, "st_size %lld after %d appends of %zu, expected %lld",
+				 (long long)sb.st_size, RACE_BLOCKS, bs,
+				 (long long)RACE_BLOCKS * (long long)bs);
+			bad++;
+		}
+	}
+	if (bad > 0)
+		diag_add(d, "%u bad reads in %u iterations", bad, iter);
+	st = bad == 0 ? TEST_PASS : TEST_FAIL;
+out:
+	if (rfd >= 0)
+		close(rfd);
+	close(fd);
+	free(buf);
+	free(rb);
+	return st;
+}
