@@ -54,7 +54,7 @@ for file in */*.c */*.h; do
 			esac
 			[ "$owner" = "$dir" ] || internal="$internal $file:$inc"
 			;;
-		../../agent/protocol.h|../agent/protocol.h|*/store_migrations.h|store_migrations.h) ;;
+		../../agent/protocol.h|../agent/protocol.h|../../agent/catalogue.h|*/store_migrations.h|store_migrations.h) ;;
 		*/*.h)
 			other=${inc%%/*}
 			[ "$(floor "$other")" -le "$me" ] || up="$up $file:$inc"

@@ -68,6 +68,7 @@ int h_metrics(struct http_request *, struct http_response *);
 int h_feed(struct http_request *, struct http_response *);
 int h_targets(struct http_request *, struct http_response *);
 int h_states(struct http_request *, struct http_response *);
+int h_tests(struct http_request *, struct http_response *);
 
 /* ---- api_hosts.c: the hypervisor hosts (hosts.c) ---- */
 int h_hosts(struct http_request *, struct http_response *);

@@ -18,6 +18,7 @@
 #include "job/job.h"
 #include "http/http.h"
 #include "api_internal.h"
+#include "../../agent/catalogue.h"
 #include "report/report.h"
 
 /* The dashboard: plain files from web_dir, names limited to one safe
@@ -288,6 +289,68 @@ int h_states(struct http_request *req, struct http_response *resp)
 			s->meaning));
 	}
 	return http_json(resp, 200, json_pack("{s:o}", "job_states", list));
+}
+
+/* "ext4 xfs btrfs" -> ["ext4", "xfs", "btrfs"] */
+static json_t *word_array(const char *words)
+{
+	json_t *a = json_array();
+
+	for (const char *p = words; *p != '\0';) {
+		size_t n;
+
+		p += strspn(p, " ");
+		n = strcspn(p, " ");
+		if (n > 0)
+			json_array_append_new(a, json_stringn(p, n));
+		p += n;
+	}
+	return a;
+}
+
+/* "883a790a8440 xfs: subject; ca93e44bfb5f btrfs: subject" -> one object
+ * per fix, {"commit", "subject"}: a fix starts with 12 hex digits and a
+ * blank, after "; " (a subject may hold a "; " of its own). */
+static json_t *fix_array(const char *fixes)
+{
+	json_t *a = json_array();
+	const char *p = fixes;
+
+	while (strlen(p) > 13 && strspn(p, "0123456789abcdef") == 12 &&
+	       p[12] == ' ') {
+		const char *end = p + 13, *next;
+
+		for (next = strstr(end, "; "); next != NULL;
+		     next = strstr(next + 2, "; ")) {
+			if (strspn(next + 2, "0123456789abcdef") == 12 &&
+			    next[14] == ' ')
+				break;
+		}
+		json_array_append_new(a, json_pack("{s:s%,s:s%}", "commit", p,
+			(size_t)12, "subject", end, next != NULL
+			? (size_t)(next - end) : strlen(end)));
+		if (next == NULL)
+			break;
+		p = next + 2;
+	}
+	return a;
+}
+
+/* The suite's catalogue (agent/catalogue.h, written once for the agent,
+ * this API, reports and docs/agent.md): what each test checks, what its
+ * failure means, the upstream fixes it models. */
+int h_tests(struct http_request *req, struct http_response *resp)
+{
+	json_t *list = json_array();
+
+	(void)req;
+#define CATALOGUE_ROW(name, fs, checks, failure, fixes)                      \
+	json_array_append_new(list, json_pack("{s:s,s:o,s:s,s:s,s:o}",       \
+		"name", name, "filesystems", word_array(fs), "checks", checks, \
+		"failure", failure, "fixes", fix_array(fixes)));
+	RCGATE_TEST_CATALOGUE(CATALOGUE_ROW)
+#undef CATALOGUE_ROW
+	return http_json(resp, 200, json_pack("{s:o}", "tests", list));
 }
 
 int h_targets(struct http_request *req, struct http_response *resp)

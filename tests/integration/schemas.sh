@@ -7,7 +7,7 @@
 # (tests/kernels/build-kernels) the regression endpoints are checked with
 # real regressions; without them, only their empty forms.
 . "$(dirname "$0")/lib.sh"
-echo "1..94"
+echo "1..96"
 PY=/usr/bin/python3
 SCHEMAS=$SRC/schemas
 VALIDATE="$PY $SRC/tests/integration/validate.py $SCHEMAS"
@@ -120,6 +120,14 @@ req GET /api/v1/hosts
 valid 200 hosts "GET /api/v1/hosts (the implicit local host)"
 req GET /api/v1/states
 valid 200 states "GET /api/v1/states"
+req GET /api/v1/tests
+valid 200 tests "GET /api/v1/tests"
+# The catalogue says what the 2023 bug's test models, and splits an
+# entry's two fixes into two.
+check "the catalogue names write_seq's fix (936e114a245b) and splits two fixes into two" \
+	[ "$(jqb '[.tests[] | select(.name == "write_seq") | .fixes[].commit] | join(" ")')" = 936e114a245b -a \
+	  "$(jqb '[.tests[] | select(.fixes | length == 2)] | length')" -ge 1 -a \
+	  "$(jqb '[.tests[].fixes[] | select(.subject | test("; [0-9a-f]{12} "))] | length')" = 0 ]
 req GET /api/v1/releases
 valid 200 releases "GET /api/v1/releases (empty)"
 req GET /api/v1/regressions
