@@ -193,7 +193,7 @@ sent=$(followup "$msgid" "commit $culprit")
 check "the culprit is a follow-up in the rc's thread, under rcgate's own report" \
 	under_report "$msgid" "${sent:-/dev/null}"
 check "the follow-up names the culprit as git show does, its upstream commit and the possible dependencies" \
-	sh -c "[ -n '$sent' ] && grep -q '^commit $culprit\$' '$sent' && grep -q '^    commit $UPSTREAM upstream.\$' '$sent' &&
+	sh -c "[ -n '$sent' ] && grep -q '^commit $culprit.\\?\$' '$sent' && grep -q '^    commit $UPSTREAM upstream..\\?\$' '$sent' &&
 		grep -q '^Possible dependencies' '$sent' &&
 		grep -q '^    ${m1:0:12} (\"iomap: say where the I/O began\")' '$sent' &&
 		grep -q '^        changes iomap_dio_complete(), as the culprit does' '$sent' &&
