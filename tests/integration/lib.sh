@@ -36,6 +36,22 @@ DAEMON_USER=
 if [ "$(id -u)" = 0 ] && id "${RCGATE_TEST_USER:-rcgate}" >/dev/null 2>&1; then
 	DAEMON_USER=${RCGATE_TEST_USER:-rcgate}
 fi
+# What the daemon user reads from the tree: the agents, the kernel config
+# fragments and the dashboard. A tree it cannot reach (a checkout under a
+# 0700 directory, as CI's sanitizer copy is) is staged in a readable copy
+# for this test.
+AGENT_SRC_DIR=$BUILD/agent CONFIG_SRC_DIR=$SRC/configs WEB_SRC_DIR=$SRC/web
+STAGED=
+if [ -n "$DAEMON_USER" ] &&
+   ! runuser -u "$DAEMON_USER" -- test -r "$SRC/configs/x86_64.config" 2>/dev/null; then
+	STAGED=$(mktemp -d /var/tmp/rcgate-tree.XXXXXX)
+	mkdir -p "$STAGED/agent"
+	cp -r "$SRC/configs" "$SRC/web" "$STAGED/"
+	cp "$BUILD"/agent/rcgate-agent-* "$STAGED/agent/" 2>/dev/null
+	chmod -R a+rX "$STAGED"
+	AGENT_SRC_DIR=$STAGED/agent CONFIG_SRC_DIR=$STAGED/configs
+	WEB_SRC_DIR=$STAGED/web
+fi
 # daemon_owns DIR...: directories the test made for rcgated (a Maildir, a
 # cache) become the daemon user's.
 daemon_owns() {
@@ -70,9 +86,9 @@ start_daemon() {
 		echo "port = 0"
 		echo "log_file = $STATE/rcgated.log"
 		echo "log_level = debug"
-		echo "agent_dir = ${AGENT_DIR:-$BUILD/agent}"
+		echo "agent_dir = ${AGENT_DIR:-$AGENT_SRC_DIR}"
 		echo "max_body_kb = 64"
-		echo "web_dir = $SRC/web"
+		echo "web_dir = $WEB_SRC_DIR"
 		# file:// only from the kernel caches and the test's own files/;
 		# the fault-injecting file server runs on 127.0.0.1.
 		echo "[fetch]"
@@ -81,7 +97,7 @@ start_daemon() {
 		# Builds keep a compiler cache per source origin, in the test
 		# cache (the first build of an origin is a cold one).
 		echo "[build]"
-		echo "config_dir = $SRC/configs"
+		echo "config_dir = $CONFIG_SRC_DIR"
 		echo "ccache_dir = $cache/ccache"
 		# Test-only opt-in: the loopback servers that play kernel.org,
 		# over plain http and git (a deployment lists https:// prefixes).
@@ -145,6 +161,8 @@ cleanup() {
 	elif [ -n "${STATE:-}" ]; then
 		rm -rf "$STATE"
 	fi
+	[ -n "$STAGED" ] && rm -rf "$STAGED"
+	return 0
 }
 trap cleanup EXIT
 
