@@ -411,18 +411,19 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 	 * (the daemon restarted without [bisect] upstream_git) ends here,
 	 * so its follow-up is not held back for ever. */
 	if (c->cfg->bisect_upstream_git[0] == '\0') {
-		json_t *p = store_rows(st, Q_PREREQ_PENDING, err, errlen, ""), *row;
-		size_t i;
+		struct rowset p = { 0 };
 
-		json_array_foreach(p, i, row) {
-			int64_t id = json_integer_value(json_object_get(row, "id"));
+		if (store_prereq_pending(st, &p, err, errlen) < 0)
+			return -1;
+		for (size_t i = 0; i < p.n; i++) {
+			int64_t id = ((const struct prereq_todo *)p.v)[i].id;
 
 			if (store_prereq_finish(st, id, "failed", NULL, "[bisect]"
 						" upstream_git is no longer set", err,
 						errlen) == 0)
 				reply_bisection(st, c->cfg, id);
 		}
-		json_decref(p);
+		rowset_free(&p);
 	}
 	if (store_bisect_candidates(st, &todo, err, errlen) < 0)
 		return -1;

@@ -727,93 +727,93 @@ static int prereq_cancelled(void *cls)
 	return consumer_stopping(&prereq_consumer);
 }
 
+/* One pending search: fetch the culprit's upstream commit and look for
+ * what it needs that the branch lacks. Fills *list (or leaves it NULL)
+ * and msg; returns 0 when the search ran. */
+static int search_one(const struct config *cfg, const char *root,
+		      const struct prereq_todo *b, json_t **list, char *msg,
+		      size_t msglen)
+{
+	struct build_options o = { .root = root, .timeout = 3600,
+				   .git_config = cfg->build_git_config,
+				   .cancelled = prereq_cancelled };
+	char updir[PATH_MAX], stdir[PATH_MAX], commit[41], err[512];
+	char logpath[PATH_MAX + 16], base[48];
+	struct kversion kv;
+	int logfd, rc = -1;
+
+	if (b->version == NULL || b->tree == NULL || b->culprit == NULL ||
+	    b->culprit_upstream == NULL || b->bad == NULL ||
+	    kversion_parse(b->version, &kv, msg, msglen) < 0) {
+		snprintf(msg, msglen, "the bisection lacks a culprit"
+			 " or its upstream id");
+		return -1;
+	}
+	if (gitsrc_clone_dir(root, b->tree, stdir, sizeof(stdir)) < 0) {
+		snprintf(msg, msglen, "the stable tree's path is too long");
+		return -1;
+	}
+	/* git's own messages about the upstream fetch */
+	snprintf(logpath, sizeof(logpath), "%s/prereq.log", root);
+	logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0)
+		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	snprintf(base, sizeof(base), "%s", kv.branch);
+	log_info("prerequisites: bisection %lld: fetching %s",
+		 (long long)b->id, cfg->bisect_upstream_git);
+	if (gitsrc_fetch(cfg->bisect_upstream_git, b->culprit_upstream, logfd,
+			 &o, updir, sizeof(updir), commit, err,
+			 sizeof(err)) < 0)
+		snprintf(msg, msglen, "the upstream tree %s: %s",
+			 cfg->bisect_upstream_git, err);
+	else
+		rc = prereq_search(updir, stdir, b->culprit, b->culprit_upstream,
+				   base, b->bad, &o, list, msg, msglen);
+	if (logfd >= 0)
+		close(logfd);
+	return rc;
+}
+
 int prereq_run_once(struct store *st, const struct config *cfg,
 		    const char *cache_dir)
 {
-	json_t *todo;
+	struct rowset todo = { 0 };
 	char err[512], root[PATH_MAX];
-	size_t i;
-	json_t *b;
 	int done = 0;
 
-	todo = store_rows(st, Q_PREREQ_PENDING, err, sizeof(err), "");
-	if (todo == NULL) {
+	if (store_prereq_pending(st, &todo, err, sizeof(err)) < 0) {
 		log_err("prerequisites: %s", err);
 		return -1;
 	}
 	snprintf(root, sizeof(root), "%s/build", cache_dir);
-	json_array_foreach(todo, i, b) {
-		struct build_options o = { .root = root, .timeout = 3600,
-					   .git_config = cfg->build_git_config,
-					   .cancelled = prereq_cancelled };
-		int64_t id = json_integer_value(json_object_get(b, "id"));
-		const char *version = json_string_value(json_object_get(b, "version"));
-		const char *tree = json_string_value(json_object_get(b, "tree"));
-		const char *culprit = json_string_value(json_object_get(b, "culprit"));
-		const char *upstream = json_string_value(json_object_get(b, "culprit_upstream"));
-		const char *bad = json_string_value(json_object_get(b, "bad"));
-		char updir[PATH_MAX], stdir[PATH_MAX], commit[41], msg[600];
-		char base[48];
-		struct kversion kv;
+	for (size_t i = 0; i < todo.n; i++) {
+		const struct prereq_todo *b = &((const struct prereq_todo *)todo.v)[i];
+		char msg[600], *s;
 		json_t *list = NULL;
-		int rc = -1;
+		int rc;
 
 		if (consumer_stopping(&prereq_consumer))
 			break;
-		if (version == NULL || tree == NULL || culprit == NULL ||
-		    upstream == NULL || bad == NULL ||
-		    kversion_parse(version, &kv, msg, sizeof(msg)) < 0) {
-			snprintf(msg, sizeof(msg), "the bisection lacks a culprit"
-				 " or its upstream id");
-		} else if (gitsrc_clone_dir(root, tree, stdir, sizeof(stdir)) < 0) {
-			snprintf(msg, sizeof(msg), "the stable tree's path is too long");
-		} else {
-			char logpath[PATH_MAX + 16];
-			int logfd;
-
-			/* git's own messages about the upstream fetch */
-			snprintf(logpath, sizeof(logpath), "%s/prereq.log", root);
-			logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-				     0644);
-			if (logfd < 0)
-				logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-			snprintf(base, sizeof(base), "%s", kv.branch);
-			log_info("prerequisites: bisection %lld: fetching %s",
-				 (long long)id, cfg->bisect_upstream_git);
-			if (gitsrc_fetch(cfg->bisect_upstream_git, upstream, logfd,
-					 &o, updir, sizeof(updir), commit, err,
-					 sizeof(err)) < 0)
-				snprintf(msg, sizeof(msg), "the upstream tree %s: %s",
-					 cfg->bisect_upstream_git, err);
-			else
-				rc = prereq_search(updir, stdir, culprit, upstream,
-						   base, bad, &o, &list, msg,
-						   sizeof(msg));
-			if (logfd >= 0)
-				close(logfd);
-		}
+		rc = search_one(cfg, root, b, &list, msg, sizeof(msg));
 		if (consumer_stopping(&prereq_consumer)) {
 			json_decref(list);
 			break;	/* still pending: searched again at start */
 		}
-		{
-			char *s = list != NULL ? json_dumps(list, JSON_COMPACT) : NULL;
-
-			if (store_prereq_finish(st, id, rc == 0 ? "done" : "failed", s,
-						msg, err, sizeof(err)) < 0)
-				log_err("prerequisites: bisection %lld: %s",
-					(long long)id, err);
-			else {
-				log_info("prerequisites: bisection %lld: %s", (long long)id,
-					 msg);
-				reply_bisection(st, cfg, id);
-				done++;
-			}
-			free(s);
+		s = list != NULL ? json_dumps(list, JSON_COMPACT) : NULL;
+		if (store_prereq_finish(st, b->id, rc == 0 ? "done" : "failed", s,
+					msg, err, sizeof(err)) < 0) {
+			log_err("prerequisites: bisection %lld: %s",
+				(long long)b->id, err);
+		} else {
+			log_info("prerequisites: bisection %lld: %s",
+				 (long long)b->id, msg);
+			reply_bisection(st, cfg, b->id);
+			done++;
 		}
+		free(s);
 		json_decref(list);
 	}
-	json_decref(todo);
+	rowset_free(&todo);
 	return done;
 }
 

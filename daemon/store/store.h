@@ -231,6 +231,14 @@ int store_bisection_finish(struct store *, int64_t id, const char *state,
 int store_prereq_finish(struct store *, int64_t id, const char *state,
 			const char *list, const char *message, char *err,
 			size_t errlen);
+/* Bisections whose follow-up waits for the prerequisite search
+ * (prereq_state 'pending'), oldest first. */
+struct prereq_todo {
+	int64_t id;
+	const char *version, *tree, *culprit, *culprit_upstream, *bad;
+};
+int store_prereq_pending(struct store *, struct rowset *out, char *err,
+			 size_t errlen);
 /* One delivery (a follow-up mail or a webhook) outside a report. */
 struct outbox_in;
 int store_outbox_add(struct store *, const struct outbox_in *, char *err,

@@ -511,6 +511,13 @@ static const struct column step_cols[] = {
 	COL(row, build, 's'), COL(row, status, 's'), { NULL, 0, 0 },
 };
 #undef row
+#define row prereq_todo
+static const struct column prereq_cols[] = {
+	COL(row, id, 'i'), COL(row, version, 's'), COL(row, tree, 's'),
+	COL(row, culprit, 's'), COL(row, culprit_upstream, 's'),
+	COL(row, bad, 's'), { NULL, 0, 0 },
+};
+#undef row
 
 #undef COL
 
@@ -614,6 +621,13 @@ int store_bisect_steps(struct store *st, int64_t bisection_id,
 {
 	return typed(st, out, sizeof(struct bisect_step_row), step_cols, NULL,
 		     Q_BISECT_STEPS, err, errlen, "i", bisection_id);
+}
+
+int store_prereq_pending(struct store *st, struct rowset *out, char *err,
+			 size_t errlen)
+{
+	return typed(st, out, sizeof(struct prereq_todo), prereq_cols, NULL,
+		     Q_PREREQ_PENDING, err, errlen, "");
 }
 
 int store_bisect_good(struct store *st, int64_t release_id, const char *target,
