@@ -12,7 +12,7 @@ set -u
 SRC=${RCGATE_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$SRC/daemon" || exit 1
 FLOORS="base store artifact guests build job intake report review http"
-MAX_LINES=${MAX_LINES:-1100}
+MAX_LINES=${MAX_LINES:-1000}
 floor() {	# floor FOLDER -> its index, or 99 for main.c's level
 	local i=0
 	for f in $FLOORS; do
@@ -76,13 +76,13 @@ fi
 # 4. No .c file of the daemon over MAX_LINES lines, but those still
 # listed in OVER (a ratchet: the list only shrinks; a file that grows past
 # the limit fails, and so does one listed that is now under it).
-OVER=${OVER-"guests/guest.c"}
+OVER=${OVER-""}
 long=$(wc -l */*.c main.c | awk -v m="$MAX_LINES" -v over=" $OVER " '
 	$2 == "total" { next }
 	$1 > m && index(over, " " $2 " ") == 0 { printf " %s:%d", $2, $1 }
 	$1 <= m && index(over, " " $2 " ") != 0 { printf " %s:%d(under: drop it from OVER)", $2, $1 }')
 if [ -z "$long" ]; then
-	echo "ok 4 - no daemon .c file is over $MAX_LINES lines (still over: $OVER)"
+	echo "ok 4 - no daemon .c file is over $MAX_LINES lines${OVER:+ (still over: $OVER)}"
 else
 	echo "not ok 4 - files over $MAX_LINES lines"; echo "#$long"
 fi

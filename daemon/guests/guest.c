@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * guest.c - the daemon's libvirt user: connections (including the embedded
- * QEMU driver and the event loop thread it needs), running one transient
- * test domain to completion (created paused, then started, then destroyed
- * on a thread of its own if the caller wants it off its path), and
- * cleaning up domains a crashed daemon left behind; for hosts without our
- * files, the guest's console and results read as streams. With
- * guest_pool.c (storage volumes) the only file that calls libvirt;
- * guest_xml.c writes its XML.
+ * guest.c - running one transient test domain to completion (created
+ * paused, then started, then destroyed on a thread of its own if the
+ * caller wants it off its path), and cleaning up domains a crashed daemon
+ * left behind; for hosts without our files, the guest's console and
+ * results read as streams. Connections are guest_conn.c's; with
+ * guest_pool.c (storage volumes) these are the only files that call
+ * libvirt; guest_xml.c writes its XML.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,49 +28,6 @@
 #include "guests/guests.h"
 #include "guest_internal.h"
 
-#define POLL_INTERVAL_NS (100 * 1000 * 1000L)
-/* How often the run loop looks at the domain, the clock and the cancel
- * flag; the results file wakes it at once (inotify). */
-#define CHECK_INTERVAL_MS 100
-/* Without an inotify watch (no file yet, no inotify) the file is polled. */
-#define FALLBACK_POLL_MS 10
-#define EMBED_PREFIX "qemu:///embed"
-
-/*
- * What the embedded QEMU driver needs to run guests as root without
- * libvirtd/virtlogd (docs/libvirt.md has the failures behind each line):
- * stdio_handler "file" keeps qemu's log and file chardevs away from
- * virtlogd's socket; user/group root let qemu read the embed root's
- * 0700 state files; no dynamic ownership or remembered owners (xattrs),
- * because the daemon owns every file it hands to a guest; no security
- * driver, so hosts with AppArmor behave like those without; no cgroups of
- * libvirt's own, so a guest stays in the daemon's cgroup: the service's
- * CPU weight and limits cover its guests, and a guest competes for the CPU
- * as the daemon does (libvirt's cgroup under "machine" would count as one
- * nice-0 process beside everything else on the host); the capability
- * cpu-unavailable-features filtered out, so libvirt checks an x86_64
- * guest's CPU with 3 QMP queries instead of one per CPU property (~400,
- * half a second of every start with QEMU 7.2).
- */
-#define EMBED_CONF_HEAD \
-	"# Written by rcgated for the embedded QEMU driver; edits are lost.\n" \
-	"stdio_handler = \"file\"\n"
-#define EMBED_CONF_TAIL \
-	"dynamic_ownership = 0\n" \
-	"remember_owner = 0\n" \
-	"security_driver = \"none\"\n" \
-	"cgroup_controllers = [ ]\n" \
-	"capability_filters = [ \"cpu-unavailable-features\" ]\n"
-static const char embed_qemu_conf[] =
-	EMBED_CONF_HEAD
-	"user = \"root\"\n"
-	"group = \"root\"\n"
-	EMBED_CONF_TAIL;
-/* Unprivileged (rcgated's [daemon] user): qemu runs as the daemon's own
- * user, which owns the embed root; naming root there would make libvirt
- * try to chown its state directories and fail. */
-static const char embed_qemu_conf_user[] = EMBED_CONF_HEAD EMBED_CONF_TAIL;
-
 /* A domain being destroyed in the background (guest_spec.destroy_later). */
 struct teardown {
 	struct guest_host *host;
@@ -80,65 +36,11 @@ struct teardown {
 	struct teardown *next;
 };
 
-struct guest_host {
-	virConnectPtr conn;
-	int uses_loop;
-	unsigned create_flags;	/* for virDomainCreateXML */
-	/* qemu: start paused, then resume (define and start timed apart);
-	 * the test driver refuses the flag. */
-	int start_paused;
-	/* Background destroys not finished yet; their threads are detached
-	 * and close waits for the list to empty. */
-	pthread_mutex_t lock;
-	pthread_cond_t gone;
-	struct teardown *teardowns;
-	/* libvirt closed the connection (close callback, event loop thread):
-	 * why, or "" while it is open. */
-	pthread_mutex_t closed_lock;
-	char closed[160];
-	int close_cb;		/* the callback is registered */
-	/* Calls on a connection through libvirt's RPC client go one thread
-	 * at a time: see guest_rpc_enter. Recursive, so that a helper that
-	 * takes it may be called with it held. */
-	pthread_mutex_t rpc;
-	int rpc_serial;
-};
-
-/* Everything below is process-wide because libvirt's event loop is. */
-static void (*log_fn)(int level, const char *msg);
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static int init_result;
-static char embed_log[4200];	/* LIBVIRT_LOG_OUTPUTS for the first open */
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t loop_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned loop_users;
-static pthread_t loop_thread;
-static int loop_stop;		/* __atomic: asks the loop thread to exit */
-
-/* Set around calls whose failure we expect, so the callback stays quiet. */
-static __thread int errors_expected;
-
-static void glog(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void glog(int level, const char *fmt, ...)
-{
-	void (*fn)(int, const char *) = __atomic_load_n(&log_fn,
-							 __ATOMIC_ACQUIRE);
-	char msg[1024];
-	va_list ap;
-
-	if (fn == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fn(level, msg);
-}
-
-void guest_set_log(void (*fn)(int level, const char *msg))
-{
-	__atomic_store_n(&log_fn, fn, __ATOMIC_RELEASE);
-}
+/* How often the run loop looks at the domain, the clock and the cancel
+ * flag; the results file wakes it at once (inotify). */
+#define CHECK_INTERVAL_MS 100
+/* Without an inotify watch (no file yet, no inotify) the file is polled. */
+#define FALLBACK_POLL_MS 10
 
 const char *guest_outcome_name(enum guest_outcome o)
 {
@@ -151,372 +53,11 @@ const char *guest_outcome_name(enum guest_outcome o)
 	return "unknown";
 }
 
-/* libvirt calls this instead of printing "libvirt: error : ..." itself. */
-static void on_libvirt_error(void *opaque, virErrorPtr e)
-{
-	int level;
-
-	(void)opaque;
-	if (e == NULL)
-		return;
-	if (errors_expected)
-		level = GUEST_LOG_DEBUG;
-	else if (e->level == VIR_ERR_WARNING)
-		level = GUEST_LOG_WARN;
-	else
-		level = GUEST_LOG_ERR;
-	glog(level, "libvirt: code=%d domain=%d: %s", e->code, e->domain,
-	     e->message ? e->message : "(no message)");
-}
-
-static const char *last_error(void)
-{
-	return virGetLastErrorMessage();
-}
-
-virConnectPtr guest_host_conn(struct guest_host *h)
-{
-	return h->conn;
-}
-
-/*
- * libvirt's RPC client before 10.3 (Debian 12 has 9.0.0-4+deb12u2) has a
- * use-after-return, CVE-2024-4418: each wait in virNetClientIOEventLoop
- * adds a GLib watch on the socket whose data is on the waiting thread's
- * stack, and a wait that somebody else ends (another thread's call, a
- * keepalive probe, a close) leaves that watch behind. The next thread
- * that waits on the client runs it on the dead frame: rcgated crashed
- * that way in hosts.sh, in virNetClientIOEventFD, after a hung host came
- * back. With our threads in libvirt one at a time per connection, only
- * libvirt's own event loop ends a wait: a keepalive probe leaves the
- * watch on a live frame, which the next readable event removes before
- * the call can complete; a close leaves it on a client nobody waits on
- * again, as no thread of ours is queued inside libvirt to take over.
- * The embedded driver has no RPC client and keeps its parallel calls.
- */
-void guest_rpc_enter(struct guest_host *h)
-{
-	if (h != NULL && h->rpc_serial)
-		pthread_mutex_lock(&h->rpc);
-}
-
-void guest_rpc_leave(struct guest_host *h)
-{
-	if (h != NULL && h->rpc_serial)
-		pthread_mutex_unlock(&h->rpc);
-}
-
-void guest_errors_expected(int on)
-{
-	errors_expected = on;
-}
-
 static int last_error_code(void)
 {
 	virErrorPtr e = virGetLastError();
 
 	return e ? e->code : VIR_ERR_OK;
-}
-
-static void init_once_fn(void)
-{
-	/*
-	 * libvirt's own log (warnings from the in-process QEMU driver that
-	 * no API call returns) goes to stderr unless told otherwise, and
-	 * only the environment can tell it. An explicit setting wins.
-	 */
-	if (embed_log[0] != '\0' && getenv("LIBVIRT_LOG_OUTPUTS") == NULL)
-		setenv("LIBVIRT_LOG_OUTPUTS", embed_log, 0);
-	if (virInitialize() < 0) {
-		init_result = -1;
-		return;
-	}
-	virSetErrorFunc(NULL, on_libvirt_error);
-	/* Must precede the first virConnectOpen, or embed URIs fail. */
-	if (virEventRegisterDefaultImpl() < 0)
-		init_result = -1;
-}
-
-static void *loop_main(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&loop_stop, __ATOMIC_ACQUIRE)) {
-		if (virEventRunDefaultImpl() < 0) {
-			struct timespec ts = { 0, POLL_INTERVAL_NS };
-
-			glog(GUEST_LOG_ERR, "libvirt event loop: %s",
-			     last_error());
-			nanosleep(&ts, NULL);
-		}
-	}
-	return NULL;
-}
-
-/* A zero-period timer makes virEventRunDefaultImpl return once. */
-static void wake_cb(int timer, void *opaque)
-{
-	(void)opaque;
-	virEventRemoveTimeout(timer);
-}
-
-static int loop_get(char *err, size_t errlen)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&loop_lock);
-	if (loop_users == 0) {
-		__atomic_store_n(&loop_stop, 0, __ATOMIC_RELEASE);
-		rc = pthread_create(&loop_thread, NULL, loop_main, NULL);
-		if (rc != 0) {
-			snprintf(err, errlen, "libvirt event loop thread: %s",
-				 strerror(rc));
-			rc = -1;
-		}
-	}
-	if (rc == 0)
-		loop_users++;
-	pthread_mutex_unlock(&loop_lock);
-	return rc;
-}
-
-static void loop_put(void)
-{
-	pthread_mutex_lock(&loop_lock);
-	if (loop_users > 0 && --loop_users == 0) {
-		__atomic_store_n(&loop_stop, 1, __ATOMIC_RELEASE);
-		if (virEventAddTimeout(0, wake_cb, NULL, NULL) < 0)
-			glog(GUEST_LOG_ERR, "virEventAddTimeout: %s",
-			     last_error());
-		else
-			pthread_join(loop_thread, NULL);
-	}
-	pthread_mutex_unlock(&loop_lock);
-}
-
-/*
- * qemu:///embed?root=DIR: make DIR and DIR/etc/qemu.conf. We do not
- * percent-decode, so a root with '%' is refused rather than misread.
- */
-static int embed_prepare(const char *uri, char *err, size_t errlen)
-{
-	const char *q = strchr(uri, '?'), *p, *end, *conf;
-	char root[4000], path[4100];
-	size_t len;
-
-	for (p = q; p != NULL; p = strchr(p + 1, '&')) {
-		if (strncmp(p + 1, "root=", 5) == 0)
-			break;
-	}
-	if (p == NULL) {
-		snprintf(err, errlen, "%s: embed URI without root=", uri);
-		return -1;
-	}
-	p += 6;
-	end = strchr(p, '&');
-	len = end ? (size_t)(end - p) : strlen(p);
-	if (len == 0 || len >= sizeof(root) || p[0] != '/' ||
-	    memchr(p, '%', len) != NULL) {
-		snprintf(err, errlen, "%s: root must be an absolute path "
-			 "without %%-escapes", uri);
-		return -1;
-	}
-	memcpy(root, p, len);
-	root[len] = '\0';
-	/* Monitor sockets live at ROOT/lib/qemu/domain-N-<name cut to 20>/
-	 * monitor.sock, and sun_path holds 108 bytes. */
-	if (len > 48)
-		glog(GUEST_LOG_WARN, "embed root %s is longer than 48 bytes: "
-		     "guests may fail to start (UNIX socket path limit)", root);
-	snprintf(path, sizeof(path), "%s/etc", root);
-	if (mkdir_p(path, 0700, err, errlen) < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/log", root);
-	if (mkdir_p(path, 0700, err, errlen) < 0)
-		return -1;
-	if (embed_log[0] == '\0')
-		snprintf(embed_log, sizeof(embed_log),
-			 "3:file:%s/log/libvirt.log", root);
-	snprintf(path, sizeof(path), "%s/etc/qemu.conf", root);
-	conf = geteuid() == 0 ? embed_qemu_conf : embed_qemu_conf_user;
-	return file_write_if_changed(path, conf, strlen(conf), 0600, err,
-				     errlen);
-}
-
-int guest_uri_remote(const char *uri)
-{
-	const char *p = strstr(uri, "://");
-	size_t scheme = p != NULL ? (size_t)(p - uri) : 0;
-
-	if (p == NULL)
-		return 0;
-	/* qemu+ssh://, qemu+tls:// ...; or qemu://host/system. */
-	return memchr(uri, '+', scheme) != NULL || (p[3] != '/' && p[3] != '\0');
-}
-
-static void on_close(virConnectPtr conn, int reason, void *opaque)
-{
-	struct guest_host *h = opaque;
-	const char *why;
-
-	(void)conn;
-	switch (reason) {
-	case VIR_CONNECT_CLOSE_REASON_ERROR: why = "connection error"; break;
-	case VIR_CONNECT_CLOSE_REASON_EOF: why = "the daemon closed the connection"; break;
-	case VIR_CONNECT_CLOSE_REASON_KEEPALIVE: why = "no answer to keepalive probes"; break;
-	default: why = "connection closed"; break;
-	}
-	pthread_mutex_lock(&h->closed_lock);
-	snprintf(h->closed, sizeof(h->closed), "%s", why);
-	pthread_mutex_unlock(&h->closed_lock);
-	glog(GUEST_LOG_WARN, "libvirt connection closed: %s", why);
-}
-
-int guest_host_alive(struct guest_host *h, char *why, size_t len)
-{
-	int alive;
-
-	if (h == NULL || h->conn == NULL) {
-		if (why != NULL)
-			snprintf(why, len, "not connected");
-		return 0;
-	}
-	pthread_mutex_lock(&h->closed_lock);
-	alive = h->closed[0] == '\0';
-	if (!alive && why != NULL)
-		snprintf(why, len, "%s", h->closed);
-	pthread_mutex_unlock(&h->closed_lock);
-	if (alive && virConnectIsAlive(h->conn) != 1) {
-		alive = 0;
-		if (why != NULL)
-			snprintf(why, len, GUEST_WHY_NOT_ALIVE);
-	}
-	return alive;
-}
-
-struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
-{
-	struct guest_host *h;
-
-	if (uri == NULL || uri[0] == '\0') {
-		snprintf(err, errlen, "guest_host_open: empty URI");
-		return NULL;
-	}
-	/* The embed root decides where libvirt's log goes, and that is
-	 * fixed by the first initialisation: prepare first. */
-	pthread_mutex_lock(&open_lock);
-	if (strncmp(uri, EMBED_PREFIX, strlen(EMBED_PREFIX)) == 0 &&
-	    embed_prepare(uri, err, errlen) < 0) {
-		pthread_mutex_unlock(&open_lock);
-		return NULL;
-	}
-	pthread_once(&init_once, init_once_fn);
-	pthread_mutex_unlock(&open_lock);
-	if (init_result < 0) {
-		snprintf(err, errlen, "libvirt initialisation failed: %s",
-			 last_error());
-		return NULL;
-	}
-	h = calloc(1, sizeof(*h));
-	if (h == NULL) {
-		snprintf(err, errlen, "guest_host_open: out of memory");
-		return NULL;
-	}
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_mutex_init(&h->closed_lock, NULL);
-	pthread_cond_init(&h->gone, NULL);
-	{
-		pthread_mutexattr_t ma;
-
-		pthread_mutexattr_init(&ma);
-		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-		pthread_mutex_init(&h->rpc, &ma);
-		pthread_mutexattr_destroy(&ma);
-	}
-	h->rpc_serial = strncmp(uri, EMBED_PREFIX, strlen(EMBED_PREFIX)) != 0;
-	/* Remote URIs need the loop too (keepalive), so every host uses it. */
-	if (loop_get(err, errlen) < 0) {
-		free(h);
-		return NULL;
-	}
-	h->uses_loop = 1;
-	/* AUTODESTROY: if a libvirtd-backed connection drops, so does the
-	 * guest. The embedded driver refuses the flag ("not supported for
-	 * embedded drivers yet"), the test driver too; for those,
-	 * guest_destroy_orphans is the safety net. */
-	if (strncmp(uri, "qemu", 4) == 0 &&
-	    strncmp(uri, EMBED_PREFIX, strlen(EMBED_PREFIX)) != 0)
-		h->create_flags = VIR_DOMAIN_START_AUTODESTROY;
-	h->start_paused = strncmp(uri, "qemu", 4) == 0;
-	h->conn = virConnectOpen(uri);
-	if (h->conn == NULL) {
-		const char *msg = last_error();
-
-		/* Debian's driver resolves its built-in account before it
-		 * reads qemu.conf, so "user = root" does not help here. */
-		snprintf(err, errlen, "virConnectOpen(%s): %s%s", uri, msg,
-			 strstr(msg, "Failed to parse user") == NULL &&
-			 strstr(msg, "Failed to parse group") == NULL ? "" :
-			 " (the QEMU driver needs its system account even "
-			 "as root: see docs/libvirt.md)");
-		loop_put();
-		pthread_mutex_destroy(&h->rpc);
-		pthread_cond_destroy(&h->gone);
-		pthread_mutex_destroy(&h->closed_lock);
-		pthread_mutex_destroy(&h->lock);
-		free(h);
-		return NULL;
-	}
-	/* A remote host that stops answering is noticed by keepalive
-	 * probes (the event loop sends them), and a closed connection by
-	 * the callback: either makes guest_host_alive false. */
-	if (virConnectRegisterCloseCallback(h->conn, on_close, h, NULL) == 0)
-		h->close_cb = 1;
-	if (guest_uri_remote(uri) &&
-	    virConnectSetKeepAlive(h->conn, GUEST_KEEPALIVE_INTERVAL,
-				   GUEST_KEEPALIVE_COUNT) < 0)
-		glog(GUEST_LOG_WARN, "virConnectSetKeepAlive(%s): %s", uri,
-		     last_error());
-	glog(GUEST_LOG_DEBUG, "libvirt connected uri=%s", uri);
-	return h;
-}
-
-void guest_host_close(struct guest_host *h)
-{
-	int refs;
-
-	if (h == NULL)
-		return;
-	/* Every domain handed to a teardown thread is gone before the
-	 * connection it uses closes. */
-	pthread_mutex_lock(&h->lock);
-	while (h->teardowns != NULL)
-		pthread_cond_wait(&h->gone, &h->lock);
-	pthread_mutex_unlock(&h->lock);
-	if (h->conn != NULL) {
-		guest_rpc_enter(h);
-		if (h->close_cb) {
-			errors_expected = 1;
-			virConnectUnregisterCloseCallback(h->conn, on_close);
-			errors_expected = 0;
-		}
-		refs = virConnectClose(h->conn);
-		if (refs > 0)
-			glog(GUEST_LOG_WARN, "virConnectClose: %d references "
-			     "leaked", refs);
-		else if (refs < 0)
-			glog(GUEST_LOG_WARN, "virConnectClose: %s",
-			     last_error());
-		guest_rpc_leave(h);
-	}
-	/* The embedded driver shuts down inside virConnectClose, which
-	 * still needs the loop: stop it only afterwards. */
-	if (h->uses_loop)
-		loop_put();
-	pthread_mutex_destroy(&h->rpc);
-	pthread_cond_destroy(&h->gone);
-	pthread_mutex_destroy(&h->closed_lock);
-	pthread_mutex_destroy(&h->lock);
-	free(h);
 }
 
 /* Incremental scan of a growing file for a line beginning with marker. */
@@ -588,9 +129,9 @@ static int domain_running(struct guest_host *h, virDomainPtr dom)
 	int state, reason, rc;
 
 	guest_rpc_enter(h);
-	errors_expected = 1;
+	guest_errors_expected(1);
 	rc = virDomainGetState(dom, &state, &reason, 0);
-	errors_expected = 0;
+	guest_errors_expected(0);
 	guest_rpc_leave(h);
 	if (rc < 0)
 		return 0;	/* a transient domain vanishes when it stops */
@@ -605,17 +146,17 @@ static int domain_destroy(struct guest_host *h, virDomainPtr dom,
 	int code, rc;
 
 	guest_rpc_enter(h);
-	errors_expected = 1;
+	guest_errors_expected(1);
 	rc = virDomainDestroy(dom);
-	errors_expected = 0;
+	guest_errors_expected(0);
 	guest_rpc_leave(h);
 	if (rc == 0)
 		return 0;
 	code = last_error_code();
 	if (code == VIR_ERR_NO_DOMAIN || code == VIR_ERR_OPERATION_INVALID)
 		return 0;
-	snprintf(err, errlen, "virDomainDestroy(%s): %s", name, last_error());
-	glog(GUEST_LOG_ERR, "%s", err);
+	snprintf(err, errlen, "virDomainDestroy(%s): %s", name, guest_last_error());
+	guest_glog(GUEST_LOG_ERR, "%s", err);
 	return -1;
 }
 
@@ -644,9 +185,9 @@ static double domain_cpu_seconds(struct guest_host *h, virDomainPtr dom)
 	int rc;
 
 	guest_rpc_enter(h);
-	errors_expected = 1;
+	guest_errors_expected(1);
 	rc = virDomainGetInfo(dom, &info);
-	errors_expected = 0;
+	guest_errors_expected(0);
 	guest_rpc_leave(h);
 	return rc < 0 ? -1 : (double)info.cpuTime / 1e9;
 }
@@ -677,7 +218,7 @@ static void *teardown_main(void *arg)
 	/* domain_destroy logs its own failure; the orphan sweep at the
 	 * next start is the safety net for a domain that stays. */
 	if (domain_destroy(t->host, t->dom, t->name, err, sizeof(err)) == 0)
-		glog(GUEST_LOG_DEBUG, "guest destroyed name=%s destroy=%.2fs"
+		guest_glog(GUEST_LOG_DEBUG, "guest destroyed name=%s destroy=%.2fs"
 		     " (in the background)", t->name, now_monotonic() - start);
 	virDomainFree(t->dom);
 	teardown_unlink(t);
@@ -796,11 +337,11 @@ static void stream_close(struct guest_host *h, struct guest_stream *s)
 {
 	if (s->st != NULL) {
 		guest_rpc_enter(h);
-		errors_expected = 1;
+		guest_errors_expected(1);
 		if (!s->eof)
 			virStreamAbort(s->st);
 		virStreamFree(s->st);
-		errors_expected = 0;
+		guest_errors_expected(0);
 		guest_rpc_leave(h);
 		s->st = NULL;
 	}
@@ -822,7 +363,7 @@ static int stream_open(struct guest_host *h, virDomainPtr dom,
 	guest_rpc_enter(h);
 	s->st = virStreamNew(h->conn, VIR_STREAM_NONBLOCK);
 	if (s->st == NULL) {
-		snprintf(err, errlen, "virStreamNew: %s", last_error());
+		snprintf(err, errlen, "virStreamNew: %s", guest_last_error());
 		guest_rpc_leave(h);
 		return -1;
 	}
@@ -834,7 +375,7 @@ static int stream_open(struct guest_host *h, virDomainPtr dom,
 				 VIR_DOMAIN_CONSOLE_FORCE) < 0) {
 		snprintf(err, errlen, "%s(%s): %s", channel != NULL
 			 ? "virDomainOpenChannel" : "virDomainOpenConsole",
-			 channel != NULL ? channel : "console", last_error());
+			 channel != NULL ? channel : "console", guest_last_error());
 		virStreamFree(s->st);
 		s->st = NULL;
 		guest_rpc_leave(h);
@@ -869,7 +410,7 @@ static int stream_pump(struct guest_host *h, struct guest_stream *s, char *err,
 			return 0;
 		}
 		if (n < 0) {
-			snprintf(err, errlen, "stream: %s", last_error());
+			snprintf(err, errlen, "stream: %s", guest_last_error());
 			s->eof = 1;
 			return -1;
 		}
@@ -976,7 +517,7 @@ int guest_create(struct guest_host *h, const struct guest_spec *spec,
 						     : 0));
 	if (g->dom == NULL)
 		snprintf(err, errlen, "virDomainCreateXML(%s): %s", spec->name,
-			 last_error());
+			 guest_last_error());
 	guest_rpc_leave(h);
 	free(xml);
 	g->times.define_s = now_monotonic() - start;
@@ -1005,7 +546,7 @@ int guest_create(struct guest_host *h, const struct guest_spec *spec,
 		g->watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		watch_add(&g->watch, g->channel_log);
 	}
-	glog(GUEST_LOG_DEBUG, "guest created name=%s after=%.2fs", g->name,
+	guest_glog(GUEST_LOG_DEBUG, "guest created name=%s after=%.2fs", g->name,
 	     g->times.define_s);
 	*out = g;
 	return 0;
@@ -1061,7 +602,7 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 		resumed = virDomainResume(g->dom);
 		if (resumed < 0)
 			snprintf(err, errlen, "virDomainResume(%s): %s",
-				 g->name, last_error());
+				 g->name, guest_last_error());
 		guest_rpc_leave(g->host);
 		if (resumed < 0) {
 			created = now_monotonic();
@@ -1070,7 +611,7 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 	}
 	created = now_monotonic();
 	t.running_at = now_unix();
-	glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs", g->name,
+	guest_glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs", g->name,
 	     t.define_s + created - start);
 
 	for (;;) {
@@ -1084,7 +625,7 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 					sizeof(serr)) < 0 ||
 			    stream_pump(g->host, &g->cons, serr,
 					sizeof(serr)) < 0)
-				glog(GUEST_LOG_DEBUG, "guest %s: %s", g->name,
+				guest_glog(GUEST_LOG_DEBUG, "guest %s: %s", g->name,
 				     serr);
 			if (!guest_host_alive(g->host, serr, sizeof(serr))) {
 				snprintf(err, errlen, "guest %s: the host's "
@@ -1158,7 +699,7 @@ out:
 	if (times != NULL)
 		*times = t;
 	if (rc == 0)
-		glog(GUEST_LOG_DEBUG, "guest finished outcome=%s decided=%.2fs"
+		guest_glog(GUEST_LOG_DEBUG, "guest finished outcome=%s decided=%.2fs"
 		     " destroy=%.2fs%s", guest_outcome_name(*outcome),
 		     t.decided_s, t.destroy_s,
 		     later ? " (then in the background)" : "");
@@ -1199,7 +740,7 @@ static int destroy_orphans(struct guest_host *h, const char *name_prefix,
 				     VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	if (n < 0) {
 		snprintf(err, errlen, "virConnectListAllDomains: %s",
-			 last_error());
+			 guest_last_error());
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -1208,19 +749,19 @@ static int destroy_orphans(struct guest_host *h, const char *name_prefix,
 
 		if (name != NULL && strncmp(name, name_prefix, plen) == 0) {
 			/* No element in our namespace: someone else's. */
-			errors_expected = 1;
+			guest_errors_expected(1);
 			meta = virDomainGetMetadata(doms[i],
 						    VIR_DOMAIN_METADATA_ELEMENT,
 						    GUEST_METADATA_NS,
 						    VIR_DOMAIN_AFFECT_LIVE);
-			errors_expected = 0;
+			guest_errors_expected(0);
 		}
 		if (meta != NULL) {
 			if (domain_destroy(h, doms[i], name, err, errlen) < 0) {
 				rc = -1;
 			} else {
 				count++;
-				glog(GUEST_LOG_INFO, "destroyed orphan guest "
+				guest_glog(GUEST_LOG_INFO, "destroyed orphan guest "
 				     "name=%s", name);
 			}
 			free(meta);
