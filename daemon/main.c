@@ -185,121 +185,272 @@ static int guest_prefix(const char *db, char *out, size_t len, char *err,
 	return rc;
 }
 
-int main(int argc, char **argv)
-{
-	struct config cfg;
-	const char *config_path = NULL, *token_name = NULL, *scope = "write";
-	int foreground = 0, check_only = 0, verbose = 0, opt, rc = 1, sig;
-	char err[1024], db[PATH_MAX], cache[PATH_MAX], base_url[512] = "";
-	enum log_level level;
-	sigset_t sigs;
-	struct guest_host *host = NULL;
-	struct http_server *http = NULL;
-	char *uri = NULL, prefix[32] = "";
-	int hosts_started = 0;
-	unsigned port = 0;
-	size_t nroutes;
-	const struct http_route *routes;
+/* What the command line asks for. */
+struct options {
+	const char *config_path, *token_name, *scope;
+	int foreground, check_only, verbose;
+};
 
+static void parse_args(int argc, char **argv, struct options *o)
+{
 	enum { OPT_HELP = 256, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
+	int opt;
 
+	*o = (struct options){ .scope = "write" };
 	while ((opt = getopt_long(argc, argv, "df:nvT:s:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_HELP: usage(stdout, 0); break;
-		case OPT_VERSION: printf("rcgated %s\n", RCGATE_VERSION); return 0;
-		case 'd': foreground = 1; break;
-		case 'f': config_path = optarg; break;
-		case 'n': check_only = 1; break;
-		case 'v': verbose = 1; break;
-		case 'T': token_name = optarg; break;
-		case 's': scope = optarg; break;
+		case OPT_VERSION: printf("rcgated %s\n", RCGATE_VERSION); exit(0);
+		case 'd': o->foreground = 1; break;
+		case 'f': o->config_path = optarg; break;
+		case 'n': o->check_only = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'T': o->token_name = optarg; break;
+		case 's': o->scope = optarg; break;
 		default: usage(stderr, 2);
 		}
 	}
 	if (optind != argc)
 		usage(stderr, 2);
-	/* Before any thread: glibc gives each thread that allocates an arena
-	 * of its own, up to 8 per core, each kept once touched; the HTTP
-	 * threads (one per connection) allocate little, so two will do
-	 * (bench/api.sh measures RSS idle and with 300 connections). */
-	mallopt(M_ARENA_MAX, 2);
-	config_defaults(&cfg);
-	if (config_path == NULL && access(DEFAULT_CONFIG, R_OK) == 0)
-		config_path = DEFAULT_CONFIG;
-	if (config_path != NULL &&
-	    config_load(&cfg, config_path, err, sizeof(err)) < 0) {
+}
+
+/* The configuration file, with the checks that belong to a higher floor
+ * than config.c's: 0, or -1 after saying why on stderr. */
+static int load_config(struct config *cfg, const struct options *o)
+{
+	const char *path = o->config_path;
+	char err[1024];
+
+	config_defaults(cfg);
+	if (path == NULL && access(DEFAULT_CONFIG, R_OK) == 0)
+		path = DEFAULT_CONFIG;
+	if (path != NULL && config_load(cfg, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s\n", err);
-		config_free(&cfg);
-		return 1;
+		return -1;
 	}
-	/* Values whose rules belong to a higher floor than config.c's. */
-	if (cfg.bisect_upstream_git[0] != '\0' &&
-	    gitsrc_url_check(cfg.bisect_upstream_git, err, sizeof(err)) < 0) {
+	if (cfg->bisect_upstream_git[0] != '\0' &&
+	    gitsrc_url_check(cfg->bisect_upstream_git, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s: [bisect] upstream_git: %s\n",
-			config_path != NULL ? config_path : "defaults", err);
-		config_free(&cfg);
+			path != NULL ? path : "defaults", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* -n: the configuration as rcgated would run it (-v prints it). */
+static int check_config(const struct config *cfg, int verbose)
+{
+	char err[1024];
+
+	if (fetch_init(cfg->local_dirs, cfg->allow_networks, err,
+		       sizeof(err)) < 0) {
+		fprintf(stderr, "rcgated: %s\n", err);
 		return 1;
 	}
-	if (check_only) {
-		if (fetch_init(cfg.local_dirs, cfg.allow_networks, err,
-			       sizeof(err)) < 0) {
-			fprintf(stderr, "rcgated: %s\n", err);
-			config_free(&cfg);
-			return 1;
-		}
-		fetch_free();
-		if (verbose)
-			config_dump(&cfg, stdout);
-		fprintf(stderr, "rcgated: configuration OK\n");
-		config_free(&cfg);
-		return 0;
-	}
-	snprintf(db, sizeof(db), "%s/rcgate.db", cfg.state_dir);
-	if (cfg.cache_dir[0] != '\0')
-		snprintf(cache, sizeof(cache), "%s", cfg.cache_dir);
+	fetch_free();
+	if (verbose)
+		config_dump(cfg, stdout);
+	fprintf(stderr, "rcgated: configuration OK\n");
+	return 0;
+}
+
+/* The running daemon: what main() starts and stops. */
+struct daemon {
+	struct config cfg;
+	char db[PATH_MAX], cache[PATH_MAX], base_url[512], prefix[32];
+	char *uri;
+	struct guest_host *host;
+	struct http_server *http;
+	unsigned port;
+	int hosts_started;
+	struct api_context ac;
+	struct sched_context sctx;
+	struct engine_context ectx;
+};
+
+/* Directories, privileges, the database, the log, the root check and the
+ * fork into the background: 0, 1 when -T made its token (done), or -1
+ * after saying why. */
+static int prepare(struct daemon *d, const struct options *o)
+{
+	struct config *cfg = &d->cfg;
+	enum log_level level;
+	char err[1024];
+
+	snprintf(d->db, sizeof(d->db), "%s/rcgate.db", cfg->state_dir);
+	if (cfg->cache_dir[0] != '\0')
+		snprintf(d->cache, sizeof(d->cache), "%s", cfg->cache_dir);
 	else
-		snprintf(cache, sizeof(cache), "%s/cache", cfg.state_dir);
-	if (mkdir_p(cfg.state_dir, 0755, err, sizeof(err)) < 0 ||
-	    mkdir_p(cache, 0755, err, sizeof(err)) < 0 ||
-	    drop_privileges(&cfg, cache, err, sizeof(err)) < 0) {
+		snprintf(d->cache, sizeof(d->cache), "%s/cache", cfg->state_dir);
+	if (mkdir_p(cfg->state_dir, 0755, err, sizeof(err)) < 0 ||
+	    mkdir_p(d->cache, 0755, err, sizeof(err)) < 0 ||
+	    drop_privileges(cfg, d->cache, err, sizeof(err)) < 0 ||
+	    store_check(d->db, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s\n", err);
-		goto out;
+		return -1;
 	}
-	if (store_check(db, err, sizeof(err)) < 0) {
+	if (o->token_name != NULL)
+		return create_token(d->db, o->token_name, o->scope) == 0 ? 1 : -1;
+	log_level_parse(cfg->log_level, &level);
+	if (log_init(cfg->log_file, level, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s\n", err);
-		goto out;
-	}
-	if (token_name != NULL) {
-		rc = create_token(db, token_name, scope);
-		goto out;
-	}
-	log_level_parse(cfg.log_level, &level);
-	if (log_init(cfg.log_file, level, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rcgated: %s\n", err);
-		goto out;
+		return -1;
 	}
 	/* A kernel tree's Makefile, patch and git run in a sandbox, and
 	 * QEMU runs as whoever rcgated is: as root, one escape is the
 	 * machine. Only an explicit allow_root runs so. */
-	if (running_as_root && !cfg.allow_root) {
+	if (running_as_root && !cfg->allow_root) {
 		log_err("refusing to run as root: set [daemon] user (scripts/setup"
 			" creates rcgate), or allow_root = 1 to build and boot"
 			" guests as root anyway");
 		fprintf(stderr, "rcgated: refusing to run as root: set [daemon]"
 			" user, or [daemon] allow_root = 1\n");
-		goto out;
+		log_free();
+		return -1;
 	}
 	if (running_as_root)
 		log_warn("running as root ([daemon] allow_root = 1): set [daemon]"
 			 " user to run rcgated and its guests unprivileged");
-	if (!foreground && daemon(0, strcmp(cfg.log_file, "-") == 0) < 0) {
+	if (!o->foreground && daemon(0, strcmp(cfg->log_file, "-") == 0) < 0) {
 		log_err("daemon: %s", strerror(errno));
-		goto out;
+		log_free();
+		return -1;
+	}
+	return 0;
+}
+
+/* Every thread, in the order each needs the ones before it. */
+static int start(struct daemon *d, char *err, size_t errlen)
+{
+	struct config *cfg = &d->cfg;
+	struct http_options ho = {
+		.listen = cfg->listen,
+		.port = cfg->port,
+		.max_body = (size_t)cfg->max_body_kb << 10,
+		.max_connections = (unsigned)cfg->max_connections,
+		.max_per_ip = (unsigned)cfg->max_connections_per_ip,
+		.header_timeout = (unsigned)cfg->header_timeout,
+		.request_timeout = (unsigned)cfg->request_timeout,
+		.idle_timeout = 30,
+		.generation = store_generation,
+	};
+	const struct http_route *routes;
+	size_t nroutes;
+
+	if (fetch_init(cfg->local_dirs, cfg->allow_networks, err, errlen) < 0)
+		return -1;
+	announce_init();	/* GMime, before any thread uses it */
+	guest_set_log(guest_log);
+	d->uri = config_libvirt_uri(cfg);
+	if (d->uri == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* Only hosts.c's remote hosts: no local connection (nor embed root). */
+	if (hosts_need_local(cfg) &&
+	    (d->host = guest_host_open(d->uri, err, errlen)) == NULL)
+		return -1;
+	d->ac = (struct api_context){ cfg, d->db, (unsigned)cfg->workers,
+				      d->base_url };
+	d->sctx = (struct sched_context){ cfg, d->db, d->cache, engine_kick,
+					  d->prefix };
+	d->ectx = (struct engine_context){ cfg, d->db, d->base_url, sched_kick,
+					   d->cache, prereq_kick };
+	if (api_init(&d->ac, err, errlen) < 0)
+		return -1;
+	routes = api_routes(&nroutes);
+	d->http = http_start(&ho, routes, nroutes, api_authorize, &d->port,
+			     err, errlen);
+	if (d->http == NULL)
+		return -1;
+	if (cfg->public_url[0] != '\0')
+		snprintf(d->base_url, sizeof(d->base_url), "%s", cfg->public_url);
+	else
+		snprintf(d->base_url, sizeof(d->base_url), "http://%s:%u",
+			 cfg->listen, d->port);
+	if (guest_prefix(d->db, d->prefix, sizeof(d->prefix), err, errlen) < 0 ||
+	    hosts_start(cfg, d->host, d->uri, d->prefix, err, errlen) < 0)
+		return -1;
+	d->hosts_started = 1;
+	if (sched_start(&d->sctx, err, errlen) < 0 ||
+	    engine_start(&d->ectx, err, errlen) < 0 ||
+	    notify_start(cfg, d->db, err, errlen) < 0 ||
+	    trigger_start(cfg, d->db, err, errlen) < 0 ||
+	    source_start(cfg, d->db, d->cache, sched_kick, err, errlen) < 0 ||
+	    prereq_start(cfg, d->db, d->cache, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/* Every thread start() may have started, in reverse; each stop is a
+ * no-op for what never started. */
+static void stop(struct daemon *d)
+{
+	http_stop(d->http);
+	prereq_stop();
+	source_stop();
+	trigger_stop();
+	notify_stop();
+	sched_stop();
+	if (d->hosts_started)
+		hosts_stop();
+	engine_stop();
+	api_free();
+	guest_host_close(d->host);
+	fetch_free();
+	free(d->uri);
+}
+
+/* Until SIGTERM or SIGINT; SIGHUP reopens the log. */
+static void wait_for_signal(const sigset_t *sigs)
+{
+	int sig;
+
+	for (;;) {
+		if (sigwait(sigs, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			log_reopen();
+			log_info("log reopened");
+			continue;
+		}
+		log_info("signal %d: shutting down", sig);
+		return;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon d;
+	struct options o;
+	char err[1024];
+	sigset_t sigs;
+	int rc;
+
+	parse_args(argc, argv, &o);
+	/* Before any thread: glibc gives each thread that allocates an arena
+	 * of its own, up to 8 per core, each kept once touched; the HTTP
+	 * threads (one per connection) allocate little, so two will do
+	 * (bench/api.sh measures RSS idle and with 300 connections). */
+	mallopt(M_ARENA_MAX, 2);
+	if (load_config(&d.cfg, &o) < 0) {
+		config_free(&d.cfg);
+		return 1;
+	}
+	if (o.check_only) {
+		rc = check_config(&d.cfg, o.verbose);
+		config_free(&d.cfg);
+		return rc;
+	}
+	rc = prepare(&d, &o);
+	if (rc != 0) {
+		config_free(&d.cfg);
+		return rc < 0;
 	}
 	/* Signals are taken by sigwait() below, never by another thread. */
 	sigemptyset(&sigs);
@@ -309,102 +460,20 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (fetch_init(cfg.local_dirs, cfg.allow_networks, err, sizeof(err)) < 0)
-		goto fail;
-	announce_init();	/* GMime, before any thread uses it */
-	guest_set_log(guest_log);
-	uri = config_libvirt_uri(&cfg);
-	if (uri == NULL) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto fail;
+	rc = start(&d, err, sizeof(err));
+	if (rc == 0) {
+		write_runfile(d.cfg.state_dir, "rcgated.pid", (long)getpid());
+		write_runfile(d.cfg.state_dir, "rcgated.port", (long)d.port);
+		log_info("rcgated %s started listen=%s:%u libvirt=%s workers=%ld"
+			 " state=%s", RCGATE_VERSION, d.cfg.listen, d.port, d.uri,
+			 d.cfg.workers, d.cfg.state_dir);
+		wait_for_signal(&sigs);
+	} else {
+		log_err("%s", err);
 	}
-	/* Only hosts.c's remote hosts: no local connection (nor embed root). */
-	if (hosts_need_local(&cfg) &&
-	    (host = guest_host_open(uri, err, sizeof(err))) == NULL)
-		goto fail;
-	{
-		struct api_context ac = { &cfg, db, (unsigned)cfg.workers, base_url };
-		struct sched_context sctx = { &cfg, db, cache, engine_kick,
-					      prefix };
-		struct engine_context ectx = { &cfg, db, base_url, sched_kick,
-					       cache, prereq_kick };
-		struct http_options ho = {
-			.listen = cfg.listen,
-			.port = cfg.port,
-			.max_body = (size_t)cfg.max_body_kb << 10,
-			.max_connections = (unsigned)cfg.max_connections,
-			.max_per_ip = (unsigned)cfg.max_connections_per_ip,
-			.header_timeout = (unsigned)cfg.header_timeout,
-			.request_timeout = (unsigned)cfg.request_timeout,
-			.idle_timeout = 30,
-			.generation = store_generation,
-		};
-
-		if (api_init(&ac, err, sizeof(err)) < 0)
-			goto fail;
-		routes = api_routes(&nroutes);
-		http = http_start(&ho, routes, nroutes, api_authorize, &port,
-				  err, sizeof(err));
-		if (http == NULL)
-			goto fail;
-		if (cfg.public_url[0] != '\0')
-			snprintf(base_url, sizeof(base_url), "%s", cfg.public_url);
-		else
-			snprintf(base_url, sizeof(base_url), "http://%s:%u",
-				 cfg.listen, port);
-		if (guest_prefix(db, prefix, sizeof(prefix), err,
-				 sizeof(err)) < 0 ||
-		    hosts_start(&cfg, host, uri, prefix, err, sizeof(err)) < 0)
-			goto fail;
-		hosts_started = 1;
-		if (sched_start(&sctx, err, sizeof(err)) < 0 ||
-		    engine_start(&ectx, err, sizeof(err)) < 0)
-			goto fail;
-		if (notify_start(&cfg, db, err, sizeof(err)) < 0)
-			goto fail;
-		if (trigger_start(&cfg, db, err, sizeof(err)) < 0 ||
-		    source_start(&cfg, db, cache, sched_kick, err,
-				 sizeof(err)) < 0 ||
-		    prereq_start(&cfg, db, cache, err, sizeof(err)) < 0)
-			goto fail;
-	}
-	write_runfile(cfg.state_dir, "rcgated.pid", (long)getpid());
-	write_runfile(cfg.state_dir, "rcgated.port", (long)port);
-	log_info("rcgated %s started listen=%s:%u libvirt=%s workers=%ld"
-		 " state=%s", RCGATE_VERSION, cfg.listen, port, uri, cfg.workers,
-		 cfg.state_dir);
-	for (;;) {
-		if (sigwait(&sigs, &sig) != 0)
-			continue;
-		if (sig == SIGHUP) {
-			log_reopen();
-			log_info("log reopened");
-			continue;
-		}
-		log_info("signal %d: shutting down", sig);
-		break;
-	}
-	rc = 0;
-	goto stop;
-fail:
-	log_err("%s", err);
-stop:
-	http_stop(http);
-	prereq_stop();
-	source_stop();
-	trigger_stop();
-	notify_stop();
-	sched_stop();
-	if (hosts_started)
-		hosts_stop();
-	engine_stop();
-	api_free();
-	guest_host_close(host);
-	fetch_free();
-	free(uri);
+	stop(&d);
 	log_info("rcgated stopped");
 	log_free();
-out:
-	config_free(&cfg);
-	return rc;
+	config_free(&d.cfg);
+	return rc < 0;
 }
