@@ -587,30 +587,36 @@ static void single_sender(GMimeMessage *msg, InternetAddressList *from,
 	snprintf(out, outlen, "%s", addr);
 }
 
-/*
- * The decisions after GMime has parsed the message: returns as
- * announce_parse() does.
- */
-static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
-		     size_t errlen)
-{
-	GMimeObject *obj = GMIME_OBJECT(msg);
-	InternetAddressList *from = g_mime_message_get_from(msg);
-	const char *subject = g_mime_message_get_subject(msg);
-	const char *why, *xver, *xbranch, *xtree, *xpatch, *xdeadline, *mid;
-	const char *xstable = g_mime_object_get_header(obj, "X-stable");
-	size_t xver_len, xbranch_len, xtree_len, xpatch_len, xdeadline_len;
-	struct subject_parts sp;
-	struct body_facts bf;
-	GMimeTextPart *text;
-	GDateTime *date;
-	char version_branch[16], *s;
-	int subject_ok, subject_rc;
+/* The X-KernelTest-* headers Greg's announcements carry (each NULL when
+ * absent). */
+struct kerneltest_headers {
+	const char *ver, *branch, *tree, *patch, *deadline;
+	size_t ver_len, branch_len, tree_len, patch_len, deadline_len;
+};
 
-	if (!from || internet_address_list_length(from) == 0) {
-		errf(err, errlen, "no From: address");
+static int read_kerneltest(GMimeMessage *msg, struct kerneltest_headers *x,
+			   char *err, size_t errlen)
+{
+	if (header_token(msg, "X-KernelTest-Version", &x->ver, &x->ver_len, err,
+			 errlen) < 0 ||
+	    header_token(msg, "X-KernelTest-Branch", &x->branch, &x->branch_len,
+			 err, errlen) < 0 ||
+	    header_token(msg, "X-KernelTest-Tree", &x->tree, &x->tree_len, err,
+			 errlen) < 0 ||
+	    header_token(msg, "X-KernelTest-Patch", &x->patch, &x->patch_len,
+			 err, errlen) < 0 ||
+	    header_token(msg, "X-KernelTest-Deadline", &x->deadline,
+			 &x->deadline_len, err, errlen) < 0)
 		return -1;
-	}
+	return 0;
+}
+
+/* Replies and mails without a subject are not announcements (1). */
+static int not_a_reply(GMimeMessage *msg, const char *subject, char *err,
+		       size_t errlen)
+{
+	const char *why;
+
 	if (!subject) {
 		errf(err, errlen, "no Subject");
 		return 1;
@@ -619,25 +625,26 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		errf(err, errlen, "%s", why);
 		return 1;
 	}
-	if (g_mime_object_get_header(obj, "In-Reply-To") &&
+	if (g_mime_object_get_header(GMIME_OBJECT(msg), "In-Reply-To") &&
 	    has_re_word(subject)) {
 		errf(err, errlen, "reply (In-Reply-To and Re: in the subject)");
 		return 1;
 	}
+	return 0;
+}
 
-	if (header_token(msg, "X-KernelTest-Version", &xver, &xver_len, err,
-			 errlen) < 0 ||
-	    header_token(msg, "X-KernelTest-Branch", &xbranch, &xbranch_len,
-			 err, errlen) < 0 ||
-	    header_token(msg, "X-KernelTest-Tree", &xtree, &xtree_len, err,
-			 errlen) < 0 ||
-	    header_token(msg, "X-KernelTest-Patch", &xpatch, &xpatch_len, err,
-			 errlen) < 0 ||
-	    header_token(msg, "X-KernelTest-Deadline", &xdeadline,
-			 &xdeadline_len, err, errlen) < 0)
-		return -1;
+/* The rc's version and branch, from X-KernelTest-Version or the subject,
+ * checked against the subject's bracket and X-KernelTest-Branch. */
+static int take_version(GMimeMessage *msg, const char *subject,
+			const struct kerneltest_headers *x,
+			struct announcement *out, char *err, size_t errlen)
+{
+	const char *xstable = g_mime_object_get_header(GMIME_OBJECT(msg),
+						       "X-stable");
+	struct subject_parts sp;
+	char version_branch[16];
+	int subject_rc = parse_subject(subject, &sp), subject_ok;
 
-	subject_rc = parse_subject(subject, &sp);
 	subject_ok = subject_rc == 0;
 	if (subject_rc >= 0 && sp.num != 0) {
 		errf(err, errlen,
@@ -645,14 +652,13 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 			sp.num, sp.total);
 		return 1;
 	}
-	if (!subject_ok && !(xver && is_word(xstable, "review"))) {
+	if (!subject_ok && !(x->ver && is_word(xstable, "review"))) {
 		errf(err, errlen, "subject is not an rc review");
 		return 1;
 	}
-
-	if (xver) {
-		if (copy_token(out->version, sizeof(out->version), xver,
-			       xver_len, "X-KernelTest-Version", err,
+	if (x->ver) {
+		if (copy_token(out->version, sizeof(out->version), x->ver,
+			       x->ver_len, "X-KernelTest-Version", err,
 			       errlen) < 0)
 			return -1;
 		if (parse_version(out->version, strlen(out->version),
@@ -673,16 +679,16 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 			sp.bracket_branch, out->version);
 		return 1;
 	}
-	if (xbranch) {
+	if (x->branch) {
 		char want[40];
 
 		snprintf(want, sizeof(want), "linux-%s.y", version_branch);
-		if (strlen(want) != xbranch_len ||
-		    memcmp(want, xbranch, xbranch_len) != 0) {
+		if (strlen(want) != x->branch_len ||
+		    memcmp(want, x->branch, x->branch_len) != 0) {
 			errf(err, errlen,
 				"X-KernelTest-Branch %.*s does not match version %s",
-				(int)(xbranch_len > 64 ? 64 : xbranch_len),
-				xbranch, out->version);
+				(int)(x->branch_len > 64 ? 64 : x->branch_len),
+				x->branch, out->version);
 			return 1;
 		}
 	}
@@ -690,8 +696,19 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 		       "branch", err, errlen) < 0)
 		return -1;
 	out->npatches = subject_ok ? sp.total : -1;
+	return 0;
+}
 
-	mid = g_mime_message_get_message_id(msg);
+/* Message-ID, Subject, From (and its one sender, if it names exactly
+ * one mailbox) and Date. */
+static int take_identity(GMimeMessage *msg, const char *subject,
+			 InternetAddressList *from, struct announcement *out,
+			 char *err, size_t errlen)
+{
+	const char *mid = g_mime_message_get_message_id(msg);
+	GDateTime *date;
+	char *s;
+
 	if (!mid || !*mid) {
 		errf(err, errlen, "no Message-ID");
 		return 1;
@@ -715,57 +732,94 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 	}
 	g_free(s);
 	single_sender(msg, from, out->from_addr, sizeof(out->from_addr));
-
 	date = g_mime_message_get_date(msg);
 	if (date && format_utc(date, out->date) < 0)
 		out->date[0] = '\0';
+	return 0;
+}
+
+/* A header's value, else the body's (either may be absent). */
+static int header_or_body(char *dst, size_t dstlen, const char *hv,
+			  size_t hlen, const char *hname, const char *bv,
+			  size_t blen, const char *bname, char *err,
+			  size_t errlen)
+{
+	if (hv)
+		return copy_token(dst, dstlen, hv, hlen, hname, err, errlen);
+	if (bv)
+		return copy_token(dst, dstlen, bv, blen, bname, err, errlen);
+	return 0;
+}
+
+/* The deadline and the sources (patch URL, git tree and branch): header
+ * values win, the body's facts are the fallback. */
+static int take_sources(const struct kerneltest_headers *x,
+			const struct body_facts *bf, struct announcement *out,
+			char *err, size_t errlen)
+{
+	if (x->deadline) {
+		char buf[64];
+
+		if (copy_token(buf, sizeof(buf), x->deadline, x->deadline_len,
+			       "X-KernelTest-Deadline", err, errlen) < 0 ||
+		    iso_to_utc(buf, out->deadline) < 0) {
+			if (x->deadline_len < sizeof(buf))
+				errf(err, errlen,
+					"X-KernelTest-Deadline \"%s\" is not an ISO 8601 date",
+					buf);
+			return -1;
+		}
+	} else {
+		memcpy(out->deadline, bf->deadline, sizeof(out->deadline));
+	}
+	if (header_or_body(out->patch_url, sizeof(out->patch_url), x->patch,
+			   x->patch_len, "X-KernelTest-Patch", bf->patch,
+			   bf->patch_len, "patch URL", err, errlen) < 0 ||
+	    header_or_body(out->git_tree, sizeof(out->git_tree), x->tree,
+			   x->tree_len, "X-KernelTest-Tree", bf->tree,
+			   bf->tree_len, "git tree", err, errlen) < 0 ||
+	    header_or_body(out->git_branch, sizeof(out->git_branch), x->branch,
+			   x->branch_len, "X-KernelTest-Branch", bf->gbranch,
+			   bf->gbranch_len, "git branch", err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The decisions after GMime has parsed the message: returns as
+ * announce_parse() does.
+ */
+static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
+		     size_t errlen)
+{
+	GMimeObject *obj = GMIME_OBJECT(msg);
+	InternetAddressList *from = g_mime_message_get_from(msg);
+	const char *subject = g_mime_message_get_subject(msg);
+	struct kerneltest_headers x = { 0 };
+	struct body_facts bf;
+	GMimeTextPart *text;
+	char *s;
+	int rc;
+
+	if (!from || internet_address_list_length(from) == 0) {
+		errf(err, errlen, "no From: address");
+		return -1;
+	}
+	if ((rc = not_a_reply(msg, subject, err, errlen)) != 0 ||
+	    (rc = read_kerneltest(msg, &x, err, errlen)) != 0 ||
+	    (rc = take_version(msg, subject, &x, out, err, errlen)) != 0 ||
+	    (rc = take_identity(msg, subject, from, out, err, errlen)) != 0)
+		return rc;
 
 	memset(&bf, 0, sizeof(bf));
 	text = first_text_plain(g_mime_message_get_mime_part(msg), 0);
 	s = text ? g_mime_text_part_get_text(text) : NULL;
 	if (s)
 		scan_body(s, &bf);
-	/* Header values win; body facts are the fallback. */
-	if (xdeadline) {
-		char buf[64];
-
-		if (copy_token(buf, sizeof(buf), xdeadline, xdeadline_len,
-			       "X-KernelTest-Deadline", err, errlen) < 0 ||
-		    iso_to_utc(buf, out->deadline) < 0) {
-			if (xdeadline_len < sizeof(buf))
-				errf(err, errlen,
-					"X-KernelTest-Deadline \"%s\" is not an ISO 8601 date",
-					buf);
-			g_free(s);
-			return -1;
-		}
-	} else {
-		memcpy(out->deadline, bf.deadline, sizeof(out->deadline));
-	}
-	if ((xpatch ? copy_token(out->patch_url, sizeof(out->patch_url), xpatch,
-				 xpatch_len, "X-KernelTest-Patch", err, errlen)
-		    : bf.patch ? copy_token(out->patch_url, sizeof(out->patch_url),
-					    bf.patch, bf.patch_len,
-					    "patch URL", err, errlen)
-			       : 0) < 0 ||
-	    (xtree ? copy_token(out->git_tree, sizeof(out->git_tree), xtree,
-				xtree_len, "X-KernelTest-Tree", err, errlen)
-		   : bf.tree ? copy_token(out->git_tree, sizeof(out->git_tree),
-					  bf.tree, bf.tree_len, "git tree",
-					  err, errlen)
-			     : 0) < 0 ||
-	    (xbranch ? copy_token(out->git_branch, sizeof(out->git_branch),
-				  xbranch, xbranch_len, "X-KernelTest-Branch",
-				  err, errlen)
-		     : bf.gbranch ? copy_token(out->git_branch,
-					       sizeof(out->git_branch),
-					       bf.gbranch, bf.gbranch_len,
-					       "git branch", err, errlen)
-				  : 0) < 0) {
-		g_free(s);
-		return -1;
-	}
+	rc = take_sources(&x, &bf, out, err, errlen);
 	g_free(s);
+	if (rc < 0)
+		return -1;
 	if (url_scheme_ok(out->patch_url, 0, "patch URL", err, errlen) < 0 ||
 	    url_scheme_ok(out->git_tree, 1, "git tree", err, errlen) < 0)
 		return -1;
