@@ -683,21 +683,125 @@ static gchar *fill_id(const char *body, const char *id)
 	return g_string_free(s, FALSE);
 }
 
+/* To and Cc: reply-all (the sender and the announcement's To, Cc the
+ * rest), or m's own To, then m's Cc and, as asked, the announcement's;
+ * each address once (the maintainer Cc's himself on announcements). */
+static int set_recipients(GMimeMessage *msg, const struct report_mail *m,
+			  char *err, size_t errlen)
+{
+	const struct announcement *a = m->ann;
+	InternetAddressList *to;
+
+	if (!m->to) {
+		if (!*a->from) {
+			errf(err, errlen, "announcement From has no usable"
+			     " address");
+			return -1;
+		}
+		if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->from,
+				  "announcement From", NULL, err, errlen) < 0 ||
+		    add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->to,
+				  "announcement To", NULL, err, errlen) < 0)
+			return -1;
+	} else if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, m->to, "to", NULL,
+				 err, errlen) < 0) {
+		return -1;
+	}
+	to = g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO);
+	if (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, m->cc, "cc", to, err,
+			  errlen) < 0 ||
+	    (m->to && m->reply_all &&
+	     (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->from,
+			    "announcement From", to, err, errlen) < 0 ||
+	      add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->to,
+			    "announcement To", to, err, errlen) < 0)) ||
+	    ((!m->to || m->reply_all) &&
+	     add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->cc, "announcement Cc",
+			   to, err, errlen) < 0))
+		return -1;
+	return 0;
+}
+
+/* m's subject, or "Re: " and the announcement's, without control
+ * characters. */
+static int set_subject(GMimeMessage *msg, const struct report_mail *m,
+		       char *err, size_t errlen)
+{
+	char *clean = clean_dup(m->subject ? m->subject : m->ann->subject);
+	GString *s;
+
+	if (!clean) {
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	s = g_string_new(NULL);
+	if (!m->subject && g_ascii_strncasecmp(g_strchug(clean), "re:", 3) != 0)
+		g_string_append(s, "Re: ");
+	g_string_append(s, m->subject ? g_strchug(clean) : clean);
+	free(clean);
+	g_mime_message_set_subject(msg, s->str, "utf-8");
+	g_string_free(s, TRUE);
+	return 0;
+}
+
+/* Threaded under the announcement, or under rcgate's own mail in that
+ * thread: References names the whole chain. */
+static void set_thread(GMimeMessage *msg, const struct report_mail *m)
+{
+	const char *ann_id = m->ann->message_id;
+	GString *s = g_string_new("<");
+
+	g_string_append(s, m->parent_id ? m->parent_id : ann_id);
+	g_string_append_c(s, '>');
+	g_mime_object_set_header(GMIME_OBJECT(msg), "In-Reply-To", s->str,
+				 NULL);
+	g_string_assign(s, "<");
+	g_string_append(s, ann_id);
+	g_string_append_c(s, '>');
+	if (m->parent_id)
+		g_string_append_printf(s, " <%s>", m->parent_id);
+	g_mime_object_set_header(GMIME_OBJECT(msg), "References", s->str,
+				 NULL);
+	g_string_free(s, TRUE);
+}
+
+/*
+ * Not g_mime_text_part_set_text(): it converts the text to the smallest
+ * charset that fits (iso-8859-1 for "D\u00edaz"), and the body is promised
+ * as UTF-8. The 7bit constraint keeps the mail valid for SMTP servers
+ * without 8BITMIME: an ASCII report (the usual case) stays plain,
+ * anything else becomes quoted-printable.
+ */
+static void set_body(GMimeMessage *msg, const char *body)
+{
+	GMimeTextPart *part = g_mime_text_part_new_with_subtype("plain");
+	GMimeDataWrapper *content;
+	GMimeStream *stream;
+
+	g_mime_text_part_set_charset(part, "utf-8");
+	stream = g_mime_stream_mem_new_with_buffer(body, strlen(body));
+	content = g_mime_data_wrapper_new_with_stream(
+		stream, GMIME_CONTENT_ENCODING_DEFAULT);
+	g_object_unref(stream);
+	g_mime_part_set_content(GMIME_PART(part), content);
+	g_object_unref(content);
+	g_mime_part_set_content_encoding(
+		GMIME_PART(part),
+		g_mime_part_get_best_content_encoding(
+			GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
+	g_mime_message_set_mime_part(msg, GMIME_OBJECT(part));
+	g_object_unref(part);
+}
+
 /* Builds the message; returns it (caller unrefs) or NULL with err set. */
 static GMimeMessage *build(const struct report_mail *m, char *id,
 			   size_t idlen, char *err, size_t errlen)
 {
-	const struct announcement *a = m->ann;
 	InternetAddressList *list;
 	GMimeMessage *msg;
-	GMimeTextPart *part;
-	GMimeDataWrapper *content;
-	GMimeStream *stream;
 	GDateTime *date;
-	GString *s;
 	const char *domain;
 	gchar *msgid, *body;
-	char *clean;
 
 	date = g_mime_utils_header_decode_date(m->date);
 	if (!date) {
@@ -725,93 +829,16 @@ static GMimeMessage *build(const struct report_mail *m, char *id,
 	internet_address_list_append(
 		g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_FROM), list);
 	g_object_unref(list);
-
-	if (!m->to) {
-		/* Reply-all: To the sender and the announcement's To, Cc the
-		 * rest, each address once (the maintainer Cc's himself on
-		 * announcements). */
-		if (!*a->from) {
-			errf(err, errlen, "announcement From has no usable"
-			     " address");
-			goto fail_body;
-		}
-		if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->from,
-				  "announcement From", NULL, err, errlen) < 0 ||
-		    add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->to,
-				  "announcement To", NULL, err, errlen) < 0)
-			goto fail_body;
-	} else if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, m->to, "to", NULL,
-				 err, errlen) < 0) {
-		goto fail_body;
+	if (set_recipients(msg, m, err, errlen) < 0 ||
+	    set_subject(msg, m, err, errlen) < 0) {
+		g_free(body);
+		goto fail;
 	}
-	list = g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO);
-	if (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, m->cc, "cc", list, err,
-			  errlen) < 0 ||
-	    (m->to && m->reply_all &&
-	     (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->from,
-			    "announcement From", list, err, errlen) < 0 ||
-	      add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->to,
-			    "announcement To", list, err, errlen) < 0)) ||
-	    ((!m->to || m->reply_all) &&
-	     add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->cc, "announcement Cc",
-			   list, err, errlen) < 0))
-		goto fail_body;
-
-	clean = clean_dup(m->subject ? m->subject : a->subject);
-	if (!clean) {
-		errf(err, errlen, "out of memory");
-		goto fail_body;
-	}
-	s = g_string_new(NULL);
-	if (!m->subject && g_ascii_strncasecmp(g_strchug(clean), "re:", 3) != 0)
-		g_string_append(s, "Re: ");
-	g_string_append(s, m->subject ? g_strchug(clean) : clean);
-	free(clean);
-	g_mime_message_set_subject(msg, s->str, "utf-8");
-	g_string_free(s, TRUE);
-
-	/* Threaded under the announcement, or under rcgate's own mail in
-	 * that thread: References names the whole chain. */
-	s = g_string_new("<");
-	g_string_append(s, m->parent_id ? m->parent_id : a->message_id);
-	g_string_append_c(s, '>');
-	g_mime_object_set_header(GMIME_OBJECT(msg), "In-Reply-To", s->str,
-				 NULL);
-	g_string_assign(s, "<");
-	g_string_append(s, a->message_id);
-	g_string_append_c(s, '>');
-	if (m->parent_id)
-		g_string_append_printf(s, " <%s>", m->parent_id);
-	g_mime_object_set_header(GMIME_OBJECT(msg), "References", s->str,
-				 NULL);
-	g_string_free(s, TRUE);
-
-	/*
-	 * Not g_mime_text_part_set_text(): it converts the text to the
-	 * smallest charset that fits (iso-8859-1 for "D\u00edaz"), and the
-	 * body is promised as UTF-8. The 7bit constraint keeps the mail
-	 * valid for SMTP servers without 8BITMIME: an ASCII report (the
-	 * usual case) stays plain, anything else becomes quoted-printable.
-	 */
-	part = g_mime_text_part_new_with_subtype("plain");
-	g_mime_text_part_set_charset(part, "utf-8");
-	stream = g_mime_stream_mem_new_with_buffer(body, strlen(body));
-	content = g_mime_data_wrapper_new_with_stream(
-		stream, GMIME_CONTENT_ENCODING_DEFAULT);
-	g_object_unref(stream);
-	g_mime_part_set_content(GMIME_PART(part), content);
-	g_object_unref(content);
-	g_mime_part_set_content_encoding(
-		GMIME_PART(part),
-		g_mime_part_get_best_content_encoding(
-			GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
-	g_mime_message_set_mime_part(msg, GMIME_OBJECT(part));
-	g_object_unref(part);
+	set_thread(msg, m);
+	set_body(msg, body);
 	g_free(body);
 	g_date_time_unref(date);
 	return msg;
-fail_body:
-	g_free(body);
 fail:
 	g_date_time_unref(date);
 	g_object_unref(msg);
