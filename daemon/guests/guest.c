@@ -577,82 +577,72 @@ void guest_discard(struct guest *g)
 		guest_end(g, 1, NULL, 0);
 }
 
-int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
-		     const atomic_int *cancel, enum guest_outcome *outcome,
-		     struct guest_times *times, char *err, size_t errlen)
+/* A domain created paused starts running (qemu hosts). */
+static int resume(struct guest *g, char *err, size_t errlen)
 {
-	struct marker_scan scan = { .fd = -1 };
-	struct guest_times t;
-	double start = now_monotonic(), now, decided, created,
-		next_check = 0;
-	int rc = -1, stopped = 0, later;
+	int resumed;
 
-	if (g == NULL || marker == NULL || marker[0] == '\0' ||
-	    outcome == NULL || strlen(marker) >= sizeof(scan.head)) {
-		snprintf(err, errlen, "guest_start_wait: missing argument or"
-			 " marker longer than %zu bytes", sizeof(scan.head) - 1);
-		guest_discard(g);
+	if (!g->host->start_paused)
+		return 0;
+	guest_rpc_enter(g->host);
+	resumed = virDomainResume(g->dom);
+	if (resumed < 0)
+		snprintf(err, errlen, "virDomainResume(%s): %s", g->name,
+			 guest_last_error());
+	guest_rpc_leave(g->host);
+	return resumed < 0 ? -1 : 0;
+}
+
+/* For hosts without our files: what the guest wrote since the last look.
+ * An ended stream is not an outcome by itself (the domain's state and the
+ * connection decide); a lost connection is the host's failure (-1). */
+static int pump_streams(struct guest *g, char *err, size_t errlen)
+{
+	char serr[256];
+
+	if (stream_pump(g->host, &g->chan, serr, sizeof(serr)) < 0 ||
+	    stream_pump(g->host, &g->cons, serr, sizeof(serr)) < 0)
+		guest_glog(GUEST_LOG_DEBUG, "guest %s: %s", g->name, serr);
+	if (!guest_host_alive(g->host, serr, sizeof(serr))) {
+		snprintf(err, errlen, "guest %s: the host's connection was"
+			 " lost: %s", g->name, serr);
 		return -1;
 	}
-	t = g->times;
-	if (g->host->start_paused) {
-		int resumed;
+	return 0;
+}
 
-		guest_rpc_enter(g->host);
-		resumed = virDomainResume(g->dom);
-		if (resumed < 0)
-			snprintf(err, errlen, "virDomainResume(%s): %s",
-				 g->name, guest_last_error());
-		guest_rpc_leave(g->host);
-		if (resumed < 0) {
-			created = now_monotonic();
-			goto out;
-		}
-	}
-	created = now_monotonic();
-	t.running_at = now_unix();
-	guest_glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs", g->name,
-	     t.define_s + created - start);
+/* Until the marker, the domain's end, cancel or the timeout decides the
+ * outcome (0), or the host fails (-1 with err). */
+static int wait_outcome(struct guest *g, struct marker_scan *scan,
+			const char *marker, double start, int timeout_s,
+			const atomic_int *cancel, enum guest_outcome *outcome,
+			char *err, size_t errlen)
+{
+	double now, next_check = 0;
+	int stopped = 0;
 
 	for (;;) {
-		if (g->streams) {
-			char serr[256];
-
-			/* A console or channel that ends is not an outcome by
-			 * itself: the domain's state and the connection
-			 * decide below. */
-			if (stream_pump(g->host, &g->chan, serr,
-					sizeof(serr)) < 0 ||
-			    stream_pump(g->host, &g->cons, serr,
-					sizeof(serr)) < 0)
-				guest_glog(GUEST_LOG_DEBUG, "guest %s: %s", g->name,
-				     serr);
-			if (!guest_host_alive(g->host, serr, sizeof(serr))) {
-				snprintf(err, errlen, "guest %s: the host's "
-					 "connection was lost: %s", g->name,
-					 serr);
-				goto out;
-			}
-		}
-		if (marker_poll(&scan, g->channel_log, marker, stopped, err,
+		if (g->streams && pump_streams(g, err, errlen) < 0)
+			return -1;
+		if (marker_poll(scan, g->channel_log, marker, stopped, err,
 				errlen) < 0)
-			goto out;
-		if (scan.found) {
+			return -1;
+		if (scan->found) {
 			*outcome = GUEST_COMPLETED;
-			break;
+			return 0;
 		}
 		if (stopped) {
 			*outcome = GUEST_STOPPED;
-			break;
+			return 0;
 		}
 		if (cancel != NULL && *cancel) {
 			*outcome = GUEST_CANCELLED;
-			break;
+			return 0;
 		}
 		now = now_monotonic();
 		if (now - start >= (double)timeout_s) {
 			*outcome = GUEST_TIMEOUT;
-			break;
+			return 0;
 		}
 		if (now >= next_check) {
 			next_check = now + CHECK_INTERVAL_MS / 1000.0;
@@ -666,7 +656,7 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 					snprintf(err, errlen, "guest %s: the "
 						 "host's connection was lost:"
 						 " %s", g->name, why);
-					goto out;
+					return -1;
 				}
 				/* One more read: qemu may have written the
 				 * last bytes just before it went away. */
@@ -678,8 +668,35 @@ int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
 			watch_add(&g->watch, g->channel_log);
 		watch_wait(&g->watch, 1 + (int)((next_check - now) * 1000));
 	}
-	rc = 0;
-out:
+}
+
+int guest_start_wait(struct guest *g, const char *marker, int timeout_s,
+		     const atomic_int *cancel, enum guest_outcome *outcome,
+		     struct guest_times *times, char *err, size_t errlen)
+{
+	struct marker_scan scan = { .fd = -1 };
+	struct guest_times t;
+	double start = now_monotonic(), decided, created;
+	int rc = -1, later;
+
+	if (g == NULL || marker == NULL || marker[0] == '\0' ||
+	    outcome == NULL || strlen(marker) >= sizeof(scan.head)) {
+		snprintf(err, errlen, "guest_start_wait: missing argument or"
+			 " marker longer than %zu bytes", sizeof(scan.head) - 1);
+		guest_discard(g);
+		return -1;
+	}
+	t = g->times;
+	if (resume(g, err, errlen) == 0) {
+		created = now_monotonic();
+		t.running_at = now_unix();
+		guest_glog(GUEST_LOG_DEBUG, "guest started name=%s after=%.2fs",
+			   g->name, t.define_s + created - start);
+		rc = wait_outcome(g, &scan, marker, start, timeout_s, cancel,
+				  outcome, err, errlen);
+	} else {
+		created = now_monotonic();
+	}
 	decided = now_monotonic();
 	t.decided_at = now_unix();
 	t.cpu_s = domain_cpu_seconds(g->host, g->dom);
