@@ -627,17 +627,120 @@ static int source_check(json_t *body, struct artifact_in *in, size_t *n,
 	return 0;
 }
 
+/* A POSTed release, checked: what store_release_create takes. in[]
+ * points into the request's JSON. */
+struct release_req {
+	struct kversion kv;
+	char version[48], baseline[48];	/* baseline "" when not given */
+	struct artifact_in in[8];
+	size_t n;
+};
+
+/* version and baseline: a version and, if given, one of the same branch. */
+static int release_versions(json_t *body, struct release_req *r, char *err,
+			    size_t errlen)
+{
+	const char *version = json_string_value(json_object_get(body, "version"));
+	const char *baseline = json_string_value(json_object_get(body, "baseline"));
+	struct kversion bkv;
+
+	if (version == NULL) {
+		snprintf(err, errlen, "version is missing or not a string");
+		return -1;
+	}
+	if (kversion_parse(version, &r->kv, err, errlen) < 0)
+		return -1;
+	/* kversion_parse capped the length; the copy outlives body. */
+	snprintf(r->version, sizeof(r->version), "%s", version);
+	if (json_object_get(body, "baseline") == NULL)
+		return 0;
+	if (baseline == NULL ||
+	    kversion_parse(baseline, &bkv, err, errlen) < 0 ||
+	    strcmp(bkv.branch, r->kv.branch) != 0) {
+		snprintf(err, errlen, "baseline must be a version of the same"
+			 " branch (%s)", r->kv.branch);
+		return -1;
+	}
+	snprintf(r->baseline, sizeof(r->baseline), "%s", baseline);
+	return 0;
+}
+
+/* The kernels: posted artifacts, or a source rcgate builds; each target
+ * once. */
+static int release_kernels(json_t *body, struct release_req *r, char *err,
+			   size_t errlen)
+{
+	json_t *arts = json_object_get(body, "artifacts");
+
+	if ((json_object_get(body, "source") != NULL) == (arts != NULL)) {
+		snprintf(err, errlen, "give either artifacts (kernels to test)"
+			 " or source (rcgate builds them)");
+		return -1;
+	}
+	if (json_object_get(body, "source") != NULL) {
+		if (source_check(body, r->in, &r->n, err, errlen) < 0)
+			return -1;
+	} else if (json_object_get(body, "targets") != NULL) {
+		snprintf(err, errlen, "targets go with source; artifacts name"
+			 " their own targets");
+		return -1;
+	}
+	if (arts != NULL) {
+		r->n = json_array_size(arts);
+		if (!json_is_array(arts) || r->n == 0 || r->n > target_count()) {
+			snprintf(err, errlen, "artifacts must be an array of"
+				 " 1..%zu objects", target_count());
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		if (arts != NULL && artifact_check(json_array_get(arts, i), i,
+						   &r->in[i], err, errlen) < 0)
+			return -1;
+		for (size_t k = 0; k < i; k++) {
+			if (strcmp(r->in[k].target, r->in[i].target) == 0) {
+				snprintf(err, errlen, "target %s given twice",
+					 r->in[i].target);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The request body as a release: -1 with err (a 400's message). */
+static int release_request(json_t *body, struct release_req *r, char *err,
+			   size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(body)) {
+		snprintf(err, errlen, "body must be a JSON object");
+		return -1;
+	}
+	json_object_foreach(body, key, v) {
+		if (strcmp(key, "version") != 0 && strcmp(key, "artifacts") != 0 &&
+		    strcmp(key, "baseline") != 0 && strcmp(key, "source") != 0 &&
+		    strcmp(key, "targets") != 0) {
+			snprintf(err, errlen, "unknown key '%.40s'", key);
+			return -1;
+		}
+	}
+	if (release_versions(body, r, err, errlen) < 0 ||
+	    release_kernels(body, r, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
 int h_release_post(struct http_request *req, struct http_response *resp)
 {
+	struct release_req r = { 0 };
 	json_error_t jerr;
-	json_t *body, *arts, *v;
-	struct artifact_in in[8];
-	struct kversion kv;
-	const char *version, *key, *baseline = NULL;
-	char err[512], vcopy[48], bcopy[48];
+	json_t *body, *created;
+	char err[512];
 	int64_t release_id;
-	size_t n = 0;
-	int rc;
+	int rc, status;
 
 	if (req->body == NULL || req->body_len == 0)
 		return http_error(resp, 400, "request body is empty: expected a"
@@ -646,111 +749,29 @@ int h_release_post(struct http_request *req, struct http_response *resp)
 	if (body == NULL)
 		return http_error(resp, 400, "malformed JSON at line %d column %d:"
 				  " %s", jerr.line, jerr.column, jerr.text);
-	if (!json_is_object(body)) {
-		json_decref(body);
-		return http_error(resp, 400, "body must be a JSON object");
-	}
-	json_object_foreach(body, key, v) {
-		if (strcmp(key, "version") != 0 && strcmp(key, "artifacts") != 0 &&
-		    strcmp(key, "baseline") != 0 && strcmp(key, "source") != 0 &&
-		    strcmp(key, "targets") != 0) {
-			http_error(resp, 400, "unknown key '%.40s'", key);
-			json_decref(body);
-			return 0;
-		}
-	}
-	version = json_string_value(json_object_get(body, "version"));
-	if (version == NULL) {
-		json_decref(body);
-		return http_error(resp, 400, "version is missing or not a string");
-	}
-	if (kversion_parse(version, &kv, err, sizeof(err)) < 0) {
+	if (release_request(body, &r, err, sizeof(err)) < 0) {
 		json_decref(body);
 		return http_error(resp, 400, "%s", err);
 	}
-	/* kversion_parse capped the length; keep a copy that outlives body. */
-	snprintf(vcopy, sizeof(vcopy), "%s", version);
-	version = vcopy;
-	baseline = json_string_value(json_object_get(body, "baseline"));
-	if (json_object_get(body, "baseline") != NULL) {
-		struct kversion bkv;
-
-		if (baseline == NULL ||
-		    kversion_parse(baseline, &bkv, err, sizeof(err)) < 0 ||
-		    strcmp(bkv.branch, kv.branch) != 0) {
-			json_decref(body);
-			return http_error(resp, 400, "baseline must be a version of"
-					  " the same branch (%s)", kv.branch);
-		}
-		snprintf(bcopy, sizeof(bcopy), "%s", baseline);
-		baseline = bcopy;
-	}
-	if ((json_object_get(body, "source") != NULL) ==
-	    (json_object_get(body, "artifacts") != NULL)) {
-		json_decref(body);
-		return http_error(resp, 400, "give either artifacts (kernels to"
-				  " test) or source (rcgate builds them)");
-	}
-	if (json_object_get(body, "source") != NULL) {
-		if (source_check(body, in, &n, err, sizeof(err)) < 0) {
-			json_decref(body);
-			return http_error(resp, 400, "%s", err);
-		}
-	} else if (json_object_get(body, "targets") != NULL) {
-		json_decref(body);
-		return http_error(resp, 400, "targets go with source; artifacts"
-				  " name their own targets");
-	}
-	arts = json_object_get(body, "artifacts");
-	if (arts != NULL) {
-		n = json_array_size(arts);
-		if (!json_is_array(arts) || n == 0 || n > target_count()) {
-			json_decref(body);
-			return http_error(resp, 400, "artifacts must be an array of"
-					  " 1..%zu objects", target_count());
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (arts != NULL && artifact_check(json_array_get(arts, i), i,
-						   &in[i], err, sizeof(err)) < 0) {
-			json_decref(body);
-			return http_error(resp, 400, "%s", err);
-		}
-		for (size_t k = 0; k < i; k++) {
-			if (strcmp(in[k].target, in[i].target) == 0) {
-				/* in[] points into body: answer before freeing. */
-				http_error(resp, 400, "target %s given twice",
-					   in[i].target);
-				json_decref(body);
-				return 0;
-			}
-		}
-	}
 	pthread_mutex_lock(&api_lock);
-	rc = store_release_create(api_store, version, &kv, baseline, in, n,
-				  &release_id,
-				  err, sizeof(err));
+	rc = store_release_create(api_store, r.version, &r.kv,
+				  r.baseline[0] != '\0' ? r.baseline : NULL,
+				  r.in, r.n, &release_id, err, sizeof(err));
 	pthread_mutex_unlock(&api_lock);
-	if (rc == -2) {
-		json_decref(body);
-		return http_error(resp, 409, "release %s already exists", version);
-	}
+	json_decref(body);
+	if (rc == -2)
+		return http_error(resp, 409, "release %s already exists",
+				  r.version);
 	if (rc < 0) {
-		json_decref(body);
-		log_err("api: create release %s: %s", version, err);
+		log_err("api: create release %s: %s", r.version, err);
 		return http_error(resp, 500, "cannot store the release");
 	}
-	log_info("release created version=%s jobs=%zu request_id=%s", version, n,
-		 req->request_id);
+	log_info("release created version=%s jobs=%zu request_id=%s", r.version,
+		 r.n, req->request_id);
 	sched_kick();
-	{
-		int status;
-		json_t *r = release_json(version, &status);
-
-		json_decref(body);
-		return r != NULL ? http_json(resp, 201, r)
-				 : http_error(resp, 500, "database error");
-	}
+	created = release_json(r.version, &status);
+	return created != NULL ? http_json(resp, 201, created)
+			       : http_error(resp, 500, "database error");
 }
 
 int h_release_cancel(struct http_request *req, struct http_response *resp)
