@@ -584,13 +584,91 @@ static size_t log_args(const char **args, const char *max, const char *range)
 	return n;
 }
 
+/* The upstream commits in range that touch paths (git log's output, or
+ * NULL with err). */
+static char *upstream_log(const char *updir, const char *range,
+			  char paths[][PREREQ_PATH], size_t npaths,
+			  const struct build_options *o, char *err,
+			  size_t errlen)
+{
+	const char *args[16 + PREREQ_FILES + MAX_DEF_NAMES + 16];
+	char max[32];
+	size_t n;
+
+	snprintf(max, sizeof(max), "--max-count=%d", MAX_LOG);
+	n = log_args(args, max, range);
+	for (size_t i = 0; i < npaths && n + 1 < sizeof(args) / sizeof(args[0]); i++)
+		args[n++] = paths[i];
+	args[n] = NULL;
+	return gitsrc_git_out(updir, args, o, err, errlen);
+}
+
+/* What the branch has: base..rc in the stable tree (the upstream base
+ * commit when the stable tree has it, as real stable trees do; else its
+ * own tag of the base release; else its history). Drops from br the
+ * candidates the branch already has, by name and then by the files the
+ * likely ones touch. */
+static void branch_has(const char *stdir, const char *upbase,
+		       const char *basetag, const char *bad,
+		       const struct build_options *o, struct branch_pass *br)
+{
+	const char *args[72];
+	char stbase[41], range[128], err[512];
+	size_t n, nfile0;
+
+	if (have_commit(stdir, upbase, o, stbase) ||
+	    have_commit(stdir, basetag, o, stbase))
+		snprintf(range, sizeof(range), "%s..%s", stbase, bad);
+	else
+		snprintf(range, sizeof(range), "%s", bad);
+	drop_named(stdir, range, o, br);
+	n = nfile0 = log_args(args, "--max-count=20000", range);
+	for (size_t i = 0; i < br->n && n < 70; i++)
+		for (size_t f = 0; f < br->v[i].nfiles && n < 70; f++) {
+			int dup = 0;
+
+			if (br->v[i].score <= 0)
+				break;
+			for (size_t j = nfile0; j < n; j++)
+				dup |= strcmp(args[j], br->v[i].files[f]) == 0;
+			if (!dup)
+				args[n++] = br->v[i].files[f];
+		}
+	args[n] = NULL;
+	if (n > nfile0) {
+		char *out = gitsrc_git_out(stdir, args, o, err, sizeof(err));
+
+		if (out != NULL)
+			each_commit(out, branch_commit, br);
+		free(out);
+	}
+}
+
+/* The candidates that still relate to the culprit, best first, at most
+ * PREREQ_MAX. */
+static json_t *ranked_list(struct upstream_pass *up, size_t *listed)
+{
+	json_t *list = json_array();
+
+	qsort(up->v, up->n, sizeof(*up->v), by_rank);
+	for (size_t i = 0; i < up->n && *listed < PREREQ_MAX; i++) {
+		if (up->v[i].score <= 0)
+			continue;
+		json_array_append_new(list, json_pack("{s:s,s:s,s:i,s:s}",
+			"commit", up->v[i].commit, "subject", up->v[i].subject,
+			"score", up->v[i].score, "why", up->v[i].why));
+		(*listed)++;
+	}
+	return list;
+}
+
 int prereq_search(const char *updir, const char *stdir, const char *culprit,
 		  const char *upstream, const char *base, const char *bad,
 		  const struct build_options *o, json_t **list, char *msg,
 		  size_t msglen)
 {
-	char err[512], basetag[64], upbase[41], stbase[41], range[128],
-		max[32], paths[PREREQ_FILES + MAX_DEF_NAMES + 16][PREREQ_PATH];
+	char err[512], basetag[64], upbase[41], range[128],
+		paths[PREREQ_FILES + MAX_DEF_NAMES + 16][PREREQ_PATH];
 	const char *show[] = { "show", "-W", "--no-color", "--format=",
 			       culprit, NULL };
 	struct prereq_sig *k = malloc(sizeof(*k));
@@ -602,7 +680,6 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 
 	*list = NULL;
 	snprintf(basetag, sizeof(basetag), "v%s", base);
-	snprintf(max, sizeof(max), "--max-count=%d", MAX_LOG);
 	if (k == NULL) {
 		errf(msg, msglen, "out of memory");
 		return -1;
@@ -635,17 +712,8 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 		errf(msg, msglen, "the culprit changes no file");
 		goto done;
 	}
-	{
-		const char *args[16 + PREREQ_FILES + MAX_DEF_NAMES + 16];
-		size_t n;
-
-		snprintf(range, sizeof(range), "%s..%s", upbase, upstream);
-		n = log_args(args, max, range);
-		for (size_t i = 0; i < npaths && n + 1 < sizeof(args) / sizeof(args[0]); i++)
-			args[n++] = paths[i];
-		args[n] = NULL;
-		out = gitsrc_git_out(updir, args, o, err, sizeof(err));
-	}
+	snprintf(range, sizeof(range), "%s..%s", upbase, upstream);
+	out = upstream_log(updir, range, paths, npaths, o, err, sizeof(err));
 	if (out == NULL) {
 		errf(msg, msglen, "git log %s in the upstream tree: %s", basetag, err);
 		goto done;
@@ -655,51 +723,10 @@ int prereq_search(const char *updir, const char *stdir, const char *culprit,
 	each_commit(out, upstream_commit, &up);
 	free(out);
 	out = NULL;
-	/* What the branch has: base..rc in the stable tree (the upstream
-	 * base commit when the stable tree has it, as real stable trees
-	 * do; else its own tag of the base release; else its history). */
 	br.v = up.v;
 	br.n = up.n;
-	if (have_commit(stdir, upbase, o, stbase) || have_commit(stdir, basetag, o, stbase))
-		snprintf(range, sizeof(range), "%s..%s", stbase, bad);
-	else
-		snprintf(range, sizeof(range), "%s", bad);
-	drop_named(stdir, range, o, &br);
-	{
-		const char *args[72];
-		size_t n, nfile0;
-
-		n = nfile0 = log_args(args, "--max-count=20000", range);
-		for (size_t i = 0; i < br.n && n < 70; i++)
-			for (size_t f = 0; f < br.v[i].nfiles && n < 70; f++) {
-				int dup = 0;
-
-				if (br.v[i].score <= 0)
-					break;
-				for (size_t j = nfile0; j < n; j++)
-					dup |= strcmp(args[j], br.v[i].files[f]) == 0;
-				if (!dup)
-					args[n++] = br.v[i].files[f];
-			}
-		args[n] = NULL;
-		if (n > nfile0) {
-			out = gitsrc_git_out(stdir, args, o, err, sizeof(err));
-			if (out != NULL)
-				each_commit(out, branch_commit, &br);
-			free(out);
-			out = NULL;
-		}
-	}
-	qsort(up.v, up.n, sizeof(*up.v), by_rank);
-	*list = json_array();
-	for (size_t i = 0; i < up.n && listed < PREREQ_MAX; i++) {
-		if (up.v[i].score <= 0)
-			continue;
-		json_array_append_new(*list, json_pack("{s:s,s:s,s:i,s:s}",
-			"commit", up.v[i].commit, "subject", up.v[i].subject,
-			"score", up.v[i].score, "why", up.v[i].why));
-		listed++;
-	}
+	branch_has(stdir, upbase, basetag, bad, o, &br);
+	*list = ranked_list(&up, &listed);
 	snprintf(msg, msglen, "%zu upstream commits in %s..%.12s touch the files"
 		 " the culprit touches, define what it calls or call what it"
 		 " implements; %zu of them"
