@@ -385,10 +385,9 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
 	if (cancelled(d->cancel))
 		return 1;
 	if (d->joblog != NULL && now - d->last_report >= 2.0 && dlnow > 0) {
-		fprintf(d->joblog, "fetch: %lld/%lld bytes\n",
+		joblog_write(d->joblog, "fetch: %lld/%lld bytes",
 			(long long)(d->have + dlnow),
 			(long long)(dltotal > 0 ? d->have + dltotal : -1));
-		fflush(d->joblog);
 		d->last_report = now;
 	}
 	return 0;
@@ -512,7 +511,7 @@ static int fetch_once(const char *url, const char *partial, long max_bytes,
 	}
 	if (cc == CURLE_OK) {
 		if (joblog != NULL)
-			fprintf(joblog, "fetch: done in %.1f s, %lld bytes/s\n",
+			joblog_write(joblog, "fetch: done in %.1f s, %lld bytes/s",
 				secs, (long long)speed);
 		return 0;
 	}
@@ -671,7 +670,7 @@ static int fetch_source(const char *url, int local, const char *partial,
 		if (rc <= 0)
 			break;
 		if (joblog != NULL)
-			fprintf(joblog, "fetch: try %d failed (%s), retrying\n",
+			joblog_write(joblog, "fetch: try %d failed (%s), retrying",
 				attempt, err);
 		if (attempt < FETCH_TRIES &&
 		    sleep_cancellable((double)(1 << attempt), cancel)) {	/* 2, 4, 8 s */
@@ -714,15 +713,15 @@ int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		if (sha256_file(path, got, err, errlen) == 0 &&
 		    strcmp(got, sha256) == 0) {
 			if (joblog != NULL)
-				fprintf(joblog, "fetch: %s cached (sha256"
-					" verified)\n", sha256);
+				joblog_write(joblog, "fetch: %s cached (sha256"
+					" verified)", sha256);
 			return 0;
 		}
 		log_warn("fetch: cached %s does not hash to its name any more;"
 			 " fetching it again", path);
 		if (joblog != NULL)
-			fprintf(joblog, "fetch: cached %s changed on disk;"
-				" fetching it again\n", sha256);
+			joblog_write(joblog, "fetch: cached %s changed on disk;"
+				" fetching it again", sha256);
 		unlink(path);
 		err[0] = '\0';
 	}
@@ -732,12 +731,12 @@ int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		return -1;
 	if (access(path, R_OK) == 0) {
 		if (joblog != NULL)
-			fprintf(joblog, "fetch: %s cached (by another job)\n", sha256);
+			joblog_write(joblog, "fetch: %s cached (by another job)", sha256);
 		rc = 0;
 		goto out;
 	}
 	if (joblog != NULL)
-		fprintf(joblog, "fetch: %s\n", url);
+		joblog_write(joblog, "fetch: %s", url);
 	for (int fresh = 0; fresh < 2; fresh++) {
 		int resumed = !local && stat(partial, &st) == 0 && st.st_size > 0;
 
@@ -764,8 +763,8 @@ int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 			goto out;
 		}
 		if (joblog != NULL)
-			fprintf(joblog, "fetch: resumed download did not match;"
-				" fetching it whole again\n");
+			joblog_write(joblog, "fetch: resumed download did not match;"
+				" fetching it whole again");
 	}
 	if (rename(partial, path) < 0) {
 		errf(err, errlen, "rename into cache: %s", strerror(errno));
@@ -814,6 +813,6 @@ int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
 		return -1;
 	}
 	if (joblog != NULL)
-		fprintf(joblog, "fetch: %s has sha256 %s\n", url, sha256);
+		joblog_write(joblog, "fetch: %s has sha256 %s", url, sha256);
 	return 0;
 }

@@ -91,6 +91,14 @@ void log_msg(enum log_level level, const char *fmt, ...)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+/* A job's log (job.log): every line starts with the time to the
+ * millisecond (bench/matrix.sh puts boots on one time line from them) and
+ * is written whole and flushed, whichever thread writes it. f may be
+ * NULL (nothing is written); fmt has no trailing newline. */
+void joblog_write(FILE *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void joblog_vwrite(FILE *f, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* ---- config.c: the configuration file ---- */
 #define HOSTS_MAX 16

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/base.h"
 
@@ -114,4 +115,32 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	fprintf(log_fp != NULL ? log_fp : stderr, "%s level=%s %s\n", ts,
 		level_names[level], line);
 	pthread_mutex_unlock(&log_lock);
+}
+
+void joblog_vwrite(FILE *f, const char *fmt, va_list ap)
+{
+	struct timespec now;
+	char ts[32];
+
+	if (f == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	time_iso8601_ms(&now, ts);
+	/* stdio's own lock (recursive) keeps the line whole against the
+	 * job's other writers. */
+	flockfile(f);
+	fprintf(f, "%s ", ts);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
+	fflush(f);
+	funlockfile(f);
+}
+
+void joblog_write(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	joblog_vwrite(f, fmt, ap);
+	va_end(ap);
 }

@@ -127,16 +127,14 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 		return -1;
 	}
 	if (joblog != NULL) {
-		fprintf(joblog, "git: fetching %s for %s (git's output in "
-			BUILD_LOG ")\n", url, ref);
-		fflush(joblog);
+		joblog_write(joblog, "git: fetching %s for %s (git's output in "
+			BUILD_LOG ")", url, ref);
 	}
 	rc = gitsrc_fetch(url, ref, fileno(blog), &b.o, s->gitdir,
 			  sizeof(s->gitdir), s->commit, err, errlen);
 	fclose(blog);
 	if (rc == 0 && joblog != NULL) {
-		fprintf(joblog, "git: %s is %s\n", ref, s->commit);
-		fflush(joblog);
+		joblog_write(joblog, "git: %s is %s", ref, s->commit);
 	}
 	return rc;
 }
@@ -215,13 +213,12 @@ int buildjob_build(const struct job *job, const struct target *t,
 			NULL };
 	}
 	if (joblog != NULL) {
-		fprintf(joblog, "build: %s for %s (waited %.1f s for the build"
-			" budget); make's output in " BUILD_LOG "\n",
+		joblog_write(joblog, "build: %s for %s (waited %.1f s for the build"
+			" budget); make's output in " BUILD_LOG,
 			s->gitdir[0] != '\0' ? "git tree"
 			: job->patch_url[0] != '\0' ? "release tarball + rc patch"
 						    : "release tarball",
 			t->name, waited);
-		fflush(joblog);
 	}
 	rc = build_kernel(&src, t, &b.o, b.logpath, &res, err, errlen);
 unlock:
@@ -234,10 +231,9 @@ unlock:
 	if (rc == 1) {
 		out->diag = res.diag;
 		if (joblog != NULL) {
-			fprintf(joblog, "build: %s does not build: %s\n", t->name,
+			joblog_write(joblog, "build: %s does not build: %s", t->name,
 				res.diag.line[0] != '\0' ? res.diag.line
 							 : res.diag.message);
-			fflush(joblog);
 		}
 		return 1;
 	}
@@ -261,9 +257,8 @@ unlock:
 	snprintf(out->kernelrelease, sizeof(out->kernelrelease), "%s",
 		 res.kernelrelease);
 	if (joblog != NULL) {
-		fprintf(joblog, "build: %s built in %.0f s: %s (%s)\n", t->name,
+		joblog_write(joblog, "build: %s built in %.0f s: %s (%s)", t->name,
 			res.seconds, res.kernelrelease, res.image_sha256);
-		fflush(joblog);
 	}
 	return 0;
 }

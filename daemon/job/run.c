@@ -24,26 +24,14 @@ double lap(double *mark)
 	return d;
 }
 
-/* Job log lines carry milliseconds: the boots of a job, and of several,
- * are placed on one time line from them (bench/matrix.sh). */
+/* The job's own lines (log.c's joblog_write stamps them). */
 void jlog(struct jobrun *r, const char *fmt, ...)
 {
-	char ts[32];
-	struct timespec now;
 	va_list ap;
 
-	if (r->log == NULL)
-		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	time_iso8601_ms(&now, ts);
-	pthread_mutex_lock(&r->lock);
-	fprintf(r->log, "%s ", ts);
 	va_start(ap, fmt);
-	vfprintf(r->log, fmt, ap);
+	joblog_vwrite(r->log, fmt, ap);
 	va_end(ap);
-	fputc('\n', r->log);
-	fflush(r->log);
-	pthread_mutex_unlock(&r->lock);
 }
 
 /* An infrastructure failure; retried while attempts last, unless
