@@ -5,6 +5,7 @@
  * parsing as the configuration and the API use it, word lists, and the
  * daemon's date formats.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -162,6 +163,55 @@ static void test_dates(void **state)
 	assert_string_equal(mail, "Tue, 28 Nov 2023 00:00:00 +0000");
 }
 
+/* Job-log lines: each stamped to the millisecond and whole, with two
+ * threads writing at once. */
+#define JL_LINES 2000
+static void *jl_writer(void *arg)
+{
+	FILE *f = arg;
+
+	for (int i = 0; i < JL_LINES; i++)
+		joblog_write(f, "writer %p line %d %s", (void *)pthread_self(), i,
+			     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	return NULL;
+}
+
+static void test_joblog_lines(void **state)
+{
+	char path[128], line[512];
+	pthread_t a, b;
+	FILE *f;
+	int n = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/job.log", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	joblog_write(NULL, "nothing %d", 1);	/* no log: no crash */
+	pthread_create(&a, NULL, jl_writer, f);
+	pthread_create(&b, NULL, jl_writer, f);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	fclose(f);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		int y, mo, d, h, mi, sec, ms, i, used = 0;
+
+		/* 2026-12-05T02:41:07.123Z writer 0x... line N xxx...\n */
+		assert_int_equal(sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ writer"
+					" %*s line %d %n", &y, &mo, &d, &h, &mi,
+					&sec, &ms, &i, &used), 8);
+		assert_true(used > 0);
+		assert_string_equal(line + used,
+			"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n");
+		n++;
+	}
+	fclose(f);
+	assert_int_equal(n, 2 * JL_LINES);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_parse_long),
 		cmocka_unit_test(test_word_list_has),
 		cmocka_unit_test(test_dates),
+		cmocka_unit_test(test_joblog_lines),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
