@@ -47,10 +47,6 @@ int rm_rf(const char *path);
 int sha256_file(const char *path, char out[65], char *err, size_t errlen);
 void sha256_hex(const void *buf, size_t len, char out[65]);
 int is_sha256_hex(const char *s);
-/* Run argv (no shell), wait, capture up to cap bytes of combined output
- * into out (may be NULL). Returns the exit status or -1. */
-int run_argv(char *const argv[], char *out, size_t cap, char *err,
-	     size_t errlen);
 /* A string built in a caller's fixed buffer by appending. Once an append
  * does not fit, the buffer keeps what fitted (NUL-terminated) and
  * overflow stays set: later appends do nothing, so a cut can never write

@@ -9,20 +9,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <glib.h>
 
 #include "base/base.h"
-
-extern char **environ;
 
 void errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -312,63 +308,6 @@ int is_sha256_hex(const char *s)
 			return 0;
 	}
 	return i == 64;
-}
-
-int run_argv(char *const argv[], char *out, size_t cap, char *err,
-	     size_t errlen)
-{
-	int pipefd[2];
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	size_t used = 0;
-	int status, rc;
-
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		errf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
-	if (rc != 0) {
-		errf(err, errlen, "run %s: %s", argv[0], strerror(rc));
-		close(pipefd[0]);
-		return -1;
-	}
-	for (;;) {
-		char buf[4096];
-		ssize_t n = read(pipefd[0], buf, sizeof(buf));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out != NULL && cap > 1 && used < cap - 1) {
-			size_t take = (size_t)n;
-
-			if (take > cap - 1 - used)
-				take = cap - 1 - used;
-			memcpy(out + used, buf, take);
-			used += take;
-		}
-	}
-	if (out != NULL && cap > 0)
-		out[used] = '\0';
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			errf(err, errlen, "wait %s: %s", argv[0], strerror(errno));
-			return -1;
-		}
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	errf(err, errlen, "%s killed by signal %d", argv[0], WTERMSIG(status));
-	return -1;
 }
 
 double now_monotonic(void)

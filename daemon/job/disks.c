@@ -2,9 +2,14 @@
 /*
  * disks.c - owns the scratch disks: one fresh image per filesystem the
  * suite runs on, formatted by the host's mkfs, removed after the boot.
+ * mkfs runs through build.c's one program runner: in a sandbox that sees
+ * only the image, with a deadline and the job's cancel.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,6 +17,7 @@
 
 #include "base/base.h"
 #include "guests/guests.h"
+#include "build/build.h"
 #include "job/job.h"
 
 /* Filesystems the suite runs on, each on its own scratch disk. xfs needs
@@ -46,15 +52,44 @@ static const char *tool_path(const char *tool, char *buf, size_t len)
 	return NULL;
 }
 
+/* A formatting that takes longer than this is stuck (xfs on 320 MiB: well
+ * under a second). */
+#define MKFS_TIMEOUT_S 60
+
+static int mkfs_cancelled(void *cls)
+{
+	const atomic_int *cancel = cls;
+
+	return sched_stopping || (cancel != NULL && *cancel);
+}
+
+/* What mkfs said, for its error: the first bytes of its output file. */
+static void mkfs_output(int fd, char *out, size_t len)
+{
+	ssize_t n = pread(fd, out, len - 1, 0);
+
+	out[n > 0 ? n : 0] = '\0';
+	for (char *p = out; *p != '\0'; p++)
+		if (*p == '\n' || (unsigned char)*p < ' ')
+			*p = ' ';
+}
+
 int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
 	      char *err, size_t errlen)
 {
-	char out[1024], tool[PATH_MAX];
-	char *argv[8];
+	char out[512], tool[PATH_MAX], dir[PATH_MAX];
+	const char *argv[8];
 	long mb = sched_ctx.cfg->disk_size > fs->min_mb
 		  ? sched_ctx.cfg->disk_size : fs->min_mb;
+	struct sandbox sb = { .readable = { NULL }, .writable = { path, NULL } };
+	struct build_options o = {
+		.cancelled = mkfs_cancelled, .cls = (void *)r->cancel,
+		.sandbox = &sb,
+		.no_sandbox = strcmp(sched_ctx.cfg->build_sandbox, "none") == 0,
+		.file_mb = -1,	/* the image: sized below, written in place */
+	};
 	size_t n = 0;
-	int fd, rc;
+	int fd, logfd, rc;
 
 	if (tool_path(fs->mkfs[0], tool, sizeof(tool)) == NULL) {
 		errf(err, errlen, "%s is not installed on this host", fs->mkfs[0]);
@@ -62,8 +97,8 @@ int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
 	}
 	argv[n++] = tool;
 	for (size_t i = 1; i < 6 && fs->mkfs[i] != NULL; i++)
-		argv[n++] = (char *)fs->mkfs[i];
-	argv[n++] = (char *)path;
+		argv[n++] = fs->mkfs[i];
+	argv[n++] = path;
 	argv[n] = NULL;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -76,12 +111,22 @@ int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
 		return -1;
 	}
 	close(fd);
-	rc = run_argv(argv, out, sizeof(out), err, errlen);
-	if (rc != 0) {
-		if (rc > 0)
-			errf(err, errlen, "%s exited %d: %s", fs->mkfs[0], rc, out);
+	snprintf(dir, sizeof(dir), "%s", path);
+	logfd = open(dirname(dir), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (logfd < 0) {
+		errf(err, errlen, "mkfs output file in %s: %s", dir,
+		     strerror(errno));
 		return -1;
 	}
+	rc = build_run(argv, NULL, NULL, logfd, &o,
+		       now_monotonic() + MKFS_TIMEOUT_S, err, errlen);
+	if (rc > 0) {
+		mkfs_output(logfd, out, sizeof(out));
+		errf(err, errlen, "%s exited %d: %s", fs->mkfs[0], rc, out);
+	}
+	close(logfd);
+	if (rc != 0)
+		return -1;
 	jlog(r, "disk %s: %ld MiB %s", path, mb, fs->name);
 	return 0;
 }
