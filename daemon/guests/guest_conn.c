@@ -328,6 +328,15 @@ int guest_host_alive(struct guest_host *h, char *why, size_t len)
 	return alive;
 }
 
+static void host_free(struct guest_host *h)
+{
+	pthread_mutex_destroy(&h->rpc);
+	pthread_cond_destroy(&h->gone);
+	pthread_mutex_destroy(&h->closed_lock);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
 struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 {
 	struct guest_host *h;
@@ -394,11 +403,7 @@ struct guest_host *guest_host_open(const char *uri, char *err, size_t errlen)
 			 " (the QEMU driver needs its system account even "
 			 "as root: see docs/libvirt.md)");
 		loop_put();
-		pthread_mutex_destroy(&h->rpc);
-		pthread_cond_destroy(&h->gone);
-		pthread_mutex_destroy(&h->closed_lock);
-		pthread_mutex_destroy(&h->lock);
-		free(h);
+		host_free(h);
 		return NULL;
 	}
 	/* A remote host that stops answering is noticed by keepalive
@@ -447,9 +452,5 @@ void guest_host_close(struct guest_host *h)
 	 * still needs the loop: stop it only afterwards. */
 	if (h->uses_loop)
 		loop_put();
-	pthread_mutex_destroy(&h->rpc);
-	pthread_cond_destroy(&h->gone);
-	pthread_mutex_destroy(&h->closed_lock);
-	pthread_mutex_destroy(&h->lock);
-	free(h);
+	host_free(h);
 }
