@@ -6,7 +6,7 @@
  *
  * The public header of daemon/artifact/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_ARTIFACT_H
 #define RCGATE_ARTIFACT_H
@@ -16,7 +16,7 @@
 
 #include "base/base.h"
 
-/* ==== ktap.c: from ktap.h ==== */
+/* ==== ktap.c ==== */
 /*
  * ktap.c - the KTAP v1 parser: agent output in, plain result data out.
  *
@@ -114,7 +114,7 @@ int ktap_count(const struct ktap_report *report, enum ktap_status status);
 const struct ktap_result *ktap_find(const struct ktap_report *report,
 				    const char *path);
 
-/* ==== kmod.c: from kmod.h ==== */
+/* ==== kmod.c ==== */
 /*
  * kmod.c - kernel module metadata and load-order closure, as pure data.
  *
@@ -217,7 +217,7 @@ int kmod_closure_compute(const struct kmod_table *table,
 
 void kmod_closure_free(struct kmod_closure *closure);
 
-/* ==== initramfs.c: from initramfs.h ==== */
+/* ==== initramfs.c ==== */
 /*
  * initramfs.c - build the guest's kernel image and initramfs from a kernel
  * artifact (a Debian linux-image .deb, or an image + modules.tar.xz).

@@ -6,7 +6,7 @@
  *
  * The public header of daemon/base/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_BASE_H
 #define RCGATE_BASE_H

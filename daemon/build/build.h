@@ -6,7 +6,7 @@
  *
  * The public header of daemon/build/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_BUILD_H
 #define RCGATE_BUILD_H
@@ -17,7 +17,7 @@
 
 #include "base/base.h"
 
-/* ==== buildlog.c: from buildlog.h ==== */
+/* ==== buildlog.c ==== */
 /* buildlog.c: the first error of a kbuild log, and whose failure it is. */
 
 
@@ -42,7 +42,7 @@ struct build_diag {
 int buildlog_first_error(const char *log, size_t len, const char *srcdir,
 			 struct build_diag *out);
 
-/* ==== build.c: from build.h ==== */
+/* ==== build.c ==== */
 /* build.c: kernels built from an rc's source, one target at a time. */
 
 

@@ -41,7 +41,7 @@ struct guest_host {
 
 virConnectPtr guest_host_conn(struct guest_host *);
 /* Around every call that may go over libvirt's RPC client: one thread at
- * a time per connection (CVE-2024-4418, see guest.c). No-ops for the
+ * a time per connection (CVE-2024-4418, see guest_conn.c). No-ops for the
  * embedded driver. */
 void guest_rpc_enter(struct guest_host *);
 void guest_rpc_leave(struct guest_host *);

@@ -4,7 +4,7 @@
  * filesystem with the daemon: the pool rcgate owns there, uploading a
  * kernel, an initramfs or a scratch disk into a volume over a sparse
  * stream, and deleting volumes (after a job, or all of this daemon's
- * after a crash). With guest.c, the only libvirt user.
+ * after a crash). With guest_conn.c and guest.c, the only libvirt users.
  */
 #include <errno.h>
 #include <fcntl.h>

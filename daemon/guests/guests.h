@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * guests/guests.h - the hypervisors: one guest through libvirt (guest.c,
- * guest_xml.c, guest_pool.c) and the hosts guests run on (hosts.c).
+ * guests/guests.h - the hypervisors: one guest through libvirt
+ * (guest_conn.c, guest.c, guest_xml.c, guest_pool.c) and the hosts guests
+ * run on (hosts.c).
  *
  * The public header of daemon/guests/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_GUESTS_H
 #define RCGATE_GUESTS_H
@@ -15,12 +16,13 @@
 
 #include "base/base.h"
 
-/* ==== guest.c: from guest.h ==== */
+/* ==== guest_conn.c and guest.c ==== */
 /*
- * guest.c - running one test guest through libvirt (guest.c), the domain
- * XML that describes it (guest_xml.c), and storage volumes on hosts that
- * share no filesystem with the daemon (guest_pool.c). Nothing outside
- * those files includes libvirt headers; callers see only these types.
+ * Running one test guest through libvirt (connections: guest_conn.c; the
+ * domain: guest.c), the domain XML that describes it (guest_xml.c), and
+ * storage volumes on hosts that share no filesystem with the daemon
+ * (guest_pool.c). Nothing outside those files includes libvirt headers;
+ * callers see only these types.
  */
 
 
@@ -220,7 +222,7 @@ int guest_vol_delete_prefix(struct guest_host *, const char *pool,
  */
 char *guest_xml(const struct guest_spec *, char *err, size_t errlen);
 
-/* ==== hosts.c: from hosts.h ==== */
+/* ==== hosts.c ==== */
 /*
  * hosts.c - the hypervisor hosts guests run on (hosts.c): their
  * configuration ([host NAME] sections), their connections and health,

@@ -7,7 +7,7 @@
  * A remote host has a thread of its own that connects, makes sure the
  * storage pool is there and has room, removes what this daemon left there
  * before (guests and volumes named with its prefix), and then watches the
- * connection (libvirt's keepalive and close callback, guest.c). A host
+ * connection (libvirt's keepalive and close callback, guest_conn.c). A host
  * that fails is marked down: nothing new is placed there, the jobs on it
  * fail over (job/boot.c), and once the last of them has let go of the old
  * connection the thread connects again every HOST_RETRY_S seconds until

@@ -5,7 +5,7 @@
  *
  * The public header of daemon/intake/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_INTAKE_H
 #define RCGATE_INTAKE_H
@@ -14,7 +14,7 @@
 
 #include "base/base.h"
 
-/* ==== announce.c: from announce.h ==== */
+/* ==== announce.c ==== */
 /*
  * announce.c - stable rc review announcements: raw RFC 822 mail in, the rc's
  * identity (version, branch, deadline, Message-ID, patch URL, git tree) out.

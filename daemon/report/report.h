@@ -5,7 +5,7 @@
  *
  * The public header of daemon/report/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_REPORT_H
 #define RCGATE_REPORT_H
@@ -16,7 +16,7 @@
 #include "base/base.h"
 #include "intake/intake.h"
 
-/* ==== report.c: from report.h ==== */
+/* ==== report.c ==== */
 /*
  * report.c - the per-rc test report: plain text in the style test farms
  * reply to stable review announcements with, and the RFC 822 reply itself.
@@ -158,7 +158,7 @@ int report_message_id(const char *email, char *buf, size_t len);
 
 #define REPORT_ID_MARK "@MESSAGE_ID@"
 
-/* ==== kcidb.c: from kcidb.h ==== */
+/* ==== kcidb.c ==== */
 /*
  * kcidb.c - a release as a KCIDB v5.3 submission (KernelCI's common
  * database): the announcement's checkout, one build per target, every test

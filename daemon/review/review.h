@@ -6,7 +6,7 @@
  *
  * The public header of daemon/review/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_REVIEW_H
 #define RCGATE_REVIEW_H
@@ -16,7 +16,7 @@
 #include "base/base.h"
 #include "store/store.h"
 
-/* ==== prereq.c: from prereq.h ==== */
+/* ==== prereq.c ==== */
 /* prereq.c: the upstream commits a culprit backport may need (a hint). */
 
 

@@ -5,7 +5,7 @@
  *
  * The public header of daemon/store/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
- * scripts/check-layers).
+ * tests/layers.sh).
  */
 #ifndef RCGATE_STORE_H
 #define RCGATE_STORE_H
