@@ -8,12 +8,12 @@
 # never ends is stopped by cancel, and rcgated's SIGTERM during such a
 # build exits within seconds and leaves nothing running.
 . "$(dirname "$0")/lib.sh"
-echo "1..10"
+echo "1..11"
 if ! command -v bwrap >/dev/null; then
-	for i in $(seq 1 10); do skip_test "sandbox $i" "no bwrap (scripts/setup)"; done
+	for i in $(seq 1 11); do skip_test "sandbox $i" "no bwrap (scripts/setup)"; done
 	exit 0
 fi
-start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" \
+start_daemon "workers = 1" "filesystems = ext4" "crash_test = 0" "attempts = 1" \
 	"[build]" "timeout = 120" ${RCGATE_SANDBOX_TEST_EXTRA:-}
 CACHE=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
 MARK=rcgate-sandbox-$$-$RANDOM
@@ -114,6 +114,27 @@ rm -rf "$GSRV"
 sha=$(hostile 6.1.251 "(setsid sleep 5$$ </dev/null >/dev/null 2>&1 &); exec sleep 6$$")
 post_source 6.1.251 "$sha"
 for _ in $(seq 1 60); do pgrep -f "sleep 6$$" >/dev/null && break; sleep 1; done
+
+# Builds never starve tests: with that build hung and a second one waiting
+# for the build budget, a kernel CI posts still boots and finishes (before
+# issue 27's build workers, the two builds held both guest workers).
+mapfile -t k < <(kernel_deb x86_64)
+if [ -f "${k[0]:-}" ]; then
+	sha=$(hostile 6.1.254 "exec sleep 9$$")
+	post_source 6.1.254 "$sha"
+	sleep 2
+	req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.66-rc1","artifacts":[{"target":"x86_64","url":"file://'"${k[0]}"'","sha256":"'"${k[1]}"'","custom":true}]}'
+	t0=$SECONDS
+	wait_release 6.1.66-rc1 400
+	req GET "/api/v1/releases/6.1.66-rc1"
+	ci=$(jqb .state)
+	req GET "/api/v1/releases/6.1.254"
+	check "a CI kernel finishes ($ci, $((SECONDS - t0)) s) while one build hangs and another waits for the build budget" \
+		[ "$ci" = done -a -n "$(pgrep -f "sleep 6$$")" -a "$(jqb '.jobs[0].state')" = building ]
+	req POST "/api/v1/releases/6.1.254/cancel" -H "$(auth)"
+else
+	skip_test "a CI kernel finishes while builds hang" "no kernel package: run scripts/setup"
+fi
 req GET "/api/v1/releases/6.1.251"
 rid=$(jqb .id)
 t0=$SECONDS
