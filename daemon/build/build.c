@@ -63,10 +63,12 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	const char *sargv[160];
 	char store[256];
 	pid_t pid;
-	int status, rc;
+	int status, rc, sfd = -1;
 
 	if (sandbox_argv(o, cwd, argv, sargv, sizeof(sargv) / sizeof(sargv[0]),
 			 store, sizeof(store), err, errlen) < 0)
+		return -1;
+	if (!o->no_sandbox && (sfd = sandbox_seccomp_fd(err, errlen)) < 0)
 		return -1;
 
 	posix_spawn_file_actions_init(&fa);
@@ -74,6 +76,8 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+	if (sfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, sfd, SANDBOX_SECCOMP_FD);
 	if (cwd != NULL)
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -81,6 +85,8 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	rc = posix_spawnp(&pid, sargv[0], &fa, &attr, (char *const *)sargv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	if (sfd >= 0)
+		close(sfd);	/* bwrap has its copy */
 	if (rc != 0) {
 		errf(err, errlen, "cannot run %s: %s", sargv[0], strerror(rc));
 		return -1;
