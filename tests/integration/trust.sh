@@ -355,8 +355,8 @@ check "a host that accepts and never speaks: its connect times out and is retrie
 t0=$(date +%s.%N)
 stop_daemon
 dt=$(echo "$(date +%s.%N) - $t0" | bc)
-check "SIGTERM with a connect hanging finishes in under 2 s (${dt}s)" \
-	awk -v d="$dt" 'BEGIN { exit !(d < 2) }'
+check "SIGTERM with a connect hanging finishes in under 3 s (${dt}s; it took 5 s per host before)" \
+	awk -v d="$dt" 'BEGIN { exit !(d < 3) }'
 kill "$STALL_PID" 2>/dev/null; wait "$STALL_PID" 2>/dev/null
 rm -rf "$STALL" "$STATE"
 STATE=$KEEP_STATE
