@@ -155,7 +155,7 @@ struct config {
 	char *build_sandbox;		/* "bwrap" or "none" */
 	char *build_tree_origins;	/* git URL prefixes builds may use */
 	char *build_file_origins;	/* tarball, sums and patch prefixes */
-	long build_memory_mb, build_file_mb, build_tree_max_mb;
+	long build_memory_mb, build_file_mb, build_tree_max_mb, build_fetch_max_mb;
 	long build_cache_max_gb;	/* trees and clones kept; 0: no cap */
 	long allow_root;		/* 1: root may build and boot */
 	char *bisect_upstream_git;	/* "": no prerequisite search */

@@ -154,6 +154,8 @@ static const struct directive directives[] = {
 	  "largest file a build, fetch or unpacking may write (MiB), the build log included" },
 	{ "build", "tree_max_mb", D_LONG, OFF(build_tree_max_mb), "8192", 64, 10485760, NULL,
 	  "what an unpacked tarball, a git worktree or a build directory may hold (MiB), checked while it is written" },
+	{ "build", "fetch_max_mb", D_LONG, OFF(build_fetch_max_mb), "16384", 16, 10485760, NULL,
+	  "what one git fetch may add to a cached clone (MiB): git is stopped as its pack reaches it (a file size limit), and the whole clone is checked while it writes" },
 	{ "bisect", "upstream_git", D_STRING, OFF(bisect_upstream_git), "", 0, 0, NULL,
 	  "the upstream (mainline) tree searched for the prerequisites a bisected backport may lack, e.g. https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git; empty: no search" },
 };

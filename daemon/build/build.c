@@ -63,10 +63,12 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	const char *sargv[160];
 	char store[256];
 	pid_t pid;
-	int status, rc;
+	int status, rc, sfd = -1;
 
 	if (sandbox_argv(o, cwd, argv, sargv, sizeof(sargv) / sizeof(sargv[0]),
 			 store, sizeof(store), err, errlen) < 0)
+		return -1;
+	if (!o->no_sandbox && (sfd = sandbox_seccomp_fd(err, errlen)) < 0)
 		return -1;
 
 	posix_spawn_file_actions_init(&fa);
@@ -74,6 +76,8 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+	if (sfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, sfd, SANDBOX_SECCOMP_FD);
 	if (cwd != NULL)
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -81,6 +85,8 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	rc = posix_spawnp(&pid, sargv[0], &fa, &attr, (char *const *)sargv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	if (sfd >= 0)
+		close(sfd);	/* bwrap has its copy */
 	if (rc != 0) {
 		errf(err, errlen, "cannot run %s: %s", sargv[0], strerror(rc));
 		return -1;
@@ -691,264 +697,348 @@ static void steps_keep(const struct steps *s)
 	file_write_atomic(s->keep, text, (size_t)n, NULL, 0);
 }
 
-int build_kernel(const struct build_source *src, const struct target *t,
-		 const struct build_options *o, const char *logpath,
-		 struct build_result *res, char *err, size_t errlen)
-{
-	char pristine[PATH_MAX], work[PATH_MAX], tree[PATH_MAX] = "", bdir[PATH_MAX],
-		fragment[PATH_MAX], config[PATH_MAX], plain[PATH_MAX],
-		image[PATH_MAX], outdir[PATH_MAX], missing[1024];
-	char a_arch[64], a_cross[128], a_cc[192], a_jobs[32];
-	char envbuf[4][PATH_MAX + 32];
+/* One build_kernel call: what its steps hand each other. */
+struct kbuild {
+	const struct build_source *src;
+	const struct target *t;
+	const struct build_options *o;
+	const char *logpath;
+	struct build_result *res;
+	char *err;
+	size_t errlen;
+	FILE *log;
+	int logfd;
+	double deadline;
 	char *env[16];
-	double start = now_monotonic(), deadline;
-	struct steps steps = { .fd = -1, .total = -1 };
+	char envbuf[4][PATH_MAX + 32];
+	char tree[PATH_MAX], bdir[PATH_MAX], fragment[PATH_MAX];
+	int incremental;
+	/* make's sandbox and options, from configuring on. */
 	struct sandbox sbx;
 	struct build_options mo;
-	FILE *log;
-	int rc = -1, st, logfd, incremental = 0;
+	char a_arch[64], a_cross[128], a_cc[192], a_jobs[32];
+	struct steps steps;
+};
 
-	memset(res, 0, sizeof(*res));
-	deadline = start + (double)(o->timeout > 0 ? o->timeout : 3600);
-	if (t->kbuild_arch == NULL) {
-		errf(err, errlen, "no kbuild settings for target %s", t->name);
+/* A git worktree: built in place, build/ kept. 0 or -1. */
+static int kbuild_git_tree(struct kbuild *k)
+{
+	snprintf(k->tree, sizeof(k->tree), "%s", k->src->tree);
+	pathf(k->bdir, sizeof(k->bdir), "%s/build", k->tree);
+	k->incremental = access(k->bdir, F_OK) == 0;
+	if (free_space_ok(k->o->root, k->err, k->errlen) < 0)
 		return -1;
-	}
-	log = fopen(logpath, "ae");
-	if (log == NULL) {
-		errf(err, errlen, "build log %s: %s", logpath, strerror(errno));
+	fprintf(k->log, "build: tree %s (%s)\n", k->tree, k->incremental
+		? "incremental: kbuild's objects of the last build kept"
+		: "first build here");
+	return 0;
+}
+
+/* The rc's patch into the tree. 0, 1 when it does not apply (the rc's
+ * failure, in res->diag), -1. */
+static int kbuild_patch(struct kbuild *k, const char *work)
+{
+	char plain[PATH_MAX];
+	const char *pargv[] = { "patch", "-p1", "--no-backup-if-mismatch",
+				"--batch", "-i", plain, NULL };
+	/* patch writes the tree (the files it touches are unshared first)
+	 * and reads its input, nothing else. */
+	struct sandbox sb = { { plain }, { k->tree }, 0, 0 };
+	struct build_options po = *k->o;
+	struct build_diag *d = &k->res->diag;
+	int st;
+
+	pathf(plain, sizeof(plain), "%s/%s.%ld.patch", work, k->t->name,
+	      (long)getpid());
+	if (patch_plain(k->src->patch, plain, k->err, k->errlen) < 0 ||
+	    unshare_patched(plain, k->tree, k->err, k->errlen) < 0)
 		return -1;
-	}
-	setvbuf(log, NULL, _IOLBF, 0);
-	logfd = fileno(log);
-	pathf(fragment, sizeof(fragment), "%s/%s.config", o->config_dir, t->name);
-	if (strlen(o->root) > PATH_MAX / 2 || strlen(o->config_dir) > PATH_MAX / 2) {
-		errf(err, errlen, "build paths too long");
-		goto out;
-	}
-	if (access(fragment, R_OK) != 0) {
-		errf(err, errlen, "no kernel config fragment %s", fragment);
-		goto out;
-	}
-	build_env(env, envbuf, o);	/* patch and make run in the same one */
-	if (src->tree != NULL) {
-		/* A git worktree: built in place, build/ kept. */
-		snprintf(tree, sizeof(tree), "%s", src->tree);
-		pathf(bdir, sizeof(bdir), "%s/build", tree);
-		incremental = access(bdir, F_OK) == 0;
-		if (free_space_ok(o->root, err, errlen) < 0)
-			goto out;
-		fprintf(log, "build: tree %s (%s)\n", tree, incremental
-			? "incremental: kbuild's objects of the last build kept"
-			: "first build here");
-		goto configure;
-	}
+	fprintf(k->log, "build: applying %s\n", k->src->patch);
+	fflush(k->log);
+	progress(k->o, "patching", -1, -1);
+	po.sandbox = &sb;
+	st = build_run(pargv, k->tree, k->env, k->logfd, &po, k->deadline,
+		       k->err, k->errlen);
+	if (st < 0)
+		return -1;
+	if (st == 0)
+		return 0;
+	/* An rc patch that does not apply is the rc's fault. */
+	snprintf(d->message, sizeof(d->message), "the patch does not apply to %s",
+		 k->src->tarball_sha256);
+	snprintf(d->signature_text, sizeof(d->signature_text),
+		 "-: the patch does not apply");
+	snprintf(d->line, sizeof(d->line), "patch -p1 exited with %d", st);
+	return 1;
+}
+
+/* A tarball's tree (and patch): the pristine tree unpacked once, copied
+ * into a tree of this target and process. 0, 1 (the patch does not
+ * apply), -1. */
+static int kbuild_tarball_tree(struct kbuild *k)
+{
+	char pristine[PATH_MAX], work[PATH_MAX];
+	const struct build_options *o = k->o;
+
 	progress(o, "unpacking", -1, -1);
-	if (pristine_tree(src, o->root, (long long)o->disk_mb << 20, pristine,
-			  sizeof(pristine), log, err, errlen) < 0)
-		goto out;
+	if (pristine_tree(k->src, o->root, (long long)o->disk_mb << 20, pristine,
+			  sizeof(pristine), k->log, k->err, k->errlen) < 0)
+		return -1;
 	pathf(work, sizeof(work), "%s/work", o->root);
-	if (mkdir_p(work, 0755, err, errlen) < 0 ||
-	    free_space_ok(o->root, err, errlen) < 0)
-		goto out;
+	if (mkdir_p(work, 0755, k->err, k->errlen) < 0 ||
+	    free_space_ok(o->root, k->err, k->errlen) < 0)
+		return -1;
 	/* One tree per target and process: a build of the same target is
 	 * serialised by the caller's build budget, and another rcgated
 	 * sharing the cache builds in a tree of its own. The build directory is a
 	 * child of the tree, so kbuild uses srctree=.. and the compiler's
 	 * command lines do not name the tree: ccache hits across rcs. */
-	pathf(tree, sizeof(tree), "%s/%s.%ld", work, t->name, (long)getpid());
-	pathf(bdir, sizeof(bdir), "%s/build", tree);
-	rm_rf(tree);
-	fprintf(log, "build: tree %s from %s\n", tree, pristine);
-	fflush(log);
-	if (copy_tree(pristine, tree, err, errlen) < 0)
-		goto out;
-	if (src->patch != NULL) {
-		const char *pargv[] = { "patch", "-p1", "--no-backup-if-mismatch",
-					"--batch", "-i", plain, NULL };
+	pathf(k->tree, sizeof(k->tree), "%s/%s.%ld", work, k->t->name,
+	      (long)getpid());
+	pathf(k->bdir, sizeof(k->bdir), "%s/build", k->tree);
+	rm_rf(k->tree);
+	fprintf(k->log, "build: tree %s from %s\n", k->tree, pristine);
+	fflush(k->log);
+	if (copy_tree(pristine, k->tree, k->err, k->errlen) < 0)
+		return -1;
+	return k->src->patch != NULL ? kbuild_patch(k, work) : 0;
+}
 
-		pathf(plain, sizeof(plain), "%s/%s.%ld.patch", work, t->name, (long)getpid());
-		if (patch_plain(src->patch, plain, err, errlen) < 0 ||
-		    unshare_patched(plain, tree, err, errlen) < 0)
-			goto out;
-		fprintf(log, "build: applying %s\n", src->patch);
-		fflush(log);
-		progress(o, "patching", -1, -1);
-		{
-			/* patch writes the tree (the files it touches were
-			 * unshared above) and reads its input, nothing else. */
-			struct sandbox sb = { { plain }, { tree }, 0, 0 };
-			struct build_options po = *o;
+/* make's sandbox and command line. 0 or -1. */
+static int kbuild_sandbox(struct kbuild *k)
+{
+	const struct build_options *o = k->o;
+	const struct target *t = k->t;
+	int ccache = o->ccache_dir != NULL && o->ccache_dir[0] != '\0';
 
-			po.sandbox = &sb;
-			st = build_run(pargv, tree, env, logfd, &po, deadline,
-				       err, errlen);
-		}
-		if (st < 0)
-			goto out;
-		if (st != 0) {
-			/* An rc patch that does not apply is the rc's fault. */
-			snprintf(res->diag.message, sizeof(res->diag.message),
-				 "the patch does not apply to %s",
-				 src->tarball_sha256);
-			snprintf(res->diag.signature_text,
-				 sizeof(res->diag.signature_text),
-				 "-: the patch does not apply");
-			snprintf(res->diag.line, sizeof(res->diag.line),
-				 "patch -p1 exited with %d", st);
-			rc = 1;
-			goto out;
-		}
-	}
-configure:
 	progress(o, "configuring", -1, -1);
 	/* From here on, the tree is read-only to the build: kbuild writes
 	 * only in O=build (and ccache in its own directory), so nothing can
 	 * write through a hard link into the pristine tree, or plant in the
 	 * tree what the next build of it would run. */
-	if (mkdir(bdir, 0755) < 0 && errno != EEXIST) {
-		errf(err, errlen, "mkdir %s: %s", bdir, strerror(errno));
-		goto out;
+	if (mkdir(k->bdir, 0755) < 0 && errno != EEXIST) {
+		errf(k->err, k->errlen, "mkdir %s: %s", k->bdir, strerror(errno));
+		return -1;
 	}
-	sbx = (struct sandbox){ { tree }, { bdir, o->ccache_dir != NULL &&
-		o->ccache_dir[0] != '\0' ? o->ccache_dir : NULL }, 0, 1 };
-	if (sbx.writable[1] != NULL &&
-	    mkdir_p(sbx.writable[1], 0755, err, errlen) < 0)
-		goto out;
-	mo = *o;
-	mo.sandbox = &sbx;
-	snprintf(a_arch, sizeof(a_arch), "ARCH=%s", t->kbuild_arch);
-	snprintf(a_cross, sizeof(a_cross), "CROSS_COMPILE=%s",
+	k->sbx = (struct sandbox){ { k->tree },
+		{ k->bdir, ccache ? o->ccache_dir : NULL }, 0, 1 };
+	if (k->sbx.writable[1] != NULL &&
+	    mkdir_p(k->sbx.writable[1], 0755, k->err, k->errlen) < 0)
+		return -1;
+	k->mo = *o;
+	k->mo.sandbox = &k->sbx;
+	snprintf(k->a_arch, sizeof(k->a_arch), "ARCH=%s", t->kbuild_arch);
+	snprintf(k->a_cross, sizeof(k->a_cross), "CROSS_COMPILE=%s",
 		 t->cross_compile != NULL ? t->cross_compile : "");
-	snprintf(a_cc, sizeof(a_cc), "CC=%s%sgcc",
-		 o->ccache_dir != NULL && o->ccache_dir[0] != '\0' ? "ccache " : "",
+	snprintf(k->a_cc, sizeof(k->a_cc), "CC=%s%sgcc", ccache ? "ccache " : "",
 		 t->cross_compile != NULL ? t->cross_compile : "");
-	snprintf(a_jobs, sizeof(a_jobs), "-j%ld", o->jobs > 0 ? o->jobs : 1);
-	{
-		const char *mk_tiny[] = { "make", "O=build", a_arch, a_cross, a_cc,
-					  "LOCALVERSION=", "tinyconfig", NULL };
-		const char *mk_old[] = { "make", "O=build", a_arch, a_cross, a_cc,
-					 "LOCALVERSION=", "olddefconfig", NULL };
-		const char *mk_img[] = { "make", "O=build", a_arch, a_cross, a_cc,
-					 "LOCALVERSION=", a_jobs, t->image_target,
-					 NULL };
-		char *frag;
-		size_t flen;
-		FILE *cf;
+	snprintf(k->a_jobs, sizeof(k->a_jobs), "-j%ld", o->jobs > 0 ? o->jobs : 1);
+	return 0;
+}
 
-		fprintf(log, "build: %s tinyconfig + %s\n", t->name, fragment);
-		fflush(log);
-		st = build_run(mk_tiny, tree, env, logfd, &mo, deadline, err, errlen);
-		if (st != 0)
-			goto made;
-		pathf(config, sizeof(config), "%s/.config", bdir);
-		frag = file_read(fragment, 1u << 20, &flen, err, errlen);
-		cf = frag != NULL ? fopen(config, "ae") : NULL;
-		if (cf == NULL) {
-			free(frag);
-			if (frag != NULL)
-				errf(err, errlen, "open %s: %s", config, strerror(errno));
-			goto out;
-		}
-		fwrite(frag, 1, flen, cf);
-		fclose(cf);
+/* tinyconfig, the target's fragment, olddefconfig, and every option of
+ * the fragment still there. build_run's convention: <0 infra (err set),
+ * 0, or make's failing status. */
+static int kbuild_configure(struct kbuild *k)
+{
+	const char *mk_tiny[] = { "make", "O=build", k->a_arch, k->a_cross,
+				  k->a_cc, "LOCALVERSION=", "tinyconfig", NULL };
+	const char *mk_old[] = { "make", "O=build", k->a_arch, k->a_cross,
+				 k->a_cc, "LOCALVERSION=", "olddefconfig", NULL };
+	char config[PATH_MAX], missing[1024];
+	char *frag;
+	size_t flen;
+	FILE *cf;
+	int st;
+
+	fprintf(k->log, "build: %s tinyconfig + %s\n", k->t->name, k->fragment);
+	fflush(k->log);
+	st = build_run(mk_tiny, k->tree, k->env, k->logfd, &k->mo, k->deadline,
+		       k->err, k->errlen);
+	if (st != 0)
+		return st;
+	pathf(config, sizeof(config), "%s/.config", k->bdir);
+	frag = file_read(k->fragment, 1u << 20, &flen, k->err, k->errlen);
+	cf = frag != NULL ? fopen(config, "ae") : NULL;
+	if (cf == NULL) {
 		free(frag);
-		st = build_run(mk_old, tree, env, logfd, &mo, deadline, err, errlen);
-		if (st != 0)
-			goto made;
-		if (build_config_missing(fragment, config, missing,
-					 sizeof(missing)) < 0) {
-			errf(err, errlen, "cannot compare %s with the final .config",
-			     fragment);
-			goto out;
-		}
-		if (missing[0] != '\0') {
-			/* The fragment is rcgate's or the operator's, not the
-			 * rc's: a kernel without its console or disk would
-			 * fail in confusing ways later. */
-			errf(err, errlen, "%s: options dropped from the final"
-			     " .config: %s", fragment, missing);
-			goto out;
-		}
-		fprintf(log, "build: %s %s\n", t->name, t->image_target);
-		fflush(log);
-		steps_open(&steps, o, logpath, t->name);
-		progress(o, "compiling", 0, steps.total);
-		{
-			struct build_options po = mo;
+		if (frag != NULL)
+			errf(k->err, k->errlen, "open %s: %s", config,
+			     strerror(errno));
+		return -1;
+	}
+	fwrite(frag, 1, flen, cf);
+	fclose(cf);
+	free(frag);
+	st = build_run(mk_old, k->tree, k->env, k->logfd, &k->mo, k->deadline,
+		       k->err, k->errlen);
+	if (st != 0)
+		return st;
+	if (build_config_missing(k->fragment, config, missing,
+				 sizeof(missing)) < 0) {
+		errf(k->err, k->errlen, "cannot compare %s with the final .config",
+		     k->fragment);
+		return -1;
+	}
+	if (missing[0] != '\0') {
+		/* The fragment is rcgate's or the operator's, not the rc's: a
+		 * kernel without its console or disk would fail in confusing
+		 * ways later. */
+		errf(k->err, k->errlen, "%s: options dropped from the final"
+		     " .config: %s", k->fragment, missing);
+		return -1;
+	}
+	return 0;
+}
 
-			po.poll = steps_poll;
-			po.pollcls = &steps;
-			st = build_run(mk_img, tree, env, logfd, &po, deadline,
-				       err, errlen);
-		}
-		steps_poll(&steps);
+/* The image, its kbuild steps counted as progress. build_run's
+ * convention. */
+static int kbuild_compile(struct kbuild *k)
+{
+	const char *mk_img[] = { "make", "O=build", k->a_arch, k->a_cross,
+				 k->a_cc, "LOCALVERSION=", k->a_jobs,
+				 k->t->image_target, NULL };
+	struct build_options po = k->mo;
+	int st;
+
+	fprintf(k->log, "build: %s %s\n", k->t->name, k->t->image_target);
+	fflush(k->log);
+	steps_open(&k->steps, k->o, k->logpath, k->t->name);
+	progress(k->o, "compiling", 0, k->steps.total);
+	po.poll = steps_poll;
+	po.pollcls = &k->steps;
+	st = build_run(mk_img, k->tree, k->env, k->logfd, &po, k->deadline,
+		       k->err, k->errlen);
+	steps_poll(&k->steps);
+	return st;
+}
+
+/* make exited with st: the source's failure (1, its first error line in
+ * res->diag), or -1 when the log says the machine ran out of something. */
+static int kbuild_failed(struct kbuild *k, int st)
+{
+	struct build_diag *d = &k->res->diag;
+
+	fflush(k->log);
+	if (log_tail_diag(k->logpath, k->tree, d) &&
+	    d->kind == BUILD_FAIL_INFRA) {
+		errf(k->err, k->errlen, "build failed for lack of resources: %s",
+		     d->message);
+		return -1;
 	}
-made:
-	if (st < 0)
-		goto out;
-	if (st != 0) {
-		fflush(log);
-		if (log_tail_diag(logpath, tree, &res->diag) &&
-		    res->diag.kind == BUILD_FAIL_INFRA) {
-			errf(err, errlen, "build failed for lack of resources: %s",
-			     res->diag.message);
-			goto out;
-		}
-		if (res->diag.message[0] == '\0') {
-			snprintf(res->diag.message, sizeof(res->diag.message),
-				 "make exited with %d and no error line was"
-				 " recognised", st);
-			snprintf(res->diag.signature_text,
-				 sizeof(res->diag.signature_text), "-: %s",
-				 res->diag.message);
-		}
-		rc = 1;
-		goto out;
+	if (d->message[0] == '\0') {
+		snprintf(d->message, sizeof(d->message), "make exited with %d and"
+			 " no error line was recognised", st);
+		snprintf(d->signature_text, sizeof(d->signature_text), "-: %s",
+			 d->message);
 	}
-	pathf(image, sizeof(image), "%s/%s", bdir, t->image_path);
-	pathf(outdir, sizeof(outdir), "%s/out", o->root);
-	if (mkdir_p(outdir, 0755, err, errlen) < 0 ||
-	    sha256_file(image, res->image_sha256, err, errlen) < 0)
-		goto out;
-	pathf(res->image, sizeof(res->image), "%s/%s-%.16s", outdir, t->name,
-		 res->image_sha256);
+	return 1;
+}
+
+/* The image out of the tree under its hash, with its kernel release. */
+static int kbuild_keep(struct kbuild *k)
+{
+	char image[PATH_MAX], outdir[PATH_MAX], relpath[PATH_MAX];
+	struct build_result *res = k->res;
+	size_t n;
+	char *kr;
+
+	pathf(image, sizeof(image), "%s/%s", k->bdir, k->t->image_path);
+	pathf(outdir, sizeof(outdir), "%s/out", k->o->root);
+	if (mkdir_p(outdir, 0755, k->err, k->errlen) < 0 ||
+	    sha256_file(image, res->image_sha256, k->err, k->errlen) < 0)
+		return -1;
+	pathf(res->image, sizeof(res->image), "%s/%s-%.16s", outdir, k->t->name,
+	      res->image_sha256);
 	if (rename(image, res->image) < 0) {
-		errf(err, errlen, "keep %s: %s", image, strerror(errno));
-		goto out;
+		errf(k->err, k->errlen, "keep %s: %s", image, strerror(errno));
+		return -1;
 	}
-	{
-		char relpath[PATH_MAX];
-		size_t n;
-		char *kr;
-
-		pathf(relpath, sizeof(relpath), "%s/include/config/kernel.release",
-			 bdir);
-		kr = file_read(relpath, 256, &n, NULL, 0);
-		if (kr != NULL) {
-			snprintf(res->kernelrelease, sizeof(res->kernelrelease), "%.*s",
-				 (int)strcspn(kr, "\n"), kr);
-			free(kr);
-		}
+	pathf(relpath, sizeof(relpath), "%s/include/config/kernel.release",
+	      k->bdir);
+	kr = file_read(relpath, 256, &n, NULL, 0);
+	if (kr != NULL) {
+		snprintf(res->kernelrelease, sizeof(res->kernelrelease), "%.*s",
+			 (int)strcspn(kr, "\n"), kr);
+		free(kr);
 	}
 	/* A whole build's count is the next one's estimate; an incremental
 	 * build's says only what changed. */
-	if (!incremental)
-		steps_keep(&steps);
-	rc = 0;
+	if (!k->incremental)
+		steps_keep(&k->steps);
+	return 0;
+}
+
+int build_kernel(const struct build_source *src, const struct target *t,
+		 const struct build_options *o, const char *logpath,
+		 struct build_result *res, char *err, size_t errlen)
+{
+	struct kbuild *k;
+	double start = now_monotonic();
+	int rc = -1, st;
+
+	memset(res, 0, sizeof(*res));
+	if (t->kbuild_arch == NULL) {
+		errf(err, errlen, "no kbuild settings for target %s", t->name);
+		return -1;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k == NULL) {
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	*k = (struct kbuild){ .src = src, .t = t, .o = o, .logpath = logpath,
+		.res = res, .err = err, .errlen = errlen,
+		.deadline = start + (double)(o->timeout > 0 ? o->timeout : 3600),
+		.steps = { .fd = -1, .total = -1 } };
+	k->log = fopen(logpath, "ae");
+	if (k->log == NULL) {
+		errf(err, errlen, "build log %s: %s", logpath, strerror(errno));
+		free(k);
+		return -1;
+	}
+	setvbuf(k->log, NULL, _IOLBF, 0);
+	k->logfd = fileno(k->log);
+	pathf(k->fragment, sizeof(k->fragment), "%s/%s.config", o->config_dir,
+	      t->name);
+	if (strlen(o->root) > PATH_MAX / 2 || strlen(o->config_dir) > PATH_MAX / 2) {
+		errf(err, errlen, "build paths too long");
+		goto out;
+	}
+	if (access(k->fragment, R_OK) != 0) {
+		errf(err, errlen, "no kernel config fragment %s", k->fragment);
+		goto out;
+	}
+	build_env(k->env, k->envbuf, o);	/* patch and make run in the same one */
+	rc = src->tree != NULL ? kbuild_git_tree(k) : kbuild_tarball_tree(k);
+	if (rc != 0)
+		goto out;
+	rc = -1;
+	if (kbuild_sandbox(k) < 0)
+		goto out;
+	st = kbuild_configure(k);
+	if (st == 0)
+		st = kbuild_compile(k);
+	if (st < 0)
+		goto out;
+	if (st != 0)
+		rc = kbuild_failed(k, st);
+	else if (kbuild_keep(k) == 0)
+		rc = 0;
 out:
-	if (steps.fd >= 0)
-		close(steps.fd);
-	progress(o, rc == 0 ? "done" : "failed", steps.done, steps.total);
+	if (k->steps.fd >= 0)
+		close(k->steps.fd);
+	progress(o, rc == 0 ? "done" : "failed", k->steps.done, k->steps.total);
 	res->seconds = now_monotonic() - start;
-	fprintf(log, "build: %s %s in %.0f s%s%s\n", t->name,
+	fprintf(k->log, "build: %s %s in %.0f s%s%s\n", t->name,
 		rc == 0 ? "built" : rc == 1 ? "failed (the source)" : "failed (infra)",
 		res->seconds, rc < 0 ? ": " : "", rc < 0 ? err : "");
-	fclose(log);
+	fclose(k->log);
 	/* ccache keeps the objects; a 1.5 GB tree is not worth keeping. A
 	 * git worktree is, with its objects: the next commit builds only
 	 * what differs. */
-	if (src->tree == NULL && tree[0] != '\0')
-		rm_rf(tree);
+	if (src->tree == NULL && k->tree[0] != '\0')
+		rm_rf(k->tree);
+	free(k);
 	return rc;
 }

@@ -116,6 +116,9 @@ struct build_options {
 				 * tree's history is one pack) */
 	long disk_mb;		/* the writable paths together, checked every
 				 * few seconds while it runs; 0: no cap */
+	long fetch_mb;		/* gitsrc.c: what one fetch may add (a file
+				 * size limit on git and a disk check of the
+				 * clone); 0: no cap */
 };
 
 /* The command line that runs argv under o's sandbox and limits, into out
@@ -126,6 +129,16 @@ int sandbox_argv(const struct build_options *o, const char *cwd,
 		 char *store, size_t storelen, char *err, size_t errlen);
 /* Bytes the writable paths of sb use on disk (symlinks not followed). */
 long long sandbox_disk_usage(const struct sandbox *sb);
+
+/* ---- seccomp.c: the sandbox's system call filter ---- */
+
+/* The descriptor number bwrap reads the filter from in the child
+ * (sandbox_argv's --seccomp). */
+#define SANDBOX_SECCOMP_FD 3
+#define SANDBOX_SECCOMP_FD_STR "3"
+/* A pipe holding the filter's BPF, to be read once by one bwrap: the read
+ * end (close-on-exec, above 9), or -1 with err. The caller closes it. */
+int sandbox_seccomp_fd(char *err, size_t errlen);
 
 /* Runs argv (PATH lookup) in cwd (NULL: ours) with env, its output to
  * logfd, in its own process group, in o's sandbox (sandbox.c) with its

@@ -161,8 +161,8 @@ static int git_in(const char *const argv[], const struct sandbox *sb,
 		s.readable[k] = o->git_config;
 	}
 	go.sandbox = &s;
-	if (s.network)
-		go.file_mb = -1;
+	if (s.network)	/* a clone's first pack is one big file */
+		go.file_mb = o->fetch_mb > 0 ? o->fetch_mb : -1;
 	if (s.measured == 0)
 		go.disk_mb = 0;		/* only a worktree is measured */
 	git_env(env, store, o);
@@ -326,6 +326,37 @@ static long long pack_bytes(const char *gitdir)
 	return sum;
 }
 
+/* After a fetch that failed: the packs it left half-written go, and when
+ * one had reached [build] fetch_max_mb that is what err says. */
+static void fetch_failed(const char *gitdir, const struct build_options *o,
+			 const char *url, char *err, size_t errlen)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	long long biggest = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (pathf(path, sizeof(path), "%s/objects/pack", gitdir) < 0 ||
+	    (d = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		struct stat sb;
+
+		if (strncmp(e->d_name, "tmp_", 4) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    pathf(tmp, sizeof(tmp), "%s/%s", path, e->d_name) < 0)
+			continue;
+		if (sb.st_size > biggest)
+			biggest = sb.st_size;
+		unlink(tmp);
+	}
+	closedir(d);
+	if (o->fetch_mb > 0 && (biggest >= (long long)o->fetch_mb << 20 ||
+				strstr(err, "files passed") != NULL))
+		errf(err, errlen, "git fetch %s stopped: it wrote more than"
+		     " [build] fetch_max_mb (%ld MiB)", url, o->fetch_mb);
+}
+
 int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len)
 {
 	char key[65];
@@ -341,6 +372,7 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 	char dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], remote[300],
 		pin[450];
 	struct sandbox net = { { NULL }, { gitdir }, 1, 0 };
+	struct build_options fo = *o;
 	double deadline = now_monotonic() +
 			  (double)(o->timeout > 0 ? o->timeout : 3600);
 	long long before, after;
@@ -389,6 +421,13 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		}
 	}
 	before = pack_bytes(gitdir);
+	if (o->fetch_mb > 0) {
+		/* The cap on what the fetch adds: git's pack cannot pass it
+		 * (git_in's file size limit), and the clone as a whole is
+		 * checked while git writes (build_run). */
+		net.measured = 1;
+		fo.disk_mb = (long)(sandbox_disk_usage(&net) >> 20) + o->fetch_mb;
+	}
 	/* Checked and pinned now, after the lock: the fetch connects to
 	 * this address only. */
 	if (git_pin(url, pin, sizeof(pin), err, errlen) < 0)
@@ -406,11 +445,12 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 			"+refs/tags/*:refs/tags/*", NULL };
 
 		fprintf(log, "git: fetching %s\n", url);
-		st = git_in(fetch, &net, logfd, o, deadline, err, errlen);
+		st = git_in(fetch, &net, logfd, &fo, deadline, err, errlen);
 		if (st != 0) {
 			if (st > 0)
 				errf(err, errlen, "git fetch %s exited with %d (its"
 				     " message is in the build log)", url, st);
+			fetch_failed(gitdir, o, url, err, errlen);
 			goto out;
 		}
 	}
@@ -422,8 +462,11 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 					       "-c", pin, "fetch", "--quiet",
 					       "--no-auto-gc", url, ref, NULL };
 
-			if (git_in(byid, &net, logfd, o, deadline, err, errlen) < 0)
+			if (git_in(byid, &net, logfd, &fo, deadline, err,
+				   errlen) < 0) {
+				fetch_failed(gitdir, o, url, err, errlen);
 				goto out;
+			}
 			st = resolve(gitdir, ref, o, commit, err, errlen);
 		}
 		if (st == 1)

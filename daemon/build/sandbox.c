@@ -9,8 +9,9 @@
  * of struct sandbox), no capabilities, killed with its whole PID
  * namespace when rcgated or bwrap dies, and prlimit(1) inside setting
  * hard limits no child can raise: address space, file size, no core
- * files. rcgated's state dir, database, tokens, configuration, other
- * trees and the clones' .git are not in that view at all. The caller,
+ * files; seccomp.c's system call filter on top. rcgated's state dir,
+ * database, tokens, configuration, other trees and the clones' .git are
+ * not in that view at all. The caller,
  * build_run, adds the time, cancel and disk checks.
  */
 #include <errno.h>
@@ -127,6 +128,9 @@ int sandbox_argv(const struct build_options *o, const char *cwd,
 			add(&a, "--share-net");
 		add(&a, "--die-with-parent");
 		add(&a, "--new-session");
+		/* seccomp.c's filter, on the descriptor build_run gives. */
+		add(&a, "--seccomp");
+		add(&a, SANDBOX_SECCOMP_FD_STR);
 		add(&a, "--hostname");
 		add(&a, "rcgate-build");
 		/* As root (only with [daemon] allow_root): no capability

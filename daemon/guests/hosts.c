@@ -12,7 +12,11 @@
  * fail over (job/boot.c), and once the last of them has let go of the old
  * connection the thread connects again every HOST_RETRY_S seconds until
  * the host answers. A call that hangs on one host holds only that host's
- * thread or the job that made it.
+ * thread or the job that made it. The connect itself (virConnectOpen has
+ * no timeout: a server that accepts and never speaks holds it for ever)
+ * runs on a helper thread the host's thread waits for at most
+ * HOST_CONNECT_S: then it is abandoned, the host stays down with that
+ * error and is tried again, and a stop never waits for it.
  *
  * Without [host] sections there is one implicit host: the daemon's own
  * connection, capacity [jobs] workers, every target, accel as [jobs]
@@ -31,6 +35,10 @@
 #define HOST_CHECK_MS 500
 #define POOL_CHECK_S 30
 #define HOST_STOP_WAIT_S 5
+#define HOST_CONNECT_S 10
+/* Abandoned connects still hanging on one host: no new try past this
+ * many (each holds a thread and a socket until the peer gives up). */
+#define HOST_HUNG_MAX 3
 
 int hosts_need_local(const struct config *c)
 {
@@ -98,6 +106,7 @@ struct host {
 	unsigned users;			/* placements holding gh */
 	pthread_t thread;
 	int has_thread;
+	atomic_int hung;		/* abandoned connects not yet returned */
 };
 
 static struct {
@@ -149,6 +158,125 @@ static int wait_ms(long ms)
 	stop = hs.stopping;
 	pthread_mutex_unlock(&hs.lock);
 	return stop;
+}
+
+/* One connect on its helper thread. Whichever of the two lets go last
+ * frees it: the host's thread when the connect returned in time, the
+ * helper when it was abandoned (closing what it opened too late). */
+struct connect_try {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char uri[512];
+	struct guest_host *gh;
+	char err[512];
+	int done, abandoned;
+	atomic_int *hung;
+};
+
+static int stopping_now(void)
+{
+	int stop;
+
+	pthread_mutex_lock(&hs.lock);
+	stop = hs.stopping;
+	pthread_mutex_unlock(&hs.lock);
+	return stop;
+}
+
+static void connect_try_free(struct connect_try *t)
+{
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static void *connect_main(void *arg)
+{
+	struct connect_try *t = arg;
+	char err[512] = "";
+	struct guest_host *gh = guest_host_open(t->uri, err, sizeof(err));
+	int abandoned;
+
+	pthread_mutex_lock(&t->lock);
+	t->gh = gh;
+	snprintf(t->err, sizeof(t->err), "%s", err);
+	t->done = 1;
+	abandoned = t->abandoned;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	if (abandoned) {
+		/* During a stop libvirt may be going away under it: the
+		 * late connection is then left to the process's exit. */
+		if (gh != NULL && !stopping_now())
+			guest_host_close(gh);
+		atomic_fetch_sub(t->hung, 1);
+		connect_try_free(t);
+	}
+	return NULL;
+}
+
+/* guest_host_open(h's URI) with a deadline of HOST_CONNECT_S, given up
+ * at once when the hosts stop. NULL with err set when it failed, timed
+ * out or was given up. */
+static struct guest_host *host_connect(struct host *h, char *err,
+				       size_t errlen)
+{
+	struct connect_try *t;
+	struct guest_host *gh = NULL;
+	pthread_attr_t attr;
+	pthread_t thread;
+	double deadline = now_monotonic() + HOST_CONNECT_S;
+	int started;
+
+	if (atomic_load(&h->hung) >= HOST_HUNG_MAX) {
+		errf(err, errlen, "%d connects to %s still hang; not trying"
+		     " another yet", HOST_HUNG_MAX, h->conf.uri);
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL) {
+		errf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	snprintf(t->uri, sizeof(t->uri), "%s", h->conf.uri);
+	t->hung = &h->hung;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	started = pthread_create(&thread, &attr, connect_main, t) == 0;
+	pthread_attr_destroy(&attr);
+	if (!started) {
+		errf(err, errlen, "cannot start a connect thread");
+		connect_try_free(t);
+		return NULL;
+	}
+	pthread_mutex_lock(&t->lock);
+	while (!t->done && now_monotonic() < deadline && !stopping_now()) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+	}
+	if (t->done) {
+		gh = t->gh;
+		if (gh == NULL)
+			errf(err, errlen, "%s", t->err);
+		pthread_mutex_unlock(&t->lock);
+		connect_try_free(t);
+		return gh;
+	}
+	t->abandoned = 1;
+	atomic_fetch_add(&h->hung, 1);
+	pthread_mutex_unlock(&t->lock);
+	errf(err, errlen, "connect to %s did not complete within %d s",
+	     h->conf.uri, HOST_CONNECT_S);
+	return NULL;
 }
 
 /* A new connection made usable: the pool is there with room, and what a
@@ -227,7 +355,9 @@ static void *host_main(void *arg)
 			continue;
 		}
 		next_try = now_monotonic() + HOST_RETRY_S;
-		gh = guest_host_open(h->conf.uri, err, sizeof(err));
+		gh = host_connect(h, err, sizeof(err));
+		if (gh == NULL && stopping_now())
+			break;
 		if (gh != NULL && host_prepare(h, gh, err, sizeof(err)) < 0) {
 			guest_host_close(gh);
 			gh = NULL;

@@ -35,7 +35,11 @@
 /* Worker threads per guest slot: one job booting, one being prepared or
  * running its other chain. */
 #define WORKERS_PER_SLOT 2
-#define MAX_WORKERS (MAX_SLOTS * WORKERS_PER_SLOT)
+/* Worker threads that take only the jobs rcgated builds: one building
+ * (the build budget is one build at a time), one booting the kernel built
+ * before it or waiting for the budget. They hold no guest worker. */
+#define BUILD_WORKERS 2
+#define MAX_WORKERS (MAX_SLOTS * WORKERS_PER_SLOT + BUILD_WORKERS)
 
 extern struct sched_context sched_ctx;
 /* "rcgate-<instance>-": every guest of this daemon, and only those. */

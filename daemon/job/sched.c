@@ -14,6 +14,12 @@
  * initramfs and disks are made while other jobs' guests run, and a job's
  * suite boot and its crash boots run side by side: the host is never
  * waiting for the host's own steps while there is a guest to run.
+ *
+ * A job rcgated builds (artifact kind source or git) is claimed only by
+ * one of BUILD_WORKERS build workers, and a kernel CI posted only by a
+ * guest worker: a build that hangs, or waits for the build budget, holds
+ * no guest worker, and posted kernels keep flowing beside it. A built
+ * kernel's boots take guest slots like any other (slots.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,7 @@
 struct worker {
 	pthread_t thread;
 	unsigned index;
+	enum claim_kind claims;		/* CLAIM_BUILT: a build worker */
 	_Atomic int64_t job_id;		/* 0 when idle */
 	atomic_int cancel;		/* set by the monitor, sched_stop, or
 					 * the job's own failed boot */
@@ -130,7 +137,8 @@ static void *worker_main(void *arg)
 	snprintf(name, sizeof(name), "worker-%u", w->index);
 	while (!atomic_load(&sched_stopping)) {
 		struct job job;
-		int rc = store_job_claim(st, name, &job, err, sizeof(err));
+		int rc = store_job_claim_kind(st, name, w->claims, &job, err,
+					      sizeof(err));
 
 		if (rc < 0) {
 			log_err("%s: %s", name, err);
@@ -185,6 +193,7 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 {
 	struct store *st;
 	int n = 0, failed = 0;
+	unsigned nguest;
 
 	sched_ctx = *c;
 	snprintf(sched_guest_prefix, sizeof(sched_guest_prefix), "%s",
@@ -204,9 +213,11 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 		log_warn("%d job(s) ended as infra errors: the daemon had stopped"
 			 " unexpectedly during each of their attempts", failed);
 	atomic_store(&sched_stopping, 0);
-	nworkers = slots_reset() * WORKERS_PER_SLOT;
+	nguest = slots_reset() * WORKERS_PER_SLOT;
+	nworkers = nguest + BUILD_WORKERS;
 	for (unsigned i = 0; i < nworkers; i++) {
 		workers[i].index = i;
+		workers[i].claims = i < nguest ? CLAIM_POSTED : CLAIM_BUILT;
 		atomic_store(&workers[i].job_id, 0);
 		if (pthread_create(&workers[i].thread, NULL, worker_main,
 				   &workers[i]) != 0) {

@@ -271,6 +271,13 @@ struct job {
  * 0 = none queued, -1 = error. */
 int store_job_claim(struct store *, const char *worker, struct job *out,
 		    char *err, size_t errlen);
+/* Which jobs a claimer takes: any, only those rcgated builds (artifact
+ * kinds with built set: the build workers'), or only the others. */
+enum claim_kind { CLAIM_ANY, CLAIM_BUILT, CLAIM_POSTED };
+/* store_job_claim among the jobs want takes, in the same order. */
+int store_job_claim_kind(struct store *, const char *worker,
+			 enum claim_kind want, struct job *out, char *err,
+			 size_t errlen);
 /* Compare-and-set of a job's state, with an event row. Returns 1 if the job
  * was in 'from' and is now in 'to', 0 if it was not in 'from' (e.g. it was
  * cancelled meanwhile), -1 on error. from NULL = any active state. */

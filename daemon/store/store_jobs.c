@@ -152,6 +152,24 @@ static int add_event(struct store *st, int64_t id, const char *state,
 int store_job_claim(struct store *st, const char *worker, struct job *out,
 		    char *err, size_t errlen)
 {
+	return store_job_claim_kind(st, worker, CLAIM_ANY, out, err, errlen);
+}
+
+/* Whether a queued job of artifact kind is one a claimer of want takes. */
+static int claim_wants(enum claim_kind want, const char *kind)
+{
+	const struct artifact_kind *k = kind != NULL ? artifact_kind_find(kind)
+						     : NULL;
+
+	if (want == CLAIM_ANY)
+		return 1;
+	return (k != NULL && k->built) == (want == CLAIM_BUILT);
+}
+
+int store_job_claim_kind(struct store *st, const char *worker,
+			 enum claim_kind want, struct job *out, char *err,
+			 size_t errlen)
+{
 	sqlite3_stmt *stmt;
 	char now[32];
 	int rc;
@@ -170,13 +188,16 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
 		 * without a deadline (baselines, CI) after, oldest first;
 		 * bisection steps only when no review is waiting. */
 		" ORDER BY j.bisection_id IS NOT NULL, r.deadline IS NULL,"
-		" r.deadline, j.id LIMIT 1",
+		" r.deadline, j.id",
 		err, errlen);
 	if (stmt == NULL) {
 		store_rollback(st);
 		return -1;
 	}
-	rc = sqlite3_step(stmt);
+	/* The first in that order whose kind this claimer takes. */
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW &&
+	       !claim_wants(want, (const char *)sqlite3_column_text(stmt, 8)))
+		;
 	if (rc != SQLITE_ROW) {
 		sqlite3_finalize(stmt);
 		store_rollback(st);

@@ -8,13 +8,13 @@
 # never ends is stopped by cancel, and rcgated's SIGTERM during such a
 # build exits within seconds and leaves nothing running.
 . "$(dirname "$0")/lib.sh"
-echo "1..10"
+echo "1..13"
 if ! command -v bwrap >/dev/null; then
-	for i in $(seq 1 10); do skip_test "sandbox $i" "no bwrap (scripts/setup)"; done
+	for i in $(seq 1 13); do skip_test "sandbox $i" "no bwrap (scripts/setup)"; done
 	exit 0
 fi
-start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 1" \
-	"[build]" "timeout = 120" ${RCGATE_SANDBOX_TEST_EXTRA:-}
+start_daemon "workers = 1" "filesystems = ext4" "crash_test = 0" "attempts = 1" \
+	"[build]" "timeout = 120" "fetch_max_mb = 16" ${RCGATE_SANDBOX_TEST_EXTRA:-}
 CACHE=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
 MARK=rcgate-sandbox-$$-$RANDOM
 
@@ -50,6 +50,19 @@ ls '$CACHE/build/src' >/dev/null 2>&1 && echo PWNED-see-other-trees
 git -C . status >/dev/null 2>&1 && echo PWNED-git-repository
 (echo x > /dev/tcp/127.0.0.1/$PORT) 2>/dev/null && echo PWNED-network
 (setsid sleep 4$$ </dev/null >/dev/null 2>&1 &)
+python3 - <<'PY' 2>&1
+# x86_64 numbers: ptrace(TRACEME), keyctl(GET_KEYRING_ID, session),
+# unshare(CLONE_NEWUSER), io_uring_setup, personality(ADDR_NO_RANDOMIZE).
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def call(nr, *a):
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(x) for x in a])
+    return ctypes.get_errno() if r == -1 else 0
+got = [call(101, 0, 0, 0, 0), call(250, 0, -3, 0), call(272, 0x10000000),
+       call(425, 1, 0), call(135, 0x0040000)]
+print('syscalls-refused' if got == [1] * 5 else 'PWNED-seccomp %s' % got)
+PY
 echo made-it-to-the-end-$MARK
 exit 1"
 # Another origin's compiler cache, which this build must not see.
@@ -65,6 +78,11 @@ if grep -q "payload-ran-$MARK" "$STATE/build.log" &&
 	ok "the attacker's Makefile ran (inside the sandbox, its origin's compiler cache writable)"
 else
 	not_ok "the attacker's Makefile ran"; diag "$(tail -20 "$STATE/build.log")"
+fi
+if grep -q syscalls-refused "$STATE/build.log" && ! grep -q PWNED-seccomp "$STATE/build.log"; then
+	ok "ptrace, keyctl, unshare, io_uring_setup and personality(ADDR_NO_RANDOMIZE) get EPERM (seccomp)"
+else
+	not_ok "the build's forbidden system calls get EPERM (seccomp)"; diag "$(grep -a 'PWNED-seccomp\|Traceback\|Error' "$STATE/build.log")"
 fi
 if grep -q PWNED "$STATE/build.log" || [ -e "$STATE/pwned-$MARK" ]; then
 	not_ok "the build could not read or write rcgated's files, the tree or the network"
@@ -107,6 +125,28 @@ if grep -q "git-payload-ran-$MARK" "$STATE/build.log" && ! grep -q PWNED "$STATE
 else
 	not_ok "a git tree is built in the sandbox"; diag "$(tail -20 "$STATE/build.log")" "$(jqb .)"
 fi
+
+# A hostile origin whose branch is 40 MB of incompressible blob: git's
+# fetch is stopped at [build] fetch_max_mb (16 here) as it writes, the job
+# log says so, and no half-written pack is kept.
+git init -q -b linux-6.1.y "$GSRV/b"
+head -c 40M /dev/urandom > "$GSRV/b/blob"
+cp "$GSRV/w/Makefile" "$GSRV/w/payload.sh" "$GSRV/b/"
+git -C "$GSRV/b" add -A && git -C "$GSRV/b" -c user.name=t -c user.email=t@t commit -qm big
+git clone -q --bare "$GSRV/b" "$GSRV/big.git"
+req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.256","targets":["x86_64"],"source":{"git":"git://127.0.0.1:'"$GPORT"'/big.git","branch":"linux-6.1.y"}}'
+wait_release 6.1.256 120
+req GET "/api/v1/releases/6.1.256"
+jid=$(jqb '.jobs[0].id')
+req GET "/api/v1/jobs/$jid"
+if [ "$(jqb .state)" = infra_error ] &&
+	grep -q 'fetch_max_mb (16 MiB)' "$STATE"/jobs/"$jid"/*/job.log &&
+	[ -z "$(find "$CACHE/build/git" -name 'tmp_*' -size +1M 2>/dev/null)" ]; then
+	ok "a git fetch past [build] fetch_max_mb is stopped while it writes, with a clear job-log error"
+else
+	not_ok "a git fetch past [build] fetch_max_mb is stopped"
+	diag "state $(jqb .state)" "$(cat "$STATE"/jobs/"$jid"/*/job.log 2>/dev/null | tail -5)"
+fi
 kill "$GDPID" 2>/dev/null; wait "$GDPID" 2>/dev/null
 rm -rf "$GSRV"
 
@@ -114,6 +154,27 @@ rm -rf "$GSRV"
 sha=$(hostile 6.1.251 "(setsid sleep 5$$ </dev/null >/dev/null 2>&1 &); exec sleep 6$$")
 post_source 6.1.251 "$sha"
 for _ in $(seq 1 60); do pgrep -f "sleep 6$$" >/dev/null && break; sleep 1; done
+
+# Builds never starve tests: with that build hung and a second one waiting
+# for the build budget, a kernel CI posts still boots and finishes (before
+# issue 27's build workers, the two builds held both guest workers).
+mapfile -t k < <(kernel_deb x86_64)
+if [ -f "${k[0]:-}" ]; then
+	sha=$(hostile 6.1.254 "exec sleep 9$$")
+	post_source 6.1.254 "$sha"
+	sleep 2
+	req POST /api/v1/releases -H "$(auth)" -d '{"version":"6.1.66-rc1","artifacts":[{"target":"x86_64","url":"file://'"${k[0]}"'","sha256":"'"${k[1]}"'","custom":true}]}'
+	t0=$SECONDS
+	wait_release 6.1.66-rc1 400
+	req GET "/api/v1/releases/6.1.66-rc1"
+	ci=$(jqb .state)
+	req GET "/api/v1/releases/6.1.254"
+	check "a CI kernel finishes ($ci, $((SECONDS - t0)) s) while one build hangs and another waits for the build budget" \
+		[ "$ci" = done -a -n "$(pgrep -f "sleep 6$$")" -a "$(jqb '.jobs[0].state')" = building ]
+	req POST "/api/v1/releases/6.1.254/cancel" -H "$(auth)"
+else
+	skip_test "a CI kernel finishes while builds hang" "no kernel package: run scripts/setup"
+fi
 req GET "/api/v1/releases/6.1.251"
 rid=$(jqb .id)
 t0=$SECONDS

@@ -7,7 +7,7 @@
 # two jobs fetching one artifact, numbers with blanks, bearer scopes and
 # databases that are empty or damaged.
 . "$(dirname "$0")/lib.sh"
-echo "1..36"
+echo "1..38"
 MAIL=$SRC/tests/data/mail
 MAILDIR=$(mktemp -d); daemon_owns "$MAILDIR"
 ATTACK="/usr/bin/python3 $SRC/tests/integration/attack.py"
@@ -324,6 +324,41 @@ check "SIGTERM while sha256sums.asc trickles in finishes in seconds (${dt}s)" \
 	awk -v d="$dt" 'BEGIN { exit !(d < 5) }'
 stop_httpd
 rm -rf "$STATE" "$FORGE_MAIL"
+STATE=$KEEP_STATE
+
+# --- A host that accepts and never speaks (issue 27) ------------------------
+# virConnectOpen has no timeout of its own: the connect is given up after
+# hosts.c's deadline and tried again, and a stop does not wait for it.
+KEEP_STATE=$STATE
+STALL=$(mktemp -d)
+/usr/bin/python3 -c '
+import os, socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+d = sys.argv[1]
+open(d + "/.port.tmp", "w").write(str(s.getsockname()[1]))
+os.rename(d + "/.port.tmp", d + "/.port")
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)
+    open(d + "/count", "w").write(str(len(held)))
+' "$STALL" &
+STALL_PID=$!
+for _ in $(seq 1 50); do [ -s "$STALL/.port" ] && break; sleep 0.1; done
+start_daemon "filesystems = ext4" "crash_test = 0" \
+	"[host stall]" "uri = qemu+tcp://127.0.0.1:$(cat "$STALL/.port")/system" "tcg = x86_64"
+for _ in $(seq 1 60); do [ "$(cat "$STALL/count" 2>/dev/null)" -ge 2 ] 2>/dev/null && break; sleep 0.5; done
+req GET /api/v1/hosts
+connects=$(cat "$STALL/count" 2>/dev/null)
+check "a host that accepts and never speaks: its connect times out and is retried (${connects:-0} connects, $(jqb '.hosts[0].state'))" \
+	[ "${connects:-0}" -ge 2 -a "$(jqb '.hosts[0].state')" != up -a \
+	-n "$(jqb '.hosts[0].error' | grep 'did not complete within')" ]
+t0=$(date +%s.%N)
+stop_daemon
+dt=$(echo "$(date +%s.%N) - $t0" | bc)
+check "SIGTERM with a connect hanging finishes in under 3 s (${dt}s; it took 5 s per host before)" \
+	awk -v d="$dt" 'BEGIN { exit !(d < 3) }'
+kill "$STALL_PID" 2>/dev/null; wait "$STALL_PID" 2>/dev/null
+rm -rf "$STALL" "$STATE"
 STATE=$KEEP_STATE
 
 conf=$STATE/rcgated.conf

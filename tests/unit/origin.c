@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -115,6 +116,10 @@ static void test_sandbox_argv(void **state)
 	assert_int_equal(find(argv, "--share-net"), -1);
 	assert_true(find(argv, "--die-with-parent") > 0);
 	assert_true(find(argv, "--new-session") > 0);
+	/* The system call filter, on the descriptor build_run gives it. */
+	assert_true(find(argv, "--seccomp") > 0);
+	assert_string_equal(argv[find(argv, "--seccomp") + 1],
+			    SANDBOX_SECCOMP_FD_STR);
 	/* The tree read-only, and its build/ writable over it. */
 	assert_true(find(argv, "/t/tree") > 0 &&
 		    strcmp(argv[find(argv, "/t/tree") - 1], "--ro-bind") == 0);
@@ -141,11 +146,34 @@ static void test_sandbox_argv(void **state)
 	assert_int_equal(sandbox_argv(&o, NULL, prog, argv, 160, store,
 				      sizeof(store), err, sizeof(err)), 0);
 	assert_string_equal(argv[0], "prlimit");
+	assert_int_equal(find(argv, "--seccomp"), -1);
 
 	/* Too long a command line is an error, not a truncated sandbox. */
 	assert_int_equal(sandbox_argv(&o, NULL, prog, argv, 6, store,
 				      sizeof(store), err, sizeof(err)), -1);
 	assert_true(strstr(err, "too long") != NULL);
+}
+
+/* The filter bwrap loads: BPF instructions (8 bytes each), the same for
+ * every call, each on a descriptor of its own above 9. */
+static void test_seccomp_filter(void **state)
+{
+	char err[256], a[65536], b[65536];
+	int fd1 = sandbox_seccomp_fd(err, sizeof(err));
+	int fd2 = sandbox_seccomp_fd(err, sizeof(err));
+	ssize_t n1, n2;
+
+	(void)state;
+	assert_true(fd1 > 9);
+	assert_true(fd2 > 9 && fd2 != fd1);
+	n1 = read(fd1, a, sizeof(a));
+	n2 = read(fd2, b, sizeof(b));
+	assert_true(n1 >= 8 * 40);	/* a rule per refused call at least */
+	assert_int_equal(n1 % 8, 0);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(a, b, (size_t)n1);
+	close(fd1);
+	close(fd2);
 }
 
 int main(void)
@@ -154,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_pin_table),
 		cmocka_unit_test(test_origin_host),
 		cmocka_unit_test(test_sandbox_argv),
+		cmocka_unit_test(test_seccomp_filter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -303,6 +303,42 @@ static void test_release_round_trip(void **state)
 	json_decref(rows);
 }
 
+/* A build worker takes only the jobs rcgated builds, a guest worker only
+ * the others, each in the claim order; any claimer takes either. */
+static void test_claim_kind(void **state)
+{
+	struct fixture *f = *state;
+	struct artifact_in in[2] = {
+		{ "x86_64", "https://cdn.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz",
+		  sha, "source", NULL, NULL, 0, NULL, NULL, NULL },
+		{ "arm64", "file:///k/arm64.deb", sha, "deb", NULL, NULL, 0, NULL,
+		  NULL, NULL },
+	};
+	struct kversion kv;
+	struct job job;
+	int64_t id;
+	char err[256];
+
+	assert_int_equal(kversion_parse("6.1.66", &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, "6.1.66", &kv, NULL, in, 2,
+					      &id, err, sizeof(err)), 0);
+	assert_int_equal(store_job_claim_kind(f->st, "g0", CLAIM_POSTED, &job,
+					      err, sizeof(err)), 1);
+	assert_string_equal(job.kind, "deb");
+	assert_int_equal(store_job_claim_kind(f->st, "g1", CLAIM_POSTED, &job,
+					      err, sizeof(err)), 0);
+	assert_int_equal(store_job_claim_kind(f->st, "b0", CLAIM_BUILT, &job,
+					      err, sizeof(err)), 1);
+	assert_string_equal(job.kind, "source");
+	assert_int_equal(store_job_claim_kind(f->st, "b1", CLAIM_BUILT, &job,
+					      err, sizeof(err)), 0);
+	add_release(f->st, "6.1.67", 1);
+	assert_int_equal(store_job_claim_kind(f->st, "b1", CLAIM_BUILT, &job,
+					      err, sizeof(err)), 0);
+	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
+	assert_string_equal(job.version, "6.1.67");
+}
+
 static void test_job_lifecycle(void **state)
 {
 	struct fixture *f = *state;
@@ -548,6 +584,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bisection_round_trip,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_infra_retry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requeue_attempts, setup, teardown),
