@@ -459,6 +459,59 @@ static void scan_body(const char *text, struct body_facts *bf)
 	}
 }
 
+/*
+ * The head replies quote (struct announcement.head): the body's lines from
+ * the first non-blank one down to the line after "Responses should be made
+ * by", when that comes within ANNOUNCE_HEAD_LINES lines and the head fits
+ * in out; else "" (a body of another shape is not quoted in part).
+ */
+static void body_head(const char *text, char *out, size_t len)
+{
+	static const char deadline_intro[] = "Responses should be made by ";
+	const char *p = text, *end = NULL;
+	int lines = 0;
+
+	out[0] = '\0';
+	while (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t')
+		p++;
+	for (const char *q = p; *q != '\0' && lines < ANNOUNCE_HEAD_LINES; ) {
+		size_t n = strcspn(q, "\n");
+
+		lines++;
+		if (memmem(q, n, deadline_intro, sizeof(deadline_intro) - 1)) {
+			const char *next = q[n] != '\0' ? q + n + 1 : q + n;
+			size_t nn = strcspn(next, "\n");
+			int blank = 1;
+
+			for (size_t i = 0; i < nn; i++)
+				if (!isspace((unsigned char)next[i]))
+					blank = 0;
+			end = blank ? q + n : next + nn;
+			break;
+		}
+		q += n;
+		if (*q != '\0')
+			q++;
+	}
+	if (end == NULL || (size_t)(end - p) >= len)
+		return;
+	for (size_t i = 0, o = 0; p + i < end; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c == '\r')
+			continue;
+		if (c == '\n') {
+			while (o > 0 && out[o - 1] == ' ')
+				o--;	/* trailing blanks of the line */
+			out[o++] = '\n';
+		} else {
+			out[o++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+		}
+		out[o] = '\0';
+	}
+	g_strchomp(out);
+}
+
 /* Copies s[0..n) (not NUL-terminated) into dst[size]; too long is an error. */
 static int copy_token(char *dst, size_t size, const char *s, size_t n,
 		      const char *name, char *err, size_t errlen)
@@ -723,8 +776,10 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 	memset(&bf, 0, sizeof(bf));
 	text = first_text_plain(g_mime_message_get_mime_part(msg), 0);
 	s = text ? g_mime_text_part_get_text(text) : NULL;
-	if (s)
+	if (s) {
 		scan_body(s, &bf);
+		body_head(s, out->head, sizeof(out->head));
+	}
 	/* Header values win; body facts are the fallback. */
 	if (xdeadline) {
 		char buf[64];

@@ -61,7 +61,13 @@ struct announcement {
 	char git_tree[1024];	/* "" if none */
 	char git_branch[128];	/* "linux-6.1.y", "" if none */
 	long npatches;		/* N of 000/N, -1 if unknown */
+	/* The head of the body as replies quote it: from its first line to
+	 * the line after "Responses should be made by" (Roeck's 7 lines),
+	 * at most ANNOUNCE_HEAD_LINES lines, control characters made
+	 * spaces; "" when the body does not start that way. */
+	char head[1024];
 };
+#define ANNOUNCE_HEAD_LINES 12
 
 /*
  * Initialises GMime once per process; safe from any thread, any number of

@@ -154,6 +154,7 @@ int trigger_announcement(struct store *st, const char *senders,
 	in.patch_url = a.patch_url;
 	in.git_tree = a.git_tree;
 	in.git_branch = a.git_branch;
+	in.head = a.head[0] != '\0' ? a.head : NULL;
 	rc = store_release_announce(st, &in, &id, err, errlen);
 	if (rc >= 0) {
 		static const char *const what[] = { "created", "attached",

@@ -40,6 +40,8 @@ int reply_announcement(const struct release_row *rel, struct announcement *ann)
 	ann->to = (char *)rel->mail_to;
 	ann->cc = (char *)rel->mail_cc;
 	ann->npatches = -1;
+	snprintf(ann->head, sizeof(ann->head), "%s",
+		 rel->announce_head != NULL ? rel->announce_head : "");
 	return 1;
 }
 
@@ -192,15 +194,24 @@ int reply_send_mail(struct store *st, const struct config *cfg,
 	char why[512];
 	int rc;
 
+	/* A mail that does not go out now is recorded as refused: it never
+	 * goes out later (a config that changes does not send old news), and
+	 * nothing threads under it or links to it. */
+	m->refused = "no mail composed";
+	if (m->email != NULL && cfg->smtp_url[0] == '\0')
+		m->refused = "[report] smtp_url is not set";
 	if (m->email != NULL && cfg->smtp_url[0] != '\0') {
 		if (reply_mail_allowed(cfg->public_url, cfg->mail_from, why,
-				       sizeof(why)))
+				       sizeof(why))) {
 			out[n++] = (struct outbox_in){ "smtp", cfg->smtp_url,
 						       m->email };
-		else
+			m->refused = NULL;
+		} else {
+			m->refused = why;
 			log_warn("mail kind=%s release=%lld regression=%lld not"
 				 " sent: %s", m->kind, (long long)m->release_id,
 				 (long long)m->regression_id, why);
+		}
 	}
 	if (hook != NULL && cfg->webhook_url[0] != '\0')
 		out[n++] = (struct outbox_in){ "webhook", cfg->webhook_url, hook };

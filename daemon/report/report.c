@@ -502,6 +502,34 @@ static void put_signature(GString *out, const char *signature)
 	}
 }
 
+/* The head of the announcement, quoted as the list's testers quote it
+ * (the review cycle's paragraph and its deadline), under who wrote it. */
+static void put_quote(GString *out, const struct announcement *a)
+{
+	GString *who;
+
+	if (!a || !a->head[0])
+		return;
+	who = g_string_new(NULL);
+	put_clean(who, a->from[0] ? a->from : "The announcement");
+	g_string_append(who, " wrote:");
+	put_wrapped(out, who->str, "  ");
+	g_string_free(who, TRUE);
+	for (const char *p = a->head; *p; ) {
+		size_t n = strcspn(p, "\n");
+		gchar *line = g_strndup(p, n);
+
+		g_string_append(out, n > 0 ? "> " : ">");
+		put_clean(out, line);
+		g_string_append_c(out, '\n');
+		g_free(line);
+		p += n;
+		if (*p)
+			p++;
+	}
+	g_string_append_c(out, '\n');
+}
+
 /* The text with the trailers given by tested_by (may be NULL); caller frees. */
 static char *render(const struct report_input *in, const char *tested_by,
 		    const char *own_id)
@@ -512,7 +540,9 @@ static char *render(const struct report_input *in, const char *tested_by,
 
 	if (!in || !in->farm || !in->version)
 		return NULL;
-	out = g_string_new("Results from ");
+	out = g_string_new(NULL);
+	put_quote(out, in->ann);
+	g_string_append(out, "Results from ");
 	put_clean(out, in->farm);
 	g_string_append(out, ".\n\n");
 	put_verdict(out, in);

@@ -126,6 +126,7 @@ struct release_row {
 	long rc, patch;
 	const char *version, *branch, *baseline, *subject, *message_id,
 		*mail_from, *mail_to, *mail_cc, *analysed;	/* may be NULL */
+	const char *announce_head;	/* the body's head, may be NULL */
 };
 struct job_row {
 	int64_t id;
@@ -369,6 +370,8 @@ struct mail_in {
 	const char *message_id;	/* without <> */
 	const char *email;	/* the RFC 822 text (for the report row) */
 	const char *gate, *report_text;	/* report only, else NULL */
+	/* Why it does not go out by SMTP (never later either), or NULL. */
+	const char *refused;
 	/* More regressions the same mail is about (a regzbot report of all
 	 * of an rc's): recorded with it, same kind, release and id. */
 	const int64_t *also_regressions;
@@ -383,7 +386,8 @@ int store_bisection_culprit(struct store *, int64_t id, const char *author,
 			    const char *date, const char *people, char *err,
 			    size_t errlen);
 /* The Message-ID of rcgate's mail of kind about release/regression/about
- * (about < 0: the first of any) into buf: 1 found, 0 none, -1 error. */
+ * (about < 0: the first of any) into buf: 1 found, 0 none, -1 error. A
+ * mail that was refused (never sent) is none: nothing threads under it. */
 int store_mail_id(struct store *, const char *kind, int64_t release_id,
 		  int64_t regression_id, int64_t about, char *buf, size_t len,
 		  char *err, size_t errlen);
@@ -404,6 +408,7 @@ int store_outbox_done(struct store *, int64_t id, int ok, const char *error,
 struct announce_in {
 	const char *version, *branch, *subject, *message_id, *from, *to, *cc,
 		*date, *deadline, *patch_url, *git_tree, *git_branch;
+	const char *head;	/* the body's head (announcement.head), or NULL */
 	long rc, patch;
 };
 /* Creates the release from an announcement, or fills the announcement

@@ -80,7 +80,7 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_BY_ID] =
 		"SELECT id, version, branch, rc, patch, created, announced,"
 		" deadline, message_id, baseline, subject, mail_from, mail_to,"
-		" mail_cc, analysed FROM release WHERE id = ?",
+		" mail_cc, analysed, announce_head FROM release WHERE id = ?",
 	[Q_RELEASE_RUNS] =
 		"SELECT j.target, x.test, count(*) AS runs,"
 		" sum(x.status = 'fail') AS fails,"
@@ -364,10 +364,10 @@ static const char *const query_sql[] = {
 	[Q_REGRESSION_MAILS] =
 		"SELECT m.kind, m.release_id, r.version, m.message_id"
 		" FROM mail m LEFT JOIN release r ON r.id = m.release_id"
-		" WHERE m.regression_id = ?1 OR (m.kind = 'report' AND m.release_id"
+		" WHERE (m.regression_id = ?1 OR (m.kind = 'report' AND m.release_id"
 		"  IN (SELECT o.release_id FROM occurrence o"
-		"  WHERE o.regression_id = ?1 AND o.flaky = 0))"
-		" ORDER BY m.id",
+		"  WHERE o.regression_id = ?1 AND o.flaky = 0)))"
+		" AND m.refused IS NULL ORDER BY m.id",
 };
 
 /* ---- typed rows ---- */
@@ -442,7 +442,7 @@ static const struct column release_cols[] = {
 	COL(row, version, 's'), COL(row, branch, 's'), COL(row, baseline, 's'),
 	COL(row, subject, 's'), COL(row, message_id, 's'),
 	COL(row, mail_from, 's'), COL(row, mail_to, 's'), COL(row, mail_cc, 's'),
-	COL(row, analysed, 's'), { NULL, 0, 0 },
+	COL(row, analysed, 's'), COL(row, announce_head, 's'), { NULL, 0, 0 },
 };
 #undef row
 #define row run_row
@@ -733,7 +733,8 @@ int store_mail_id(struct store *st, const char *kind, int64_t release_id,
 	sqlite3_stmt *stmt = store_prepare(st, "SELECT message_id FROM mail"
 				     " WHERE kind = ?1 AND release_id = ?2"
 				     " AND regression_id = ?3 AND (?4 < 0 OR"
-				     " about = ?4) ORDER BY id LIMIT 1",
+				     " about = ?4) AND refused IS NULL"
+				     " ORDER BY id LIMIT 1",
 				     err, errlen);
 	int rc;
 

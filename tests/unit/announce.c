@@ -98,6 +98,15 @@ static void test_6_1_64_rc1_every_field(void **state)
 		"rwarsow@gmx.de, conor@kernel.org, allen.lkml@gmail.com");
 	assert_string_equal(a.date, "2023-11-24T17:48:39Z");
 	assert_string_equal(a.deadline, "2023-11-26T17:19:17Z");
+	/* The head replies quote: Roeck's seven lines, blank line kept. */
+	assert_string_equal(a.head,
+		"This is the start of the stable review cycle for the 6.1.64 release.\n"
+		"There are 372 patches in this series, all will be posted as a response\n"
+		"to this one.  If anyone has any issues with these being applied, please\n"
+		"let me know.\n"
+		"\n"
+		"Responses should be made by Sun, 26 Nov 2023 17:19:17 +0000.\n"
+		"Anything received after that time might be too late.");
 	assert_string_equal(a.patch_url,
 		"https://www.kernel.org/pub/linux/kernel/v6.x/stable-review/patch-6.1.64-rc1.gz");
 	assert_string_equal(a.git_tree,
@@ -222,6 +231,7 @@ static void test_headers_only(void **state)
 	assert_int_equal(parse_file("headers-only.eml", &a, err, sizeof(err)),
 			 0);
 	assert_string_equal(a.version, "5.10.202-rc1");
+	assert_string_equal(a.head, "");	/* no body: nothing quoted */
 	assert_string_equal(a.deadline, "");
 	assert_string_equal(a.patch_url, "");
 	assert_string_equal(a.git_tree, "");

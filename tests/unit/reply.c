@@ -111,6 +111,7 @@ static void announce(struct fixture *f, const char *file)
 	in.cc = a.cc;
 	in.date = a.date;
 	in.deadline = a.deadline;
+	in.head = a.head;
 	assert_true(store_release_announce(f->st, &in, &id, err, sizeof(err)) >= 0);
 	assert_int_equal(store_release_create(f->st, a.version, &kv, NULL, &art,
 					      1, &id, err, sizeof(err)), 0);
@@ -719,6 +720,43 @@ static void test_refuses_with_defaults(void **state)
 		assert_int_equal(json_array_size(r), 1);
 		json_decref(r);
 	}
+	/* Recorded as refused, with the reason: it is never sent later, and
+	 * nothing threads under a mail nobody received. */
+	{
+		sqlite3 *h;
+		sqlite3_stmt *q;
+		char id[512], err[256];
+
+		assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY,
+						 NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(h, "SELECT refused FROM mail"
+						    " WHERE kind = 'report'"
+						    " AND release_id = 2", -1,
+						    &q, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		assert_non_null(strstr((const char *)sqlite3_column_text(q, 0),
+				       "public_url is not set"));
+		sqlite3_finalize(q);
+		sqlite3_close(h);
+		assert_int_equal(store_mail_id(f->st, "report", 2, 0, -1, id,
+					       sizeof(id), err, sizeof(err)), 0);
+	}
+	set(&f->cfg.public_url, "https://rcgate.ci.test");
+	set(&f->cfg.mail_from, FROM);
+	run_once(f);
+	outbox(f, &m);
+	assert_int_equal(m.n, 0);
+	/* Nobody heard of the regression: its triage retracts nothing. */
+	{
+		char err[256];
+
+		assert_int_equal(store_regression_triage(f->st, 1, "invalid",
+							 "flaky disk", err,
+							 sizeof(err)), 1);
+	}
+	reply_triage(f->st, &f->cfg, 1, "invalid", "flaky disk");
+	outbox(f, &m);
+	assert_int_equal(m.n, 0);
 }
 
 static void test_regzbot_range(void **state)

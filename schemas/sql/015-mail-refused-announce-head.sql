@@ -1,0 +1,13 @@
+-- SPDX-License-Identifier: GPL-2.0-only
+-- 015 (issue 28, second round).
+-- refused: why a mail rcgate composed did not go out by SMTP (public_url
+-- or mail_from not public, no smtp_url), NULL when it was queued. The row
+-- still makes the mail "done" (the unique index), so a later config that
+-- allows mail never sends it after the fact; and since nobody received
+-- it, no follow-up threads under its Message-ID and no lore link names it.
+ALTER TABLE mail ADD COLUMN refused TEXT;
+
+-- The head of the announcement's body as the list quotes it in replies
+-- ("This is the start of the stable review cycle ..." down to "Anything
+-- received after that time might be too late."), capped at intake.
+ALTER TABLE release ADD COLUMN announce_head TEXT;
