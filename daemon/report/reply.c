@@ -399,8 +399,9 @@ int reply_report(struct store *st, const struct config *cfg,
 	struct report_input in = { 0 };
 	struct announcement ann;
 	struct mail_in m = { 0 };
-	char status_url[1024], date[64], id[512] = "", **also = NULL,
-		**urls = NULL, **fix_urls = NULL, **job_urls = NULL;
+	char status_url[1024], tests_url[1024], date[64], id[512] = "",
+		**also = NULL, **urls = NULL, **fix_urls = NULL,
+		**job_urls = NULL;
 	char ***alinks = NULL;
 	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
 	const char *base = reply_link_base(cfg, base_url);
@@ -478,6 +479,8 @@ int reply_report(struct store *st, const struct config *cfg,
 	}
 	snprintf(status_url, sizeof(status_url), "%s/#/release/%s", base,
 		 rel->version);
+	snprintf(tests_url, sizeof(tests_url), "%s/tests", base);
+	in.tests_url = tests_url;
 	sig = reply_signature(cfg, base);
 	in.farm = cfg->farm;
 	in.tested_by = cfg->mail_from;
@@ -492,13 +495,20 @@ int reply_report(struct store *st, const struct config *cfg,
 	in.fixes = rf;
 	in.nfixes = nf;
 	in.signature = sig;
-	/* The exact commit, when every job built the same one. */
+	/* The exact commit, when every job built the same one; each job's
+	 * accelerator. */
 	built = store_rows(st, Q_RELEASE_JOBS, err, errlen, "i", rel->id);
 	{
 		json_t *jr;
 		int same = 1;
 
 		json_array_foreach(built, i, jr) {
+			int64_t jid = json_integer_value(json_object_get(jr, "id"));
+
+			for (size_t k = 0; k < jobs.n; k++)
+				if (rt[k].job_id == (long)jid)
+					rt[k].accel = json_string_value(
+						json_object_get(jr, "accel"));
 			const char *c = json_string_value(json_object_get(jr, "built_commit"));
 
 			if (c == NULL || (in.commit != NULL && strcmp(c, in.commit) != 0))

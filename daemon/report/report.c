@@ -269,6 +269,14 @@ static void put_regression(GString *out, const struct report_input *in,
 		put_clean(out, r->url);
 		g_string_append_c(out, '\n');
 	}
+	/* What the test checks and what its failure means. */
+	if (in->tests_url && r->test) {
+		g_string_append(out, "  test: ");
+		put_clean(out, in->tests_url);
+		g_string_append_c(out, '#');
+		put_clean(out, r->test);
+		g_string_append_c(out, '\n');
+	}
 }
 
 static void put_regressions(GString *out, const struct report_input *in)
@@ -376,6 +384,30 @@ static void put_boots(GString *out, const struct report_input *in)
 	}
 }
 
+/* The machine a target's guests are (the target table): what a reader
+ * needs to run the kernel the same way. */
+static void put_machine(GString *out, const struct report_target *t)
+{
+	const struct target *tt = t->target ? target_find(t->target) : NULL;
+
+	if (tt == NULL)
+		return;
+	g_string_append(out, "  qemu: ");
+	put_clean(out, strrchr(tt->emulator, '/') ? strrchr(tt->emulator, '/') + 1
+						  : tt->emulator);
+	g_string_append(out, " -machine ");
+	put_clean(out, tt->machine);
+	if (tt->cpu) {
+		g_string_append(out, " -cpu ");
+		put_clean(out, tt->cpu);
+	}
+	if (t->accel) {
+		g_string_append(out, " -accel ");
+		put_clean(out, t->accel);
+	}
+	g_string_append_c(out, '\n');
+}
+
 /* Per target results; one with failures says where to look and how to
  * run it again. */
 static void put_summary(GString *out, const struct report_input *in)
@@ -408,6 +440,7 @@ static void put_summary(GString *out, const struct report_input *in)
 				put_clean(out, t->log_url);
 				g_string_append_c(out, '\n');
 			}
+			put_machine(out, t);
 			if (t->job_id > 0)
 				g_string_append_printf(out, "  rerun: rcgatectl retry"
 						       " %ld\n", t->job_id);
