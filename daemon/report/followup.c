@@ -97,7 +97,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				       " %s to this commit:", cfg->farm,
 				       F("test"), reply_kernel_arch(F("target")),
 				       F("version"));
-		reply_add_wrapped(s, line, "");
+		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		{
 			char patch[512];
@@ -108,7 +108,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				    F("culprit_subject"), patch, sizeof(patch));
 			if (patch[0] != '\0') {
 				g_string_append_c(s, '\n');
-				reply_add_wrapped(s, patch, "    ");
+				report_wrap(s, patch, "    ", WRAP_DROP_LEAD);
 			}
 		}
 		g_string_append_printf(s, "\ncommit %s\n", F("culprit"));
@@ -129,7 +129,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				       (long long)json_integer_value(json_object_get(b, "steps")),
 				       json_integer_value(json_object_get(b, "steps")) == 1 ? "" : "s");
 		g_string_append_c(s, '\n');
-		reply_add_wrapped(s, line, "");
+		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		bisection_log(s, steps, F("good"), F("bad"));
 		if (upstream != NULL && others != NULL) {
@@ -138,7 +138,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 					       " every branch that carries it.",
 					       others);
 			g_string_append_c(s, '\n');
-			reply_add_wrapped(s, line, "");
+			report_wrap(s, line, "", WRAP_DROP_LEAD);
 			g_free(line);
 		}
 	} else {
@@ -147,7 +147,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 			size_t n = strcspn(p, "\n");
 			gchar *para = g_strndup(p, n);
 
-			reply_add_wrapped(s, para, "");
+			report_wrap(s, para, "", WRAP_DROP_LEAD);
 			g_free(para);
 			p += n;
 			if (*p)
@@ -184,7 +184,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 			line = g_strdup_printf("No possible dependencies found: %s.",
 					       pmsg != NULL ? pmsg : "none");
 			g_string_append_c(s, '\n');
-			reply_add_wrapped(s, line, "");
+			report_wrap(s, line, "", WRAP_DROP_LEAD);
 			g_free(line);
 		}
 		json_decref(list);
@@ -416,7 +416,7 @@ static int regzbot_report(struct store *st, const struct config *cfg,
 			       " the branch:", released, to - from > 1 ?
 			       "regressions" : "a regression", cfg->farm, version,
 			       to - from > 1 ? "are" : "is");
-	reply_add_wrapped(body, line, "");
+	report_wrap(body, line, "", WRAP_DROP_LEAD);
 	g_free(line);
 	g_string_append_c(body, '\n');
 	for (size_t i = from; i < to; i++) {
@@ -446,7 +446,7 @@ static int regzbot_report(struct store *st, const struct config *cfg,
 			       " on.", to - from > 1 ? "tests pass" : "test passes",
 			       to - from > 1 ? "fail" : "fails", version);
 	g_string_append_c(body, '\n');
-	reply_add_wrapped(body, line, "");
+	report_wrap(body, line, "", WRAP_DROP_LEAD);
 	g_free(line);
 	if (have_report)
 		g_string_append_printf(body, "The report in the review thread:\n"
@@ -577,7 +577,7 @@ static void regzbot_settle(struct store *st, const struct config *cfg,
 		line = g_strdup_printf("%s not a regression after all: %s.",
 				       n > 1 ? "These are" : "This is",
 				       why != NULL ? why : "triaged invalid");
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		g_string_append_printf(body, "\n#regzbot invalid: %s\n",
 				       why != NULL ? why : "triaged invalid");
 	} else {
@@ -590,7 +590,7 @@ static void regzbot_settle(struct store *st, const struct config *cfg,
 			line = g_strdup_printf("The last open one was triaged as"
 					       " not a regression (%s); the rest"
 					       " are fixed.", why ? why : "invalid");
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		if (fixed_in != NULL)
 			g_string_append_printf(body, "\n#regzbot resolve: fixed in"
 					       " %s\n", fixed_in);
@@ -692,14 +692,14 @@ void reply_triage(struct store *st, const struct config *cfg,
 		body = g_string_new(NULL);
 		line = g_strdup_printf("About the regression %s reported above for"
 				       " %s:", cfg->farm, rel->version);
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		g_string_append_printf(body, "\n* %s, %s\n\n", reply_kernel_arch(target),
 				       test);
 		line = g_strdup_printf("It was triaged as not a regression of the"
 				       " rc (%s). Please disregard it: it no longer"
 				       " counts against %s.", why, rel->version);
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		g_string_append_printf(body, "\nDetails:\n  %s/#/regression/%lld\n",
 				       base, (long long)regression_id);

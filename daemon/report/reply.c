@@ -294,7 +294,7 @@ static void tell_earlier_thread(struct store *st, const struct config *cfg,
 	body = g_string_new(NULL);
 	line = g_strdup_printf("These failures reported above also affect %s:",
 			       rel->version);
-	reply_add_wrapped(body, line, "");
+	report_wrap(body, line, "", WRAP_DROP_LEAD);
 	g_free(line);
 	for (size_t i = 0; i < nr; i++)
 		for (size_t k = 0; k < rr[i].nalso; k++)
@@ -683,34 +683,4 @@ void reply_commit_people(const char *message, char *out, size_t len)
 		if (*line)
 			line++;
 	}
-}
-
-/* Adds text wrapped at 78 columns, continuation lines indented. */
-void reply_add_wrapped(GString *out, const char *text, const char *indent)
-{
-	size_t col = 0;
-	int first = 1;
-
-	for (const char *p = text; *p; ) {
-		size_t w;
-
-		while (*p == ' ')
-			p++;
-		w = strcspn(p, " ");
-		if (w == 0)
-			break;
-		if (!first && col + 1 + w > 78) {
-			g_string_append_c(out, '\n');
-			g_string_append(out, indent);
-			col = strlen(indent);
-		} else if (!first) {
-			g_string_append_c(out, ' ');
-			col++;
-		}
-		g_string_append_len(out, p, (gssize)w);
-		col += w;
-		first = 0;
-		p += w;
-	}
-	g_string_append_c(out, '\n');
 }

@@ -15,6 +15,7 @@
 #include "base/base.h"
 #include "intake/intake.h"
 #include "report/report.h"
+#include "report_internal.h"
 
 /* Appends s as one line's worth of text: control characters become spaces. */
 static void put_clean(GString *out, const char *s)
@@ -139,19 +140,20 @@ static void put_verdict(GString *out, const struct report_input *in)
 	g_ptr_array_free(broken, TRUE);
 }
 
-#define REPORT_WIDTH 78	/* mail readers wrap longer lines */
 
-/* line, broken at blanks into lines of at most REPORT_WIDTH columns, the
- * continuations indented; a word longer than that (a URL) stays whole. */
-static void put_wrapped(GString *out, const char *line, const char *indent)
+void report_wrap(GString *out, const char *line, const char *indent,
+		 enum wrap_lead lead)
 {
 	size_t col = 0, ilen = strlen(indent);
 	const char *p = line;
 	int first = 1;
 
 	while (*p == ' ') {
-		g_string_append_c(out, *p++);
-		col++;
+		if (lead == WRAP_KEEP_LEAD) {
+			g_string_append_c(out, ' ');
+			col++;
+		}
+		p++;
 	}
 	while (*p) {
 		size_t w = strcspn(p, " ");
@@ -218,7 +220,7 @@ static void put_diagnostic(GString *out, const char *diag)
 			GString *l = g_string_new("    ");
 
 			put_clean(l, line);
-			put_wrapped(out, l->str, "      ");
+			report_wrap(out, l->str, "      ", WRAP_KEEP_LEAD);
 			g_string_free(l, TRUE);
 		}
 		g_free(line);
@@ -334,7 +336,7 @@ static void put_fixes(GString *out, const struct report_input *in)
 			put_clean(l, f->seen_in);
 			g_string_append_c(l, ')');
 		}
-		put_wrapped(out, l->str, "    ");
+		report_wrap(out, l->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(l, TRUE);
 		if (f->url) {
 			g_string_append(out, "  ");
@@ -379,7 +381,7 @@ static void put_boots(GString *out, const struct report_input *in)
 			}
 			g_string_append_printf(line, " in %.1f s", t->seconds);
 		}
-		put_wrapped(out, line->str, "    ");
+		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(line, TRUE);
 	}
 }
@@ -427,7 +429,7 @@ static void put_summary(GString *out, const struct report_input *in)
 				       ": %ld total, %ld passed, %ld failed, %ld skipped",
 				       t->pass + t->fail + t->skip, t->pass,
 				       t->fail, t->skip);
-		put_wrapped(out, line->str, "    ");
+		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(line, TRUE);
 		if (t->fail > 0) {
 			if (t->job_url) {
@@ -546,7 +548,7 @@ static void put_quote(GString *out, const struct announcement *a)
 	who = g_string_new(NULL);
 	put_clean(who, a->from[0] ? a->from : "The announcement");
 	g_string_append(who, " wrote:");
-	put_wrapped(out, who->str, "  ");
+	report_wrap(out, who->str, "  ", WRAP_KEEP_LEAD);
 	g_string_free(who, TRUE);
 	for (const char *p = a->head; *p; ) {
 		size_t n = strcspn(p, "\n");
