@@ -32,19 +32,11 @@
 #include "report/report.h"
 #include "review/review.h"
 #include "testutil.h"
+#include "testutil_store.h"
 
 #define FROM "rcgate <rcgate@ci.test>"
 
-static const char *const sha =
-	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
-
-struct fixture {
-	char dir[64];
-	char db[128];
-	struct store *st;
-	struct config cfg;
-	struct engine_context ectx;
-};
+#define fixture test_engine
 
 static void set(char **field, const char *value)
 {
@@ -55,31 +47,20 @@ static void set(char **field, const char *value)
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
+	struct fixture *f = test_engine_new("https://rcgate.ci.test");
 
 	if (f == NULL)
 		return -1;
-	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
-	if (f->st == NULL)
-		return -1;
-	config_defaults(&f->cfg);
-	f->cfg.reruns = 1;
 	set(&f->cfg.public_url, "https://rcgate.ci.test");
 	set(&f->cfg.mail_from, FROM);
 	set(&f->cfg.smtp_url, "smtp://127.0.0.1:25");
-	f->ectx = (struct engine_context){ &f->cfg, f->db, "https://rcgate.ci.test",
-					    NULL, NULL, NULL };
 	*state = f;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
-	test_store_free(f->st, f->dir);
-	config_free(&f->cfg);
-	free(f);
+	test_engine_free(*state);
 	return 0;
 }
 
@@ -89,8 +70,6 @@ static void announce(struct fixture *f, const char *file)
 {
 	struct announcement a;
 	struct announce_in in = { 0 };
-	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
-				   "deb", NULL, NULL, 0, NULL, NULL, NULL };
 	struct kversion kv;
 	char err[256], *raw;
 	size_t len;
@@ -113,29 +92,16 @@ static void announce(struct fixture *f, const char *file)
 	in.deadline = a.deadline;
 	in.head = a.head;
 	assert_true(store_release_announce(f->st, &in, &id, err, sizeof(err)) >= 0);
-	assert_int_equal(store_release_create(f->st, a.version, &kv, NULL, &art,
-					      1, &id, err, sizeof(err)), 0);
+	test_engine_add_release(f, a.version);
 	announce_free(&a);
 }
 
-static void add_release(struct fixture *f, const char *version)
-{
-	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
-				   "deb", NULL, NULL, 0, NULL, NULL, NULL };
-	struct kversion kv;
-	int64_t id;
-	char err[256];
-
-	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
-	assert_int_equal(store_release_create(f->st, version, &kv, NULL, &art, 1,
-					      &id, err, sizeof(err)), 0);
-}
+#define add_release test_engine_add_release
+#define run_once test_engine_run
 
 static void finish_next(struct fixture *f, const char *status,
 			const char *want_version)
 {
-	struct job job;
-	char err[256];
 	/* "fail2": both tests fail (one cause, two regressions). */
 	int both = strcmp(status, "fail2") == 0;
 	struct result_row rows[] = {
@@ -147,22 +113,7 @@ static void finish_next(struct fixture *f, const char *status,
 		  both ? "pwrite 2 of 8: position 0, expected 512" : NULL, 0, 0 },
 	};
 
-	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
-	assert_string_equal(job.version, want_version);
-	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_done(f->st, job.id, rows, 2, 1.0, err,
-					sizeof(err)), 1);
-}
-
-static void run_once(struct fixture *f)
-{
-	char err[512];
-
-	if (engine_run_once(f->st, &f->ectx, err, sizeof(err)) < 0)
-		fail_msg("engine: %s", err);
+	test_engine_finish_next(f, want_version, rows, 2);
 }
 
 /* A release tested to the end: pass, or fail twice (the rerun). */
