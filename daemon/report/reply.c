@@ -401,7 +401,7 @@ int reply_report(struct store *st, const struct config *cfg,
 	struct mail_in m = { 0 };
 	char status_url[1024], tests_url[1024], date[64], id[512] = "",
 		**also = NULL, **urls = NULL, **fix_urls = NULL,
-		**job_urls = NULL;
+		**job_urls = NULL, **config_urls = NULL;
 	char ***alinks = NULL;
 	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
 	const char *base = reply_link_base(cfg, base_url);
@@ -425,10 +425,12 @@ int reply_report(struct store *st, const struct config *cfg,
 	rt = calloc(jobs.n + 1, sizeof(*rt));
 	rf = calloc(json_array_size(fixes) + 1, sizeof(*rf));
 	job_urls = calloc(2 * jobs.n + 1, sizeof(*job_urls));
+	config_urls = calloc(jobs.n + 1, sizeof(*config_urls));
 	fix_urls = calloc(json_array_size(fixes) + 1, sizeof(*fix_urls));
 	if (rr == NULL || rt == NULL || also == NULL || urls == NULL ||
 	    alinks == NULL ||
-	    rf == NULL || fix_urls == NULL || job_urls == NULL) {
+	    rf == NULL || fix_urls == NULL || job_urls == NULL ||
+	    config_urls == NULL) {
 		errf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -500,15 +502,33 @@ int reply_report(struct store *st, const struct config *cfg,
 	built = store_rows(st, Q_RELEASE_JOBS, err, errlen, "i", rel->id);
 	{
 		json_t *jr;
-		int same = 1;
+		int same = 1, describe_same = 1;
 
 		json_array_foreach(built, i, jr) {
 			int64_t jid = json_integer_value(json_object_get(jr, "id"));
 
-			for (size_t k = 0; k < jobs.n; k++)
-				if (rt[k].job_id == (long)jid)
-					rt[k].accel = json_string_value(
-						json_object_get(jr, "accel"));
+			for (size_t k = 0; k < jobs.n; k++) {
+				if (rt[k].job_id != (long)jid)
+					continue;
+				rt[k].accel = json_string_value(
+					json_object_get(jr, "accel"));
+				rt[k].compiler = json_string_value(
+					json_object_get(jr, "compiler"));
+				if (json_string_value(json_object_get(jr, "built_sha256")) &&
+				    asprintf(&config_urls[k], "%s/api/v1/jobs/%lld/config",
+					     base, (long long)jid) >= 0)
+					rt[k].config_url = config_urls[k];
+			}
+			{
+				const char *d = json_string_value(
+					json_object_get(jr, "git_describe"));
+
+				if (d == NULL || (in.describe != NULL &&
+						  strcmp(d, in.describe) != 0))
+					describe_same = 0;
+				else if (in.describe == NULL)
+					in.describe = d;
+			}
 			const char *c = json_string_value(json_object_get(jr, "built_commit"));
 
 			if (c == NULL || (in.commit != NULL && strcmp(c, in.commit) != 0))
@@ -518,6 +538,8 @@ int reply_report(struct store *st, const struct config *cfg,
 		}
 		if (!same)
 			in.commit = NULL;
+		if (!describe_same)
+			in.describe = NULL;
 	}
 	if (store_release_gate(st, rel->id, &gates, err, errlen) == 0 &&
 	    gates.n == 1)
@@ -575,6 +597,9 @@ out:
 	for (i = 0; job_urls != NULL && i < 2 * jobs.n; i++)
 		free(job_urls[i]);
 	free(job_urls);
+	for (i = 0; config_urls != NULL && i < jobs.n; i++)
+		free(config_urls[i]);
+	free(config_urls);
 	free(rr);
 	free(alinks);
 	free(rt);

@@ -192,6 +192,7 @@ static void put_build(GString *out, const struct report_input *in)
 	g_string_append(out, "\n## Build\n");
 	put_item(out, "kernel", in->version);
 	put_item(out, "commit", in->commit);
+	put_item(out, "git describe", in->describe);
 	if (a) {
 		put_item(out, "git", a->git_tree);
 		put_item(out, "git branch", a->git_branch);
@@ -202,6 +203,34 @@ static void put_build(GString *out, const struct report_input *in)
 			g_string_append(out, ">\n");
 		}
 		put_item(out, "deadline", a->deadline);
+	}
+}
+
+/* The kernels rcgate built itself: per target its compiler and .config,
+ * what a reader needs to build the same one. Nothing for posted kernels. */
+static void put_build_summary(GString *out, const struct report_input *in)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < in->ntargets; i++) {
+		const struct report_target *t = &in->targets[i];
+		GString *line;
+
+		if (!t->compiler && !t->config_url)
+			continue;
+		if (!any++)
+			g_string_append(out, "\n## Build Summary\n");
+		line = g_string_new("* ");
+		put_clean(line, arch_name(t->target ? t->target : "?"));
+		g_string_append(line, ": ");
+		put_clean(line, t->compiler ? t->compiler : "compiler unknown");
+		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
+		g_string_free(line, TRUE);
+		if (t->config_url) {
+			g_string_append(out, "  config: ");
+			put_clean(out, t->config_url);
+			g_string_append_c(out, '\n');
+		}
 	}
 }
 
@@ -582,6 +611,7 @@ static char *render(const struct report_input *in, const char *tested_by,
 	g_string_append(out, ".\n\n");
 	put_verdict(out, in);
 	put_build(out, in);
+	put_build_summary(out, in);
 	put_regressions(out, in);
 	put_fixes(out, in);
 	put_boots(out, in);

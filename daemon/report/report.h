@@ -66,6 +66,9 @@ struct report_target {
 	const char *job_url, *log_url;
 	long job_id;
 	const char *accel;	/* "kvm", "tcg", or NULL */
+	/* A kernel rcgate built: the compiler and the link to its .config
+	 * (NULL: a posted kernel, or unknown). */
+	const char *compiler, *config_url;
 };
 
 struct report_input {
@@ -91,6 +94,7 @@ struct report_input {
 	const char *signature;
 	int late;	/* the review deadline passed before this report */
 	const char *commit;	/* the exact commit built (git rcs), or NULL */
+	const char *describe;	/* its git describe --tags, or NULL */
 	/* The suite's catalogue page ("https://.../tests"): each failing
 	 * test links its entry, <tests_url>#<test>. NULL: none. */
 	const char *tests_url;

@@ -273,6 +273,10 @@ int store_job_transition(struct store *, int64_t id, const char *from,
 /* A source job's build: the image it made (NULL if none) and its time. */
 int store_job_built(struct store *, int64_t id, const char *sha256,
 		    double seconds, char *err, size_t errlen);
+/* What its build says for a reader who rebuilds it: the compiler and
+ * git describe of the commit ("" or NULL: unknown). */
+int store_job_build_facts(struct store *, int64_t id, const char *compiler,
+			  const char *describe, char *err, size_t errlen);
 /* A build's step and progress (done, total < 0: unknown), and the commit
  * a git build checks out (NULL: unchanged). */
 int store_job_build_progress(struct store *, int64_t id, const char *step,

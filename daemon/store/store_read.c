@@ -54,7 +54,7 @@ static const char *const query_sql[] = {
 		" a.kind, a.url, a.sha256, a.modules_url, a.modules_sha256,"
 		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256, a.git_ref,"
 		" j.built_sha256, j.build_seconds, j.built_commit, j.build_step,"
-		" j.build_done, j.build_total, j.host"
+		" j.build_done, j.build_total, j.host, j.compiler, j.git_describe"
 		" FROM release_job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =

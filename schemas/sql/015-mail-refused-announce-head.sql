@@ -11,3 +11,10 @@ ALTER TABLE mail ADD COLUMN refused TEXT;
 -- ("This is the start of the stable review cycle ..." down to "Anything
 -- received after that time might be too late."), capped at intake.
 ALTER TABLE release ADD COLUMN announce_head TEXT;
+
+-- What a reader needs to build a job's kernel the same way (a build
+-- from source or git): the compiler its .config names, and what git
+-- describe --tags says of the commit built. The .config itself is in the
+-- job's directory (GET /api/v1/jobs/{id}/config).
+ALTER TABLE job ADD COLUMN compiler TEXT;
+ALTER TABLE job ADD COLUMN git_describe TEXT;
