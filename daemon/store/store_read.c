@@ -65,7 +65,8 @@ static const char *const query_sql[] = {
 		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
 		" a.patch_sha256, a.git_ref, j.built_sha256, j.build_seconds,"
 		" j.built_commit, j.build_step, j.build_done, j.build_total,"
-		" j.host, j.bisection_id, j.git_commit, j.only_tests"
+		" j.host, j.bisection_id, j.git_commit, j.only_tests, j.compiler,"
+		" j.git_describe"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
