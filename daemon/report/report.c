@@ -70,6 +70,12 @@ static int target_failed_to_run(const struct report_target *t)
 	return !t->state || strcmp(t->state, "done") != 0 || t->error;
 }
 
+/* A job not over yet: its results come in the full report. */
+static int target_still_running(const struct report_target *t)
+{
+	return t->state && job_state_find(t->state) && !job_state_final(t->state);
+}
+
 /* Adds name to the list unless present: arch names of several targets may coincide. */
 static void add_unique(GPtrArray *list, const char *name)
 {
@@ -93,7 +99,7 @@ static void put_list(GString *out, GPtrArray *list)
 static void put_verdict(GString *out, const struct report_input *in)
 {
 	GPtrArray *bad = g_ptr_array_new(), *ok = g_ptr_array_new();
-	GPtrArray *broken = g_ptr_array_new();
+	GPtrArray *broken = g_ptr_array_new(), *running = g_ptr_array_new();
 
 	/* Targets' order first, so the lines read like the summary. */
 	for (size_t t = 0; t < in->ntargets; t++) {
@@ -105,7 +111,9 @@ static void put_verdict(GString *out, const struct report_input *in)
 			    in->regressions[r].target &&
 			    strcmp(in->regressions[r].target, name) == 0)
 				add_unique(bad, arch_name(name));
-		if (target_failed_to_run(&in->targets[t]))
+		if (target_still_running(&in->targets[t]))
+			add_unique(running, arch_name(name));
+		else if (target_failed_to_run(&in->targets[t]))
 			add_unique(broken, arch_name(name));
 		else
 			add_unique(ok, arch_name(name));
@@ -132,9 +140,20 @@ static void put_verdict(GString *out, const struct report_input *in)
 		put_list(out, broken);
 		g_string_append(out, " (infrastructure error).\n");
 	}
+	if (running->len > 0) {
+		GString *l = g_string_new("Still being tested on ");
+
+		put_list(l, running);
+		g_string_append(l, ": this report is partial, sent as soon as a"
+				" regression was confirmed; the full one follows"
+				" when testing ends.");
+		report_wrap(out, l->str, "", WRAP_DROP_LEAD);
+		g_string_free(l, TRUE);
+	}
 	if (in->late)
 		g_string_append(out, "This report comes after the review"
 				" deadline.\n");
+	g_ptr_array_free(running, TRUE);
 	g_ptr_array_free(bad, TRUE);
 	g_ptr_array_free(ok, TRUE);
 	g_ptr_array_free(broken, TRUE);
@@ -395,7 +414,9 @@ static void put_boots(GString *out, const struct report_input *in)
 		GString *line = g_string_new("* ");
 
 		put_clean(line, arch_name(t->target ? t->target : "?"));
-		if (target_failed_to_run(t)) {
+		if (target_still_running(t)) {
+			g_string_append(line, ": still being tested");
+		} else if (target_failed_to_run(t)) {
 			g_string_append(line, ": not tested, ");
 			g_string_append(line, state_words(t->state));
 			if (t->error) {

@@ -77,6 +77,7 @@ enum store_query {
 	Q_REGRESSION_EVENTS,	/* regression id */
 	Q_RERUN_COUNT,		/* release id, target */
 	Q_RELEASES_UNANALYSED,	/* none */
+	Q_RELEASES_PARTIAL,	/* none */
 	Q_RELEASE_REPORT,	/* release id: newest report */
 	Q_FIX_CANDIDATES,	/* release id: id, branch, seen_on */
 	Q_METRICS_JOBS,		/* none: state, n */
@@ -171,6 +172,10 @@ int store_release_gate(struct store *, int64_t id, struct rowset *out,
  * engine's queue (int64_t ids). */
 int store_releases_unanalysed(struct store *, struct rowset *out, char *err,
 			      size_t errlen);
+/* Releases still testing that have results (a job done, one unfinished)
+ * and no report yet: where a confirmed regression is reported early. */
+int store_releases_partial(struct store *, struct rowset *out, char *err,
+			   size_t errlen);
 /* Announced rcs with a patch URL and no kernels that source.c has not
  * tried yet (source_todo rows), and the mark that it tried (error NULL:
  * resolved). */

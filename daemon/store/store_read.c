@@ -169,6 +169,13 @@ static const char *const query_sql[] = {
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id) AND NOT EXISTS"
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
 		"  " JOB_UNFINISHED_SQL ")",
+	[Q_RELEASES_PARTIAL] =
+		"SELECT r.id FROM release r WHERE r.analysed IS NULL AND EXISTS"
+		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND"
+		"  j.state = 'done') AND EXISTS"
+		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
+		"  " JOB_UNFINISHED_SQL ") AND NOT EXISTS"
+		" (SELECT 1 FROM mail m WHERE m.kind = 'report' AND m.release_id = r.id)",
 	/* Kept by 008-state-counts.sql's triggers: a few rows, not a scan. */
 	[Q_METRICS_JOBS] =
 		"SELECT state, n FROM state_count WHERE tbl = 'job'",
@@ -587,6 +594,13 @@ int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,
 {
 	return typed(st, out, sizeof(int64_t), id_cols, NULL,
 		     Q_RELEASES_UNANALYSED, err, errlen, "");
+}
+
+int store_releases_partial(struct store *st, struct rowset *out, char *err,
+			   size_t errlen)
+{
+	return typed(st, out, sizeof(int64_t), id_cols, NULL,
+		     Q_RELEASES_PARTIAL, err, errlen, "");
 }
 
 int store_sources_unresolved(struct store *st, struct rowset *out, char *err,

@@ -609,6 +609,96 @@ static void test_bisection_followup(void **state)
 	(void)err;
 }
 
+/*
+ * A regression confirmed (x86_64 failed, and its rerun) while arm64 is
+ * still running is reported then, saying in words that arm64 is not
+ * done; the full report follows when arm64 ends. Never a Tested-by for
+ * the partial one.
+ */
+static void test_partial_report(void **state)
+{
+	struct fixture *f = *state;
+	struct artifact_in art[2] = {
+		{ "x86_64", "https://k.example/k.deb",
+		  "4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754",
+		  "deb", NULL, NULL, 0, NULL, NULL, NULL },
+		{ "arm64", "https://k.example/k-arm64.deb",
+		  "5fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754",
+		  "deb", NULL, NULL, 0, NULL, NULL, NULL },
+	};
+	struct result_row pass[] = {
+		{ "ext4.write_seq_512", "pass", NULL, 0, 0 },
+		{ "ext4.pwrite_seq_512", "pass", NULL, 0, 0 },
+	};
+	struct announcement a;
+	struct announce_in in = { 0 };
+	struct kversion kv;
+	struct mails m;
+	struct job arm;
+	char err[256], ids[8][256], *raw, *norm;
+	size_t len, nids = 0;
+	int64_t id;
+
+	add_release(f, "6.1.63");
+	test_release(f, "6.1.63", "pass");
+	raw = test_data_read("mail", "announce-6.1.64-rc1.eml", &len);
+	assert_int_equal(announce_parse(raw, len, &a, err, sizeof(err)), 0);
+	free(raw);
+	assert_int_equal(kversion_parse(a.version, &kv, err, sizeof(err)), 0);
+	in.version = a.version;
+	in.branch = kv.branch;
+	in.rc = kv.rc;
+	in.patch = kv.patch;
+	in.subject = a.subject;
+	in.message_id = a.message_id;
+	in.from = a.from;
+	in.to = a.to;
+	in.cc = a.cc;
+	in.date = a.date;
+	in.head = a.head;
+	/* A deadline far ahead: the partial report is not a late one. */
+	in.deadline = "2099-01-01T00:00:00Z";
+	assert_true(store_release_announce(f->st, &in, &id, err, sizeof(err)) >= 0);
+	assert_int_equal(store_release_create(f->st, a.version, &kv, NULL, art,
+					      2, &id, err, sizeof(err)), 0);
+	announce_free(&a);
+
+	finish_next(f, "fail", "6.1.64-rc1");		/* x86_64 */
+	assert_int_equal(store_job_claim(f->st, "w1", &arm, err, sizeof(err)), 1);
+	assert_string_equal(arm.target, "arm64");
+	assert_int_equal(store_job_transition(f->st, arm.id, "fetching", "running",
+					      NULL, err, sizeof(err)), 1);
+	run_once(f);		/* x86_64's failure is rerun now */
+	outbox(f, &m);
+	assert_int_equal(m.n, 0);
+	finish_next(f, "fail", "6.1.64-rc1");		/* the rerun */
+	run_once(f);
+	run_once(f);		/* once: the release has its report */
+	outbox(f, &m);
+	assert_int_equal(m.n, 1);
+	assert_non_null(strstr(m.text[0], "\nRegressions on x86_64.\nStill being"
+			       " tested on arm64: this report is partial"));
+	assert_non_null(strstr(m.text[0], "\n* arm64: still being tested\n"));
+	assert_non_null(strstr(m.text[0], "\n| Reported-by: "));
+	assert_null(strstr(m.text[0], "\nTested-by:"));
+	assert_null(strstr(m.text[0], "deadline.\n"));
+	assert_width(m.text[0]);
+	norm = normalised(m.text[0], ids, &nids);
+	assert_golden(norm, "thread/11-partial-6.1.64-rc1.eml");
+	free(norm);
+	mails_free(&m);
+
+	/* arm64 ends: the full report, which no longer says partial. */
+	assert_int_equal(store_job_done(f->st, arm.id, pass, 2, 1.0, err,
+					sizeof(err)), 1);
+	run_once(f);
+	outbox(f, &m);
+	assert_int_equal(m.n, 2);
+	assert_null(strstr(m.text[1], "Still being tested"));
+	assert_non_null(strstr(m.text[1], "\nRegressions on x86_64.\n"));
+	mails_free(&m);
+}
+
 static void test_mail_allowed(void **state)
 {
 	static const struct {
@@ -733,6 +823,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_regzbot_one_report_per_rc,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bisection_followup, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_partial_report, setup,
 						teardown),
 		cmocka_unit_test(test_mail_allowed),
 		cmocka_unit_test(test_regzbot_range),
