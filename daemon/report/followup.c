@@ -82,7 +82,7 @@ static void series_name(const char *ann_subject, long long ncommits,
  * bisection gave no answer. Caller g_free's. */
 static char *bisection_text(const json_t *b, const struct config *cfg,
 			    const char *base, json_t *steps,
-			    const char *ann_subject)
+			    const char *ann_subject, const char *patch_id)
 {
 #define F(k) json_string_value(json_object_get(b, k))
 	const char *state = F("state"), *upstream = F("culprit_upstream"),
@@ -109,6 +109,11 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 			if (patch[0] != '\0') {
 				g_string_append_c(s, '\n');
 				report_wrap(s, patch, "    ", WRAP_DROP_LEAD);
+				/* the patch as the list has it, when it
+				 * reached intake; nothing is guessed */
+				if (patch_id != NULL)
+					g_string_append_printf(s, "    https://"
+						"lore.kernel.org/r/%s/\n", patch_id);
 			}
 		}
 		g_string_append_printf(s, "\ncommit %s\n", F("culprit"));
@@ -201,7 +206,7 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 {
 	struct rowset rels = { 0 };
 	const struct release_row *rel;
-	char err[512], date[64], parent[512];
+	char err[512], date[64], parent[512], patch_id[512];
 	struct announcement ann;
 	struct report_mail rm = { 0 };
 	struct mail_in m = { 0 };
@@ -221,8 +226,17 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	m.release_id = json_integer_value(json_object_get(b, "release_id"));
 	rel = reply_release_of(st, m.release_id, &rels);
 	steps = store_rows(st, Q_BISECT_STEPS, err, sizeof(err), "i", id);
+	{
+		long k = (long)json_integer_value(json_object_get(b, "culprit_index"));
+
+		if (rel == NULL || k <= 0 ||
+		    store_series_patch_id(st, rel->id, k, patch_id,
+					  sizeof(patch_id), err, sizeof(err)) <= 0)
+			patch_id[0] = '\0';
+	}
 	text = bisection_text(b, cfg, base, steps,
-			      rel != NULL ? rel->subject : NULL);
+			      rel != NULL ? rel->subject : NULL,
+			      patch_id[0] != '\0' ? patch_id : NULL);
 	json_decref(steps);
 	p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection", "version",
 		      json_string_value(json_object_get(b, "version")),

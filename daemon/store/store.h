@@ -420,6 +420,17 @@ struct announce_in {
 	const char *head;	/* the body's head (announcement.head), or NULL */
 	long rc, patch;
 };
+/* A patch of the series of the release announced as parent_id, by the
+ * announcement's sender: 1 recorded (version set), 0 no such release or
+ * not its sender, -1 error. The same number again keeps the first. */
+int store_series_patch_add(struct store *, const char *parent_id,
+			   const char *from_addr, long number, long total,
+			   const char *subject, const char *message_id,
+			   char *version, size_t vlen, char *err, size_t errlen);
+/* The Message-ID of patch number of release_id's series into buf: 1, or
+ * 0 when it never reached intake, -1 error. */
+int store_series_patch_id(struct store *, int64_t release_id, long number,
+			  char *buf, size_t len, char *err, size_t errlen);
 /* Creates the release from an announcement, or fills the announcement
  * into an existing release that has none. 0 created, 1 updated, 2 already
  * announced (nothing changed), 3 corrected (it had another Message-ID),

@@ -740,6 +740,31 @@ json_t *store_rows(struct store *st, enum store_query q, char *err,
 	return rows;
 }
 
+int store_series_patch_id(struct store *st, int64_t release_id, long number,
+			  char *buf, size_t len, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT message_id FROM"
+					   " series_patch WHERE release_id = ?"
+					   " AND number = ?", err, errlen);
+	int rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, release_id);
+	sqlite3_bind_int64(stmt, 2, number);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
+		rc = 1;
+	} else if (rc == SQLITE_DONE) {
+		rc = 0;
+	} else {
+		rc = store_fail(st, "series patch", err, errlen);
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
 int store_mail_id(struct store *st, const char *kind, int64_t release_id,
 		  int64_t regression_id, int64_t about, char *buf, size_t len,
 		  char *err, size_t errlen)

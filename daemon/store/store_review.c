@@ -505,3 +505,43 @@ fail:
 	store_rollback(st);
 	return -1;
 }
+
+int store_series_patch_add(struct store *st, const char *parent_id,
+			   const char *from_addr, long number, long total,
+			   const char *subject, const char *message_id,
+			   char *version, size_t vlen, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt;
+	int64_t release_id = 0;
+	int rc;
+
+	if (from_addr == NULL || *from_addr == '\0')
+		return 0;
+	/* Only the announcement's own sender speaks for its series. */
+	stmt = store_prepare(st, "SELECT id, version FROM release WHERE"
+			     " message_id = ?1 AND (mail_from = ?2 OR"
+			     " instr(lower(mail_from), '<' || lower(?2) || '>') > 0)",
+			     err, errlen);
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, parent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, from_addr, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		release_id = sqlite3_column_int64(stmt, 0);
+		snprintf(version, vlen, "%s",
+			 (const char *)sqlite3_column_text(stmt, 1));
+	} else if (rc != SQLITE_DONE) {
+		sqlite3_finalize(stmt);
+		return store_fail(st, "series patch", err, errlen);
+	}
+	sqlite3_finalize(stmt);
+	if (release_id == 0)
+		return 0;
+	if (store_run(st, "INSERT OR IGNORE INTO series_patch (release_id,"
+		      " number, total, subject, message_id) VALUES (?, ?, ?, ?, ?)",
+		      err, errlen, "illss", release_id, number, total, subject,
+		      message_id) < 0)
+		return -1;
+	return 1;
+}

@@ -18,3 +18,15 @@ ALTER TABLE release ADD COLUMN announce_head TEXT;
 -- job's directory (GET /api/v1/jobs/{id}/config).
 ALTER TABLE job ADD COLUMN compiler TEXT;
 ALTER TABLE job ADD COLUMN git_describe TEXT;
+
+-- The patches of an rc's series, as they reach intake (replies to the
+-- announcement from its sender): a culprit the bisection names as patch
+-- <number> of the series is linked as https://lore.kernel.org/r/<message_id>/.
+CREATE TABLE series_patch (
+	release_id	INTEGER NOT NULL REFERENCES release(id),
+	number		INTEGER NOT NULL,
+	total		INTEGER NOT NULL,
+	subject		TEXT NOT NULL,
+	message_id	TEXT NOT NULL,
+	PRIMARY KEY (release_id, number)
+);

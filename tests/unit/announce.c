@@ -842,10 +842,44 @@ static void test_from_single_mailbox(void **state)
 						 "GregKH@LinuxFoundation.org"), 1);
 }
 
+/* A patch of the series (the real mail): its number and Message-ID; an
+ * announcement or a tester's reply is no patch. */
+static void test_series_patch(void **state)
+{
+	static const char *const not_patches[] = {
+		"announce-6.1.64-rc1.eml", "reply-preadv03.eml",
+		"unrelated-list-mail.eml",
+	};
+	struct series_patch p;
+	char err[256], *raw;
+	size_t len;
+
+	(void)state;
+	raw = test_data_read("mail", "patch-6.1-001-ext4-full.eml", &len);
+	assert_int_equal(announce_parse_patch(raw, len, &p, err, sizeof(err)), 0);
+	free(raw);
+	assert_string_equal(p.branch, "6.1");
+	assert_int_equal(p.number, 1);
+	assert_int_equal(p.total, 372);
+	assert_string_equal(p.subject, "ext4: properly sync file size update"
+			    " after O_SYNC direct IO");
+	assert_string_equal(p.message_id, "20231124172024.712357781@linuxfoundation.org");
+	assert_string_equal(p.parent_id, "20231124172024.664207345@linuxfoundation.org");
+	assert_string_equal(p.from_addr, "gregkh@linuxfoundation.org");
+	for (size_t i = 0; i < sizeof(not_patches) / sizeof(not_patches[0]); i++) {
+		raw = test_data_read("mail", not_patches[i], &len);
+		assert_int_equal(announce_parse_patch(raw, len, &p, err,
+						      sizeof(err)), 1);
+		free(raw);
+	}
+	assert_int_equal(announce_parse_patch("", 0, &p, err, sizeof(err)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_6_1_64_rc1_every_field),
+		cmocka_unit_test(test_series_patch),
 		cmocka_unit_test(test_fixture_table),
 		cmocka_unit_test(test_decoded_subject_and_names),
 		cmocka_unit_test(test_headers_only),

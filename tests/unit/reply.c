@@ -509,7 +509,7 @@ static void test_bisection_followup(void **state)
 	struct mails m;
 	char err[256], h[1024], report_id[256], sql[20480], people[512];
 	char commits[372 * 41 + 1];
-	size_t used = 0;
+	size_t used = 0, len;
 	static char ids[MAX_MAILS][256];
 	size_t nids = 0;
 	sqlite3 *raw;
@@ -519,6 +519,29 @@ static void test_bisection_followup(void **state)
 	test_release(f, "6.1.63", "pass");
 	announce(f, "announce-6.1.64-rc1.eml");
 	test_release(f, "6.1.64-rc1", "fail");
+	/* The series' first patch (the real mail) reaches intake: it is no
+	 * announcement, but its Message-ID becomes the culprit's lore link.
+	 * Not from the announcement's sender: ignored. */
+	{
+		char *mail = test_data_read("mail", "patch-6.1-001-ext4-full.eml",
+					    &len), version[48];
+		int created;
+
+		assert_int_equal(trigger_announcement(f->st, "someone@else.org",
+						      mail, len, version,
+						      sizeof(version), &created,
+						      err, sizeof(err)), 1);
+		assert_int_equal(store_series_patch_id(f->st, 2, 1, h, sizeof(h),
+						       err, sizeof(err)), 0);
+		assert_int_equal(trigger_announcement(f->st,
+						      "gregkh@linuxfoundation.org",
+						      mail, len, version,
+						      sizeof(version), &created,
+						      err, sizeof(err)), 1);
+		assert_string_equal(err, "a patch of the series, recorded as"
+				    " 6.1.64-rc1's 1/372");
+		free(mail);
+	}
 	reply_commit_people("ext4: properly sync file size\n\ncommit 9156 upstream.\n\n"
 			    "Signed-off-by: Jan Kara <jack@suse.cz>\n"
 			    "Signed-off-by: Theodore Ts'o <tytso@mit.edu>\n"
@@ -531,10 +554,11 @@ static void test_bisection_followup(void **state)
 			    " <tytso@mit.edu>, Greg Kroah-Hartman"
 			    " <gregkh@linuxfoundation.org>");
 	/* The range is the whole series (372 commits from v6.1.63 to "Linux
-	 * 6.1.64-rc1"), the culprit its 123rd: patch 123/372. */
+	 * 6.1.64-rc1"), the culprit its first: patch 001/372, as in the real
+	 * series. */
 	for (int k = 1; k <= 372; k++)
 		used += (size_t)snprintf(commits + used, sizeof(commits) - used,
-					 "%s%s", k > 1 ? " " : "", k == 123 ?
+					 "%s%s", k > 1 ? " " : "", k == 1 ?
 					 "c97d13d25d29b3b73348e209d928bb7b98c50fff" :
 					 "0000000000000000000000000000000000000000");
 	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
@@ -567,8 +591,10 @@ static void test_bisection_followup(void **state)
 	snprintf(report_id, sizeof(report_id), "%s",
 		 header(m.text[0], "Message-Id", h, sizeof(h)));
 	assert_string_equal(header(m.text[1], "In-Reply-To", h, sizeof(h)), report_id);
-	assert_non_null(strstr(m.text[1], "\n\n[PATCH 6.1 123/372] ext4: properly sync file"
-			       " size update after O_SYNC direct\n    IO\n"));
+	assert_non_null(strstr(m.text[1], "\n\n[PATCH 6.1 001/372] ext4: properly sync file"
+			       " size update after O_SYNC direct\n    IO\n"
+			       "    https://lore.kernel.org/r/20231124172024.712357781"
+			       "@linuxfoundation.org/\n"));
 	assert_non_null(strstr(m.text[1], "\ncommit c97d13d25d29b3b73348e209d928bb7b98c50fff\n"
 			       "Author: Jan Kara <jack@suse.cz>\n"
 			       "Date:   Fri, 13 Oct 2023 14:13:50 +0200\n\n"
