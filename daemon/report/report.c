@@ -195,6 +195,16 @@ void report_wrap(GString *out, const char *line, const char *indent,
 	g_string_append_c(out, '\n');
 }
 
+/* "<prefix><value>\n" for an indented detail line, nothing if value is. */
+static void put_detail(GString *out, const char *prefix, const char *value)
+{
+	if (!value)
+		return;
+	g_string_append(out, prefix);
+	put_clean(out, value);
+	g_string_append_c(out, '\n');
+}
+
 static void put_item(GString *out, const char *label, const char *value)
 {
 	if (!value || !*value)
@@ -245,11 +255,7 @@ static void put_build_summary(GString *out, const struct report_input *in)
 		put_clean(line, t->compiler ? t->compiler : "compiler unknown");
 		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(line, TRUE);
-		if (t->config_url) {
-			g_string_append(out, "  config: ");
-			put_clean(out, t->config_url);
-			g_string_append_c(out, '\n');
-		}
+		put_detail(out, "  config: ", t->config_url);
 	}
 }
 
@@ -314,11 +320,7 @@ static void put_regression(GString *out, const struct report_input *in,
 		put_clean(out, r->also_links[i]);
 		g_string_append_c(out, '\n');
 	}
-	if (r->url) {
-		g_string_append(out, "  ");
-		put_clean(out, r->url);
-		g_string_append_c(out, '\n');
-	}
+	put_detail(out, "  ", r->url);
 	/* What the test checks and what its failure means. */
 	if (in->tests_url && r->test) {
 		g_string_append(out, "  test: ");
@@ -386,11 +388,7 @@ static void put_fixes(GString *out, const struct report_input *in)
 		}
 		report_wrap(out, l->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(l, TRUE);
-		if (f->url) {
-			g_string_append(out, "  ");
-			put_clean(out, f->url);
-			g_string_append_c(out, '\n');
-		}
+		put_detail(out, "  ", f->url);
 	}
 }
 
@@ -482,16 +480,8 @@ static void put_summary(GString *out, const struct report_input *in)
 		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(line, TRUE);
 		if (t->fail > 0) {
-			if (t->job_url) {
-				g_string_append(out, "  details: ");
-				put_clean(out, t->job_url);
-				g_string_append_c(out, '\n');
-			}
-			if (t->log_url) {
-				g_string_append(out, "  log: ");
-				put_clean(out, t->log_url);
-				g_string_append_c(out, '\n');
-			}
+			put_detail(out, "  details: ", t->job_url);
+			put_detail(out, "  log: ", t->log_url);
 			put_machine(out, t);
 			if (t->job_id > 0)
 				g_string_append_printf(out, "  rerun: rcgatectl retry"

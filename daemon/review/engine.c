@@ -262,6 +262,33 @@ static int link_run(struct store *st, const struct config *cfg,
 	return 0;
 }
 
+/* A release's results beside its baseline's (settle, report_early). */
+struct release_runs {
+	struct rowset bases, runs, base_runs;
+	const struct release_row *baseline;	/* NULL: none */
+};
+
+static int release_runs_load(struct store *st, const struct release_row *rel,
+			     struct release_runs *rr, char *err, size_t errlen)
+{
+	if (store_release_baseline(st, rel, &rr->bases, err, errlen) < 0)
+		return -1;
+	rr->baseline = rr->bases.n > 0 ? rr->bases.v : NULL;
+	if (store_release_runs(st, rel->id, &rr->runs, err, errlen) < 0 ||
+	    (rr->baseline != NULL &&
+	     store_release_runs(st, rr->baseline->id, &rr->base_runs, err,
+				errlen) < 0))
+		return -1;
+	return 0;
+}
+
+static void release_runs_free(struct release_runs *rr)
+{
+	rowset_free(&rr->bases);
+	rowset_free(&rr->runs);
+	rowset_free(&rr->base_runs);
+}
+
 /*
  * A release still testing whose finished targets show a regression that
  * a rerun confirmed: reported now, not when its last job ends (the list's
@@ -274,33 +301,28 @@ static int report_early(struct store *st, const struct config *cfg,
 			const char *base_url, void (*jobs_queued)(void),
 			int64_t id, char *err, size_t errlen)
 {
-	struct rowset rels = { 0 }, bases = { 0 }, runs = { 0 },
-		base_runs = { 0 };
-	const struct release_row *rel, *baseline;
+	struct rowset rels = { 0 };
+	struct release_runs rr = { 0 };
+	const struct release_row *rel;
 	const struct run_row *r;
 	int rc = -1, confirmed = 0;
 
 	if (store_release_get(st, id, &rels, err, errlen) < 0)
 		goto out;
 	rel = rels.v;
-	if (rels.n == 0 || store_release_baseline(st, rel, &bases, err, errlen) < 0)
+	if (rels.n == 0 || release_runs_load(st, rel, &rr, err, errlen) < 0)
 		goto out;
-	baseline = bases.n > 0 ? bases.v : NULL;
-	if (store_release_runs(st, id, &runs, err, errlen) < 0 ||
-	    (baseline != NULL &&
-	     store_release_runs(st, baseline->id, &base_runs, err, errlen) < 0))
-		goto out;
-	switch (queue_reruns(st, cfg, id, &runs, &base_runs, err, errlen)) {
+	switch (queue_reruns(st, cfg, id, &rr.runs, &rr.base_runs, err, errlen)) {
 	case -1:
 		goto out;
 	case 1:
 		if (jobs_queued != NULL)
 			jobs_queued();
 	}
-	r = runs.v;
-	for (size_t i = 0; i < runs.n; i++) {
+	r = rr.runs.v;
+	for (size_t i = 0; i < rr.runs.n; i++) {
 		struct test_runs t = { r[i].runs, r[i].fails,
-			baseline_status_of(&base_runs, r[i].target, r[i].test) };
+			baseline_status_of(&rr.base_runs, r[i].target, r[i].test) };
 
 		if (regress_classify(&t, (int)cfg->reruns) != CLASS_REGRESSION ||
 		    !regress_confirmed(&t))
@@ -313,14 +335,12 @@ static int report_early(struct store *st, const struct config *cfg,
 	if (confirmed > 0) {
 		log_info("release=%s confirmed regressions=%d before its last"
 			 " job ended: partial report", rel->version, confirmed);
-		rc = reply_report(st, cfg, base_url, rel, baseline, "pending",
+		rc = reply_report(st, cfg, base_url, rel, rr.baseline, "pending",
 				  err, errlen);
 	}
 out:
 	rowset_free(&rels);
-	rowset_free(&bases);
-	rowset_free(&runs);
-	rowset_free(&base_runs);
+	release_runs_free(&rr);
 	return rc;
 }
 
@@ -328,8 +348,8 @@ static int settle(struct store *st, const struct config *cfg,
 		  const char *base_url, void (*jobs_queued)(void), int64_t id,
 		  char *err, size_t errlen)
 {
-	struct rowset rels = { 0 }, gates = { 0 }, bases = { 0 }, runs = { 0 },
-		base_runs = { 0 };
+	struct rowset rels = { 0 }, gates = { 0 };
+	struct release_runs rr = { 0 };
 	const struct release_row *rel, *baseline;
 	const struct gate_row *g;
 	const struct run_row *r;
@@ -344,14 +364,10 @@ static int settle(struct store *st, const struct config *cfg,
 		rc = 0;
 		goto out;
 	}
-	if (store_release_baseline(st, rel, &bases, err, errlen) < 0)
+	if (release_runs_load(st, rel, &rr, err, errlen) < 0)
 		goto out;
-	baseline = bases.n > 0 ? bases.v : NULL;
-	if (store_release_runs(st, id, &runs, err, errlen) < 0 ||
-	    (baseline != NULL &&
-	     store_release_runs(st, baseline->id, &base_runs, err, errlen) < 0))
-		goto out;
-	switch (queue_reruns(st, cfg, id, &runs, &base_runs, err, errlen)) {
+	baseline = rr.baseline;
+	switch (queue_reruns(st, cfg, id, &rr.runs, &rr.base_runs, err, errlen)) {
 	case -1:
 		goto out;
 	case 1:
@@ -364,10 +380,10 @@ static int settle(struct store *st, const struct config *cfg,
 		rc = 0;	/* someone else did (or an error, logged by caller) */
 		goto out;
 	}
-	r = runs.v;
-	for (size_t i = 0; i < runs.n; i++) {
+	r = rr.runs.v;
+	for (size_t i = 0; i < rr.runs.n; i++) {
 		struct test_runs t = { r[i].runs, r[i].fails,
-			baseline_status_of(&base_runs, r[i].target, r[i].test) };
+			baseline_status_of(&rr.base_runs, r[i].target, r[i].test) };
 		enum test_class c = regress_classify(&t, (int)cfg->reruns);
 
 		/* A rerun that could not run leaves CLASS_RERUN: decide with
@@ -400,9 +416,7 @@ static int settle(struct store *st, const struct config *cfg,
 out:
 	rowset_free(&rels);
 	rowset_free(&gates);
-	rowset_free(&bases);
-	rowset_free(&runs);
-	rowset_free(&base_runs);
+	release_runs_free(&rr);
 	return rc;
 }
 

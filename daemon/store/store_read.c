@@ -740,29 +740,36 @@ json_t *store_rows(struct store *st, enum store_query q, char *err,
 	return rows;
 }
 
-int store_series_patch_id(struct store *st, int64_t release_id, long number,
-			  char *buf, size_t len, char *err, size_t errlen)
+/* Steps stmt (bound) for one text column: 1 with buf set, 0 no row, -1. */
+static int one_text(struct store *st, sqlite3_stmt *stmt, char *buf, size_t len,
+		    const char *what, char *err, size_t errlen)
 {
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT message_id FROM"
-					   " series_patch WHERE release_id = ?"
-					   " AND number = ?", err, errlen);
-	int rc;
+	int rc = sqlite3_step(stmt);
 
-	if (stmt == NULL)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, release_id);
-	sqlite3_bind_int64(stmt, 2, number);
-	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW) {
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
 		rc = 1;
 	} else if (rc == SQLITE_DONE) {
 		rc = 0;
 	} else {
-		rc = store_fail(st, "series patch", err, errlen);
+		rc = store_fail(st, what, err, errlen);
 	}
 	sqlite3_finalize(stmt);
 	return rc;
+}
+
+int store_series_patch_id(struct store *st, int64_t release_id, long number,
+			  char *buf, size_t len, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT message_id FROM"
+					   " series_patch WHERE release_id = ?"
+					   " AND number = ?", err, errlen);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, release_id);
+	sqlite3_bind_int64(stmt, 2, number);
+	return one_text(st, stmt, buf, len, "series patch", err, errlen);
 }
 
 int store_mail_id(struct store *st, const char *kind, int64_t release_id,
@@ -776,7 +783,6 @@ int store_mail_id(struct store *st, const char *kind, int64_t release_id,
 				     " about = ?4) AND refused IS NULL"
 				     " ORDER BY id LIMIT 1",
 				     err, errlen);
-	int rc;
 
 	if (stmt == NULL)
 		return -1;
@@ -784,15 +790,5 @@ int store_mail_id(struct store *st, const char *kind, int64_t release_id,
 	sqlite3_bind_int64(stmt, 2, release_id);
 	sqlite3_bind_int64(stmt, 3, regression_id);
 	sqlite3_bind_int64(stmt, 4, about);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
-		rc = 1;
-	} else if (rc == SQLITE_DONE) {
-		rc = 0;
-	} else {
-		rc = store_fail(st, "mail", err, errlen);
-	}
-	sqlite3_finalize(stmt);
-	return rc;
+	return one_text(st, stmt, buf, len, "mail", err, errlen);
 }

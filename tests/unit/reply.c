@@ -64,9 +64,11 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The release from its real announcement (tests/data/mail), deadline
- * passed, then its x86_64 kernel. */
-static void announce(struct fixture *f, const char *file)
+/* The release of a real announcement (tests/data/mail), as intake stores
+ * it; deadline NULL: the announcement's own (passed). Its version into
+ * version[48]. */
+static void store_announcement(struct fixture *f, const char *file,
+			       const char *deadline, char version[48])
 {
 	struct announcement a;
 	struct announce_in in = { 0 };
@@ -89,11 +91,21 @@ static void announce(struct fixture *f, const char *file)
 	in.to = a.to;
 	in.cc = a.cc;
 	in.date = a.date;
-	in.deadline = a.deadline;
+	in.deadline = deadline != NULL ? deadline : a.deadline;
 	in.head = a.head;
 	assert_true(store_release_announce(f->st, &in, &id, err, sizeof(err)) >= 0);
-	test_engine_add_release(f, a.version);
+	snprintf(version, 48, "%s", a.version);
 	announce_free(&a);
+}
+
+/* The release from its real announcement, deadline passed, then its
+ * x86_64 kernel. */
+static void announce(struct fixture *f, const char *file)
+{
+	char version[48];
+
+	store_announcement(f, file, NULL, version);
+	test_engine_add_release(f, version);
 }
 
 #define add_release test_engine_add_release
@@ -656,38 +668,21 @@ static void test_partial_report(void **state)
 		{ "ext4.write_seq_512", "pass", NULL, 0, 0 },
 		{ "ext4.pwrite_seq_512", "pass", NULL, 0, 0 },
 	};
-	struct announcement a;
-	struct announce_in in = { 0 };
 	struct kversion kv;
 	struct mails m;
 	struct job arm;
-	char err[256], ids[8][256], *raw, *norm;
-	size_t len, nids = 0;
+	char err[256], ids[8][256], version[48], *norm;
+	size_t nids = 0;
 	int64_t id;
 
 	add_release(f, "6.1.63");
 	test_release(f, "6.1.63", "pass");
-	raw = test_data_read("mail", "announce-6.1.64-rc1.eml", &len);
-	assert_int_equal(announce_parse(raw, len, &a, err, sizeof(err)), 0);
-	free(raw);
-	assert_int_equal(kversion_parse(a.version, &kv, err, sizeof(err)), 0);
-	in.version = a.version;
-	in.branch = kv.branch;
-	in.rc = kv.rc;
-	in.patch = kv.patch;
-	in.subject = a.subject;
-	in.message_id = a.message_id;
-	in.from = a.from;
-	in.to = a.to;
-	in.cc = a.cc;
-	in.date = a.date;
-	in.head = a.head;
 	/* A deadline far ahead: the partial report is not a late one. */
-	in.deadline = "2099-01-01T00:00:00Z";
-	assert_true(store_release_announce(f->st, &in, &id, err, sizeof(err)) >= 0);
-	assert_int_equal(store_release_create(f->st, a.version, &kv, NULL, art,
+	store_announcement(f, "announce-6.1.64-rc1.eml", "2099-01-01T00:00:00Z",
+			   version);
+	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, version, &kv, NULL, art,
 					      2, &id, err, sizeof(err)), 0);
-	announce_free(&a);
 
 	finish_next(f, "fail", "6.1.64-rc1");		/* x86_64 */
 	assert_int_equal(store_job_claim(f->st, "w1", &arm, err, sizeof(err)), 1);
