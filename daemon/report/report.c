@@ -559,15 +559,16 @@ static void put_trailers(GString *out, const struct report_input *in,
 	}
 }
 
-static void put_signature(GString *out, const char *signature)
+/* Each line of text behind prefix (empty lines behind empty_prefix),
+ * control characters made spaces. */
+static void put_lines(GString *out, const char *text, const char *prefix,
+		      const char *empty_prefix)
 {
-	if (!signature || !*signature)
-		return;
-	g_string_append(out, "\n-- \n");
-	for (const char *p = signature; *p; ) {
+	for (const char *p = text; *p; ) {
 		size_t n = strcspn(p, "\n");
 		gchar *line = g_strndup(p, n);
 
+		g_string_append(out, n > 0 ? prefix : empty_prefix);
 		put_clean(out, line);
 		g_string_append_c(out, '\n');
 		g_free(line);
@@ -575,6 +576,14 @@ static void put_signature(GString *out, const char *signature)
 		if (*p)
 			p++;
 	}
+}
+
+static void put_signature(GString *out, const char *signature)
+{
+	if (!signature || !*signature)
+		return;
+	g_string_append(out, "\n-- \n");
+	put_lines(out, signature, "", "");
 }
 
 /* The head of the announcement, quoted as the list's testers quote it
@@ -590,18 +599,7 @@ static void put_quote(GString *out, const struct announcement *a)
 	g_string_append(who, " wrote:");
 	report_wrap(out, who->str, "  ", WRAP_KEEP_LEAD);
 	g_string_free(who, TRUE);
-	for (const char *p = a->head; *p; ) {
-		size_t n = strcspn(p, "\n");
-		gchar *line = g_strndup(p, n);
-
-		g_string_append(out, n > 0 ? "> " : ">");
-		put_clean(out, line);
-		g_string_append_c(out, '\n');
-		g_free(line);
-		p += n;
-		if (*p)
-			p++;
-	}
+	put_lines(out, a->head, "> ", ">");
 	g_string_append_c(out, '\n');
 }
 

@@ -289,6 +289,18 @@ static void release_runs_free(struct release_runs *rr)
 	rowset_free(&rr->base_runs);
 }
 
+/* queue_reruns, and the scheduler told when it queued some. */
+static int rerun_failures(struct store *st, const struct config *cfg,
+			  int64_t id, const struct release_runs *rr,
+			  void (*jobs_queued)(void), char *err, size_t errlen)
+{
+	int q = queue_reruns(st, cfg, id, &rr->runs, &rr->base_runs, err, errlen);
+
+	if (q == 1 && jobs_queued != NULL)
+		jobs_queued();
+	return q;
+}
+
 /*
  * A release still testing whose finished targets show a regression that
  * a rerun confirmed: reported now, not when its last job ends (the list's
@@ -312,13 +324,8 @@ static int report_early(struct store *st, const struct config *cfg,
 	rel = rels.v;
 	if (rels.n == 0 || release_runs_load(st, rel, &rr, err, errlen) < 0)
 		goto out;
-	switch (queue_reruns(st, cfg, id, &rr.runs, &rr.base_runs, err, errlen)) {
-	case -1:
+	if (rerun_failures(st, cfg, id, &rr, jobs_queued, err, errlen) < 0)
 		goto out;
-	case 1:
-		if (jobs_queued != NULL)
-			jobs_queued();
-	}
 	r = rr.runs.v;
 	for (size_t i = 0; i < rr.runs.n; i++) {
 		struct test_runs t = { r[i].runs, r[i].fails,
@@ -367,12 +374,10 @@ static int settle(struct store *st, const struct config *cfg,
 	if (release_runs_load(st, rel, &rr, err, errlen) < 0)
 		goto out;
 	baseline = rr.baseline;
-	switch (queue_reruns(st, cfg, id, &rr.runs, &rr.base_runs, err, errlen)) {
+	switch (rerun_failures(st, cfg, id, &rr, jobs_queued, err, errlen)) {
 	case -1:
 		goto out;
 	case 1:
-		if (jobs_queued != NULL)
-			jobs_queued();
 		rc = 0;
 		goto out;
 	}
