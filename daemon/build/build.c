@@ -360,6 +360,50 @@ static void steps_keep(const struct steps *s)
 	file_write_atomic(s->keep, text, (size_t)n, NULL, 0);
 }
 
+void build_config_compiler(const char *config, char *out, size_t len)
+{
+	static const char key[] = "CONFIG_CC_VERSION_TEXT=\"";
+	const char *p = config;
+	size_t o = 0;
+
+	if (len == 0)
+		return;
+	out[0] = '\0';
+	while (p != NULL && strncmp(p, key, sizeof(key) - 1) != 0) {
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	if (p == NULL)
+		return;
+	for (p += sizeof(key) - 1; *p && *p != '"' && *p != '\n' && o + 1 < len;
+	     p++)
+		if ((unsigned char)*p >= 0x20 && *p != 0x7f && *p != '\\')
+			out[o++] = *p;
+	out[o] = '\0';
+}
+
+/* The final .config beside the image (res->image + ".config"): the tree
+ * it is in may go; what it says of the compiler into res. */
+static void keep_config(const char *bdir, struct build_result *res)
+{
+	char path[PATH_MAX];
+	size_t n;
+	char *text;
+
+	res->config[0] = res->compiler[0] = '\0';
+	if (pathf(path, sizeof(path), "%s/.config", bdir) < 0)
+		return;
+	text = file_read(path, 16 << 20, &n, NULL, 0);
+	if (text == NULL)
+		return;
+	build_config_compiler(text, res->compiler, sizeof(res->compiler));
+	if (pathf(res->config, sizeof(res->config), "%s.config", res->image) < 0 ||
+	    file_write_atomic(res->config, text, n, NULL, 0) < 0)
+		res->config[0] = '\0';
+	free(text);
+}
+
 /* One build_kernel call: what its steps hand each other. */
 struct kbuild {
 	const struct build_source *src;
@@ -625,6 +669,7 @@ static int kbuild_keep(struct kbuild *k)
 			 (int)strcspn(kr, "\n"), kr);
 		free(kr);
 	}
+	keep_config(k->bdir, res);
 	/* A whole build's count is the next one's estimate; an incremental
 	 * build's says only what changed. */
 	if (!k->incremental)

@@ -57,6 +57,14 @@ struct config;
 
 /* make's output for a job's build, beside its job.log. */
 #define BUILD_LOG "build.log"
+/* The .config a job's kernel was built with, beside its job.log: served
+ * as GET /api/v1/jobs/{id}/config, linked from the report. */
+#define BUILD_CONFIG "kernel.config"
+
+/* The compiler a .config's text names (kbuild's CONFIG_CC_VERSION_TEXT,
+ * "gcc (Debian 12.2.0-14) 12.2.0") into out, control characters and
+ * quotes dropped; "" when it names none. */
+void build_config_compiler(const char *config, char *out, size_t len);
 
 /* What to build: a release tarball (linux-X.Y.Z.tar.*, already verified)
  * and, for an rc, the stable-review patch that applies to it (.gz or
@@ -153,6 +161,10 @@ struct build_result {
 	char image[PATH_MAX];		/* the kernel image, under root/out/ */
 	char image_sha256[65];
 	char kernelrelease[128];	/* make kernelrelease */
+	/* The final .config, kept beside the image ("" if it could not
+	 * be), and the compiler it names (build_config_compiler). */
+	char config[PATH_MAX];
+	char compiler[256];
 	struct build_diag diag;		/* when the build failed */
 	double seconds;
 };
@@ -236,6 +248,11 @@ struct buildjob_result {
 	char image[PATH_MAX];		/* <cache_dir>/artifacts/<sha256> */
 	char sha256[65];
 	char kernelrelease[128];
+	/* The compiler (build_result.compiler) and, for a git build, what
+	 * git describe --tags says of the commit ("" unknown); the config
+	 * is in the job's directory as BUILD_CONFIG. */
+	char compiler[256];
+	char describe[128];
 	struct build_diag diag;		/* when the source does not build */
 	double seconds;
 };

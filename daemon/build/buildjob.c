@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -140,6 +141,38 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 	return rc;
 }
 
+/* What a reader needs to build the same kernel: the .config into the
+ * job's directory (BUILD_CONFIG), the compiler, and for a git build what
+ * git describe says of the commit. None of it fails the build. */
+static void build_facts(const struct build_result *res,
+			const struct buildjob_src *s, const struct job_build *b,
+			const char *job_dir, struct buildjob_result *out)
+{
+	char path[PATH_MAX], err[256];
+	size_t n;
+	char *text;
+
+	snprintf(out->compiler, sizeof(out->compiler), "%s", res->compiler);
+	if (res->config[0] != '\0') {
+		text = file_read(res->config, 16 << 20, &n, NULL, 0);
+		if (text != NULL &&
+		    pathf(path, sizeof(path), "%s/%s", job_dir, BUILD_CONFIG) == 0)
+			file_write_atomic(path, text, n, NULL, 0);
+		free(text);
+		unlink(res->config);
+	}
+	if (s->gitdir[0] != '\0' && gitsrc_is_commit(s->commit)) {
+		const char *args[] = { "describe", "--tags", "--abbrev=12",
+				       s->commit, NULL };
+		char *d = gitsrc_git_out(s->gitdir, args, &b->o, err, sizeof(err));
+
+		if (d != NULL)
+			snprintf(out->describe, sizeof(out->describe), "%.*s",
+				 (int)strcspn(d, "\n"), d);
+		free(d);
+	}
+}
+
 int buildjob_build(const struct job *job, const struct target *t,
 		   const struct config *cfg, const char *cache_dir,
 		   const char *job_dir, FILE *joblog, const atomic_int *cancel,
@@ -257,6 +290,7 @@ unlock:
 	snprintf(out->sha256, sizeof(out->sha256), "%s", res.image_sha256);
 	snprintf(out->kernelrelease, sizeof(out->kernelrelease), "%s",
 		 res.kernelrelease);
+	build_facts(&res, s, &b, job_dir, out);
 	if (joblog != NULL) {
 		joblog_write(joblog, "build: %s built in %.0f s: %s (%s)", t->name,
 			res.seconds, res.kernelrelease, res.image_sha256);

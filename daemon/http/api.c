@@ -171,6 +171,7 @@ static const struct http_route routes[] = {
 	{ "POST", "/api/v1/announcements", h_announcement, SCOPE_WRITE, HTTP_NO_CACHE },
 	{ "GET", "/api/v1/jobs/{id}", h_job, SCOPE_READ, HTTP_CACHE },
 	{ "GET", "/api/v1/jobs/{id}/log", h_job_log, SCOPE_READ, HTTP_NO_CACHE },
+	{ "GET", "/api/v1/jobs/{id}/config", h_job_config, SCOPE_READ, HTTP_NO_CACHE },
 	{ "POST", "/api/v1/jobs/{id}/retry", h_job_retry, SCOPE_WRITE, HTTP_NO_CACHE },
 	{ "POST", "/api/v1/tokens", h_token_create, SCOPE_ADMIN, HTTP_NO_CACHE },
 };

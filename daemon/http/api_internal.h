@@ -58,6 +58,7 @@ int h_regression_triage(struct http_request *, struct http_response *);
 /* ---- api_jobs.c: jobs, their logs and retries ---- */
 int h_job(struct http_request *, struct http_response *);
 int h_job_log(struct http_request *, struct http_response *);
+int h_job_config(struct http_request *, struct http_response *);
 int h_job_retry(struct http_request *, struct http_response *);
 
 /* ---- api_site.c: the dashboard, health, metrics, feed and targets ---- */

@@ -148,6 +148,34 @@ int h_job_log(struct http_request *req, struct http_response *resp)
 	return http_text(resp, 200, "text/plain; charset=utf-8", buf, len);
 }
 
+/* The .config the job's kernel was built with (a build from source or
+ * git): what the report's "config:" link gives a reader who rebuilds it. */
+int h_job_config(struct http_request *req, struct http_response *resp)
+{
+	int64_t id;
+	json_t *job;
+	long attempt;
+	char path[PATH_MAX];
+	char *text;
+	size_t len;
+
+	job = job_or_error(req, resp, &id);
+	if (job == NULL)
+		return 0;
+	attempt = (long)json_integer_value(json_object_get(job, "attempt"));
+	json_decref(job);
+	if (pathf(path, sizeof(path), "%s/jobs/%lld/%ld/%s",
+		  api_ctx.cfg->state_dir, (long long)id, attempt,
+		  BUILD_CONFIG) < 0)
+		return http_error(resp, 404, "job %lld has no kernel config",
+				  (long long)id);
+	text = file_read(path, 16 << 20, &len, NULL, 0);
+	if (text == NULL)
+		return http_error(resp, 404, "job %lld built no kernel here: no"
+				  " config", (long long)id);
+	return http_text(resp, 200, "text/plain; charset=utf-8", text, len);
+}
+
 int h_job_retry(struct http_request *req, struct http_response *resp)
 {
 	int64_t id;

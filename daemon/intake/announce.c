@@ -16,6 +16,7 @@
 
 #include "base/base.h"
 #include "intake/intake.h"
+#include "intake_internal.h"
 
 #define MAX_MIME_DEPTH 8	/* deeper nesting is not an announcement body */
 
@@ -32,7 +33,7 @@ void announce_init(void)
 }
 
 /* Control characters become spaces: decoded encoded-words can carry CR/LF. */
-static void blank_controls(char *s)
+void intake_blank_controls(char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -51,7 +52,7 @@ static int copy_field(char *dst, size_t size, const char *src,
 		return -1;
 	}
 	memcpy(dst, src, n + 1);
-	blank_controls(dst);
+	intake_blank_controls(dst);
 	return 0;
 }
 
@@ -110,7 +111,7 @@ static int parse_version(const char *s, size_t n, char *branch, size_t bsize)
 }
 
 /* "X.Y", small numbers only. */
-static int is_branch(const char *s, size_t n)
+int intake_is_branch(const char *s, size_t n)
 {
 	const char *dot = memchr(s, '.', n);
 	long v;
@@ -171,7 +172,7 @@ static int parse_subject(const char *subject, struct subject_parts *sp)
 	n = tokenize(p + 1, close, tok, toklen, 3);
 	if (n != 3 || toklen[0] != 5 || strncasecmp(tok[0], "PATCH", 5) != 0)
 		return -1;
-	if (!is_branch(tok[1], toklen[1]) ||
+	if (!intake_is_branch(tok[1], toklen[1]) ||
 	    toklen[1] >= sizeof(sp->bracket_branch))
 		return -1;
 	memcpy(sp->bracket_branch, tok[1], toklen[1]);
@@ -459,6 +460,59 @@ static void scan_body(const char *text, struct body_facts *bf)
 	}
 }
 
+/*
+ * The head replies quote (struct announcement.head): the body's lines from
+ * the first non-blank one down to the line after "Responses should be made
+ * by", when that comes within ANNOUNCE_HEAD_LINES lines and the head fits
+ * in out; else "" (a body of another shape is not quoted in part).
+ */
+static void body_head(const char *text, char *out, size_t len)
+{
+	static const char deadline_intro[] = "Responses should be made by ";
+	const char *p = text, *end = NULL;
+	int lines = 0;
+
+	out[0] = '\0';
+	while (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t')
+		p++;
+	for (const char *q = p; *q != '\0' && lines < ANNOUNCE_HEAD_LINES; ) {
+		size_t n = strcspn(q, "\n");
+
+		lines++;
+		if (memmem(q, n, deadline_intro, sizeof(deadline_intro) - 1)) {
+			const char *next = q[n] != '\0' ? q + n + 1 : q + n;
+			size_t nn = strcspn(next, "\n");
+			int blank = 1;
+
+			for (size_t i = 0; i < nn; i++)
+				if (!isspace((unsigned char)next[i]))
+					blank = 0;
+			end = blank ? q + n : next + nn;
+			break;
+		}
+		q += n;
+		if (*q != '\0')
+			q++;
+	}
+	if (end == NULL || (size_t)(end - p) >= len)
+		return;
+	for (size_t i = 0, o = 0; p + i < end; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c == '\r')
+			continue;
+		if (c == '\n') {
+			while (o > 0 && out[o - 1] == ' ')
+				o--;	/* trailing blanks of the line */
+			out[o++] = '\n';
+		} else {
+			out[o++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+		}
+		out[o] = '\0';
+	}
+	g_strchomp(out);
+}
+
 /* Copies s[0..n) (not NUL-terminated) into dst[size]; too long is an error. */
 static int copy_token(char *dst, size_t size, const char *s, size_t n,
 		      const char *name, char *err, size_t errlen)
@@ -544,7 +598,7 @@ static char *address_list(InternetAddressList *list)
 	copy = strdup(s);
 	g_free(s);
 	if (copy)
-		blank_controls(copy);
+		intake_blank_controls(copy);
 	return copy;
 }
 
@@ -554,7 +608,7 @@ static char *address_list(InternetAddressList *list)
  * text in it ('@', '<', '>'), an address without blanks, controls, quotes
  * or brackets. Otherwise out stays "" and the mail has no sender.
  */
-static void single_sender(GMimeMessage *msg, InternetAddressList *from,
+void intake_single_sender(GMimeMessage *msg, InternetAddressList *from,
 			  char *out, size_t outlen)
 {
 	GMimeHeaderList *headers = g_mime_object_get_header_list(GMIME_OBJECT(msg));
@@ -731,7 +785,7 @@ static int take_identity(GMimeMessage *msg, const char *subject,
 		return -1;
 	}
 	g_free(s);
-	single_sender(msg, from, out->from_addr, sizeof(out->from_addr));
+	intake_single_sender(msg, from, out->from_addr, sizeof(out->from_addr));
 	date = g_mime_message_get_date(msg);
 	if (date && format_utc(date, out->date) < 0)
 		out->date[0] = '\0';
@@ -814,8 +868,10 @@ static int interpret(GMimeMessage *msg, struct announcement *out, char *err,
 	memset(&bf, 0, sizeof(bf));
 	text = first_text_plain(g_mime_message_get_mime_part(msg), 0);
 	s = text ? g_mime_text_part_get_text(text) : NULL;
-	if (s)
+	if (s) {
 		scan_body(s, &bf);
+		body_head(s, out->head, sizeof(out->head));
+	}
 	rc = take_sources(&x, &bf, out, err, errlen);
 	g_free(s);
 	if (rc < 0)

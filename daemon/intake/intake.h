@@ -61,7 +61,29 @@ struct announcement {
 	char git_tree[1024];	/* "" if none */
 	char git_branch[128];	/* "linux-6.1.y", "" if none */
 	long npatches;		/* N of 000/N, -1 if unknown */
+	/* The head of the body as replies quote it: from its first line to
+	 * the line after "Responses should be made by" (Roeck's 7 lines),
+	 * at most ANNOUNCE_HEAD_LINES lines, control characters made
+	 * spaces; "" when the body does not start that way. */
+	char head[1024];
 };
+#define ANNOUNCE_HEAD_LINES 12
+
+/* A patch of an rc's series: "[PATCH 6.1 123/372] subject", a reply to
+ * the announcement. Its Message-ID is the patch's lore link. */
+struct series_patch {
+	char branch[32];		/* "6.1" */
+	long number, total;		/* 123, 372 */
+	char subject[512];		/* after the brackets */
+	char message_id[512];		/* without <> */
+	char parent_id[512];		/* In-Reply-To: the announcement's */
+	char from_addr[320];		/* as announcement.from_addr */
+};
+
+/* Parses raw as a patch of a series: 0 with out filled, 1 if it is not
+ * one (err says why), -1 if it is no mail. */
+int announce_parse_patch(const char *raw, size_t len, struct series_patch *out,
+			 char *err, size_t errlen);
 
 /*
  * Initialises GMime once per process; safe from any thread, any number of

@@ -97,6 +97,29 @@ int trigger_sender_accepted(const char *senders, const char *addr)
 	return 0;
 }
 
+/* A mail that is no announcement may be a patch of an announced series
+ * from its sender: recorded for the culprit's lore link, and err says
+ * so (the mail is still "not an announcement"). */
+static void series_patch(struct store *st, const char *senders,
+			 const char *raw, size_t len, char *err, size_t errlen)
+{
+	struct series_patch p;
+	char e2[256], version[48] = "";
+	int rc;
+
+	if (announce_parse_patch(raw, len, &p, e2, sizeof(e2)) != 0 ||
+	    !trigger_sender_accepted(senders, p.from_addr))
+		return;
+	rc = store_series_patch_add(st, p.parent_id, p.from_addr, p.number,
+				    p.total, p.subject, p.message_id, version,
+				    sizeof(version), e2, sizeof(e2));
+	if (rc < 0)
+		log_err("series patch <%s>: %s", p.message_id, e2);
+	else if (rc > 0)
+		errf(err, errlen, "a patch of the series, recorded as %s's"
+		     " %ld/%ld", version, p.number, p.total);
+}
+
 int trigger_announcement(struct store *st, const char *senders,
 			 const char *raw, size_t len, char *version,
 			 size_t vlen, int *created, char *err, size_t errlen)
@@ -111,6 +134,8 @@ int trigger_announcement(struct store *st, const char *senders,
 
 	*created = 0;
 	rc = announce_parse(raw, len, &a, err, errlen);
+	if (rc == 1)
+		series_patch(st, senders, raw, len, err, errlen);
 	if (rc != 0)
 		return rc;
 	if (kversion_parse(a.version, &kv, err, errlen) < 0) {
@@ -154,6 +179,7 @@ int trigger_announcement(struct store *st, const char *senders,
 	in.patch_url = a.patch_url;
 	in.git_tree = a.git_tree;
 	in.git_branch = a.git_branch;
+	in.head = a.head[0] != '\0' ? a.head : NULL;
 	rc = store_release_announce(st, &in, &id, err, errlen);
 	if (rc >= 0) {
 		static const char *const what[] = { "created", "attached",

@@ -82,7 +82,7 @@ static void series_name(const char *ann_subject, long long ncommits,
  * bisection gave no answer. Caller g_free's. */
 static char *bisection_text(const json_t *b, const struct config *cfg,
 			    const char *base, json_t *steps,
-			    const char *ann_subject)
+			    const char *ann_subject, const char *patch_id)
 {
 #define F(k) json_string_value(json_object_get(b, k))
 	const char *state = F("state"), *upstream = F("culprit_upstream"),
@@ -97,7 +97,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				       " %s to this commit:", cfg->farm,
 				       F("test"), reply_kernel_arch(F("target")),
 				       F("version"));
-		reply_add_wrapped(s, line, "");
+		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		{
 			char patch[512];
@@ -108,7 +108,12 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				    F("culprit_subject"), patch, sizeof(patch));
 			if (patch[0] != '\0') {
 				g_string_append_c(s, '\n');
-				reply_add_wrapped(s, patch, "    ");
+				report_wrap(s, patch, "    ", WRAP_DROP_LEAD);
+				/* the patch as the list has it, when it
+				 * reached intake; nothing is guessed */
+				if (patch_id != NULL)
+					g_string_append_printf(s, "    https://"
+						"lore.kernel.org/r/%s/\n", patch_id);
 			}
 		}
 		g_string_append_printf(s, "\ncommit %s\n", F("culprit"));
@@ -129,7 +134,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				       (long long)json_integer_value(json_object_get(b, "steps")),
 				       json_integer_value(json_object_get(b, "steps")) == 1 ? "" : "s");
 		g_string_append_c(s, '\n');
-		reply_add_wrapped(s, line, "");
+		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		bisection_log(s, steps, F("good"), F("bad"));
 		if (upstream != NULL && others != NULL) {
@@ -138,7 +143,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 					       " every branch that carries it.",
 					       others);
 			g_string_append_c(s, '\n');
-			reply_add_wrapped(s, line, "");
+			report_wrap(s, line, "", WRAP_DROP_LEAD);
 			g_free(line);
 		}
 	} else {
@@ -147,7 +152,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 			size_t n = strcspn(p, "\n");
 			gchar *para = g_strndup(p, n);
 
-			reply_add_wrapped(s, para, "");
+			report_wrap(s, para, "", WRAP_DROP_LEAD);
 			g_free(para);
 			p += n;
 			if (*p)
@@ -184,7 +189,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 			line = g_strdup_printf("No possible dependencies found: %s.",
 					       pmsg != NULL ? pmsg : "none");
 			g_string_append_c(s, '\n');
-			reply_add_wrapped(s, line, "");
+			report_wrap(s, line, "", WRAP_DROP_LEAD);
 			g_free(line);
 		}
 		json_decref(list);
@@ -201,7 +206,7 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 {
 	struct rowset rels = { 0 };
 	const struct release_row *rel;
-	char err[512], date[64], parent[512];
+	char err[512], date[64], parent[512], patch_id[512];
 	struct announcement ann;
 	struct report_mail rm = { 0 };
 	struct mail_in m = { 0 };
@@ -221,8 +226,17 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	m.release_id = json_integer_value(json_object_get(b, "release_id"));
 	rel = reply_release_of(st, m.release_id, &rels);
 	steps = store_rows(st, Q_BISECT_STEPS, err, sizeof(err), "i", id);
+	{
+		long k = (long)json_integer_value(json_object_get(b, "culprit_index"));
+
+		if (rel == NULL || k <= 0 ||
+		    store_series_patch_id(st, rel->id, k, patch_id,
+					  sizeof(patch_id), err, sizeof(err)) <= 0)
+			patch_id[0] = '\0';
+	}
 	text = bisection_text(b, cfg, base, steps,
-			      rel != NULL ? rel->subject : NULL);
+			      rel != NULL ? rel->subject : NULL,
+			      patch_id[0] != '\0' ? patch_id : NULL);
 	json_decref(steps);
 	p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection", "version",
 		      json_string_value(json_object_get(b, "version")),
@@ -416,7 +430,7 @@ static int regzbot_report(struct store *st, const struct config *cfg,
 			       " the branch:", released, to - from > 1 ?
 			       "regressions" : "a regression", cfg->farm, version,
 			       to - from > 1 ? "are" : "is");
-	reply_add_wrapped(body, line, "");
+	report_wrap(body, line, "", WRAP_DROP_LEAD);
 	g_free(line);
 	g_string_append_c(body, '\n');
 	for (size_t i = from; i < to; i++) {
@@ -446,7 +460,7 @@ static int regzbot_report(struct store *st, const struct config *cfg,
 			       " on.", to - from > 1 ? "tests pass" : "test passes",
 			       to - from > 1 ? "fail" : "fails", version);
 	g_string_append_c(body, '\n');
-	reply_add_wrapped(body, line, "");
+	report_wrap(body, line, "", WRAP_DROP_LEAD);
 	g_free(line);
 	if (have_report)
 		g_string_append_printf(body, "The report in the review thread:\n"
@@ -577,7 +591,7 @@ static void regzbot_settle(struct store *st, const struct config *cfg,
 		line = g_strdup_printf("%s not a regression after all: %s.",
 				       n > 1 ? "These are" : "This is",
 				       why != NULL ? why : "triaged invalid");
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		g_string_append_printf(body, "\n#regzbot invalid: %s\n",
 				       why != NULL ? why : "triaged invalid");
 	} else {
@@ -590,7 +604,7 @@ static void regzbot_settle(struct store *st, const struct config *cfg,
 			line = g_strdup_printf("The last open one was triaged as"
 					       " not a regression (%s); the rest"
 					       " are fixed.", why ? why : "invalid");
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		if (fixed_in != NULL)
 			g_string_append_printf(body, "\n#regzbot resolve: fixed in"
 					       " %s\n", fixed_in);
@@ -692,14 +706,14 @@ void reply_triage(struct store *st, const struct config *cfg,
 		body = g_string_new(NULL);
 		line = g_strdup_printf("About the regression %s reported above for"
 				       " %s:", cfg->farm, rel->version);
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		g_string_append_printf(body, "\n* %s, %s\n\n", reply_kernel_arch(target),
 				       test);
 		line = g_strdup_printf("It was triaged as not a regression of the"
 				       " rc (%s). Please disregard it: it no longer"
 				       " counts against %s.", why, rel->version);
-		reply_add_wrapped(body, line, "");
+		report_wrap(body, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		g_string_append_printf(body, "\nDetails:\n  %s/#/regression/%lld\n",
 				       base, (long long)regression_id);

@@ -40,6 +40,8 @@ int reply_announcement(const struct release_row *rel, struct announcement *ann)
 	ann->to = (char *)rel->mail_to;
 	ann->cc = (char *)rel->mail_cc;
 	ann->npatches = -1;
+	snprintf(ann->head, sizeof(ann->head), "%s",
+		 rel->announce_head != NULL ? rel->announce_head : "");
 	return 1;
 }
 
@@ -192,15 +194,24 @@ int reply_send_mail(struct store *st, const struct config *cfg,
 	char why[512];
 	int rc;
 
+	/* A mail that does not go out now is recorded as refused: it never
+	 * goes out later (a config that changes does not send old news), and
+	 * nothing threads under it or links to it. */
+	m->refused = "no mail composed";
+	if (m->email != NULL && cfg->smtp_url[0] == '\0')
+		m->refused = "[report] smtp_url is not set";
 	if (m->email != NULL && cfg->smtp_url[0] != '\0') {
 		if (reply_mail_allowed(cfg->public_url, cfg->mail_from, why,
-				       sizeof(why)))
+				       sizeof(why))) {
 			out[n++] = (struct outbox_in){ "smtp", cfg->smtp_url,
 						       m->email };
-		else
+			m->refused = NULL;
+		} else {
+			m->refused = why;
 			log_warn("mail kind=%s release=%lld regression=%lld not"
 				 " sent: %s", m->kind, (long long)m->release_id,
 				 (long long)m->regression_id, why);
+		}
 	}
 	if (hook != NULL && cfg->webhook_url[0] != '\0')
 		out[n++] = (struct outbox_in){ "webhook", cfg->webhook_url, hook };
@@ -283,7 +294,7 @@ static void tell_earlier_thread(struct store *st, const struct config *cfg,
 	body = g_string_new(NULL);
 	line = g_strdup_printf("These failures reported above also affect %s:",
 			       rel->version);
-	reply_add_wrapped(body, line, "");
+	report_wrap(body, line, "", WRAP_DROP_LEAD);
 	g_free(line);
 	for (size_t i = 0; i < nr; i++)
 		for (size_t k = 0; k < rr[i].nalso; k++)
@@ -376,27 +387,212 @@ static void links_free(char **links, size_t n)
 	free(links);
 }
 
+/* What a report's input points to: the rows' arrays and the links made
+ * for them, owned here and freed by parts_free. */
+struct report_parts {
+	struct report_regression *rr;
+	struct report_target *rt;
+	struct report_fix *rf;
+	char **also, **urls, **fix_urls, **job_urls, **config_urls;
+	char ***alinks;
+	size_t nr, nf, nt;
+};
+
+static int parts_alloc(struct report_parts *p, size_t nregs, size_t njobs,
+		       size_t nfixes)
+{
+	p->rr = calloc(nregs + 1, sizeof(*p->rr));
+	p->also = calloc(nregs + 1, sizeof(*p->also));
+	p->urls = calloc(nregs + 1, sizeof(*p->urls));
+	p->alinks = calloc(nregs + 1, sizeof(*p->alinks));
+	p->rt = calloc(njobs + 1, sizeof(*p->rt));
+	p->job_urls = calloc(2 * njobs + 1, sizeof(*p->job_urls));
+	p->config_urls = calloc(njobs + 1, sizeof(*p->config_urls));
+	p->rf = calloc(nfixes + 1, sizeof(*p->rf));
+	p->fix_urls = calloc(nfixes + 1, sizeof(*p->fix_urls));
+	p->nt = njobs;
+	return p->rr && p->also && p->urls && p->alinks && p->rt &&
+	       p->job_urls && p->config_urls && p->rf && p->fix_urls ? 0 : -1;
+}
+
+static void parts_free(struct report_parts *p)
+{
+	for (size_t i = 0; p->rr != NULL && i < p->nr; i++) {
+		links_free(p->alinks[i], p->rr[i].nalso);
+		free((void *)p->rr[i].also_in);
+		free(p->also[i]);
+		free(p->urls[i]);
+	}
+	for (size_t i = 0; p->fix_urls != NULL && i < p->nf; i++)
+		free(p->fix_urls[i]);
+	for (size_t i = 0; p->job_urls != NULL && i < 2 * p->nt; i++)
+		free(p->job_urls[i]);
+	for (size_t i = 0; p->config_urls != NULL && i < p->nt; i++)
+		free(p->config_urls[i]);
+	free(p->job_urls);
+	free(p->config_urls);
+	free(p->rr);
+	free(p->alinks);
+	free(p->rt);
+	free(p->rf);
+	free(p->also);
+	free(p->urls);
+	free(p->fix_urls);
+}
+
+/* The regressions the mail names (flaky ones are on the status page),
+ * each with its page and the other threads it was reported in. */
+static void add_regressions(struct store *st, const char *base,
+			    const struct rowset *regs, struct report_parts *p)
+{
+	const struct regression_row *g = regs->v;
+
+	for (size_t i = 0; i < regs->n; i++) {
+		struct report_regression *r = &p->rr[p->nr];
+
+		if (g[i].flaky)
+			continue;
+		r->id = (long)g[i].id;
+		r->test = g[i].test;
+		r->target = g[i].target;
+		r->diagnostic = g[i].diagnostic;
+		r->state = g[i].state;
+		r->also_in = split_versions(g[i].also_in, &p->also[p->nr],
+					    &r->nalso);
+		if (r->also_in != NULL) {
+			p->alinks[p->nr] = report_links(st, r->also_in, r->nalso);
+			r->also_links = (const char *const *)p->alinks[p->nr];
+		}
+		if (asprintf(&p->urls[p->nr], "%s/#/regression/%ld", base,
+			     r->id) >= 0)
+			r->url = p->urls[p->nr];
+		p->nr++;
+	}
+}
+
+/* Regressions of earlier rcs this one fixes. */
+static void add_fixes(const char *base, json_t *fixes, struct report_parts *p)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(fixes, i, f) {
+		struct report_fix *x = &p->rf[p->nf];
+
+		x->test = json_string_value(json_object_get(f, "test"));
+		x->target = json_string_value(json_object_get(f, "target"));
+		x->seen_in = json_string_value(json_object_get(f, "seen_in"));
+		if (asprintf(&p->fix_urls[p->nf], "%s/#/regression/%lld", base,
+			     (long long)json_integer_value(json_object_get(f, "id"))) >= 0)
+			x->url = p->fix_urls[p->nf];
+		p->nf++;
+	}
+}
+
+/* One line per target: its job's page, log and counts. */
+static void add_targets(const char *base, const struct rowset *jobs,
+			struct report_parts *p)
+{
+	const struct job_row *j = jobs->v;
+
+	for (size_t i = 0; i < jobs->n; i++) {
+		struct report_target *t = &p->rt[i];
+
+		t->job_id = (long)j[i].id;
+		if (asprintf(&p->job_urls[2 * i], "%s/#/job/%lld", base,
+			     (long long)j[i].id) >= 0)
+			t->job_url = p->job_urls[2 * i];
+		if (asprintf(&p->job_urls[2 * i + 1], "%s/api/v1/jobs/%lld/log",
+			     base, (long long)j[i].id) >= 0)
+			t->log_url = p->job_urls[2 * i + 1];
+		t->target = j[i].target;
+		t->state = j[i].state;
+		t->kernel = j[i].kernel_version;
+		t->seconds = j[i].boot_seconds;
+		t->error = j[i].error;
+		t->pass = j[i].counts.pass;
+		t->fail = j[i].counts.fail;
+		t->skip = j[i].counts.skip;
+	}
+}
+
+/* What was built: each job's accelerator, compiler and config link; the
+ * exact commit and git describe when every job built the same one. built
+ * (Q_RELEASE_JOBS rows) owns the strings. */
+static void add_built(const char *base, json_t *built, struct report_parts *p,
+		      struct report_input *in)
+{
+	int same = 1, describe_same = 1;
+	size_t i;
+	json_t *jr;
+
+	json_array_foreach(built, i, jr) {
+		int64_t jid = json_integer_value(json_object_get(jr, "id"));
+		const char *d = json_string_value(json_object_get(jr, "git_describe"));
+		const char *c = json_string_value(json_object_get(jr, "built_commit"));
+
+		for (size_t k = 0; k < p->nt; k++) {
+			if (p->rt[k].job_id != (long)jid)
+				continue;
+			p->rt[k].accel = json_string_value(json_object_get(jr, "accel"));
+			p->rt[k].compiler = json_string_value(
+				json_object_get(jr, "compiler"));
+			if (json_string_value(json_object_get(jr, "built_sha256")) &&
+			    asprintf(&p->config_urls[k], "%s/api/v1/jobs/%lld/config",
+				     base, (long long)jid) >= 0)
+				p->rt[k].config_url = p->config_urls[k];
+		}
+		if (d == NULL || (in->describe != NULL && strcmp(d, in->describe) != 0))
+			describe_same = 0;
+		else if (in->describe == NULL)
+			in->describe = d;
+		if (c == NULL || (in->commit != NULL && strcmp(c, in->commit) != 0))
+			same = 0;
+		else if (in->commit == NULL)
+			in->commit = c;
+	}
+	if (!same)
+		in->commit = NULL;
+	if (!describe_same)
+		in->describe = NULL;
+}
+
+/* The webhook's report event (NULL without a webhook). */
+static char *report_hook(const struct config *cfg, const struct release_row *rel,
+			 const struct report_input *in, const char *text)
+{
+	json_t *payload;
+	char *hook;
+
+	if (cfg->webhook_url[0] == '\0')
+		return NULL;
+	payload = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:i,s:i}",
+		"event", "report", "version", in->version, "gate", in->gate,
+		"status_url", in->status_url, "baseline", in->baseline,
+		"message_id", rel->message_id, "regressions", (int)in->nregressions,
+		"fixes", (int)in->nfixes);
+	if (payload == NULL)
+		return NULL;
+	json_object_set_new(payload, "report", json_string(text));
+	hook = json_dumps(payload, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(payload);
+	return hook;
+}
+
 int reply_report(struct store *st, const struct config *cfg,
 		 const char *base_url, const struct release_row *rel,
 		 const struct release_row *baseline, const char *gate,
 		 char *err, size_t errlen)
 {
 	struct rowset regs = { 0 }, jobs = { 0 }, gates = { 0 };
-	struct report_regression *rr = NULL;
-	struct report_target *rt = NULL;
-	struct report_fix *rf = NULL;
+	struct report_parts p = { 0 };
 	struct report_input in = { 0 };
 	struct announcement ann;
 	struct mail_in m = { 0 };
-	char status_url[1024], date[64], id[512] = "", **also = NULL,
-		**urls = NULL, **fix_urls = NULL, **job_urls = NULL;
-	char ***alinks = NULL;
+	char status_url[1024], tests_url[1024], date[64], id[512] = "";
 	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
 	const char *base = reply_link_base(cfg, base_url);
-	json_t *fixes = NULL, *f, *built = NULL;
-	size_t nr = 0, nf = 0, i;
-	const struct regression_row *g;
-	const struct job_row *j;
+	json_t *fixes = NULL, *built = NULL;
 	int rc = -1;
 
 	if (store_release_regressions(st, rel->id, &regs, err, errlen) < 0 ||
@@ -404,100 +600,28 @@ int reply_report(struct store *st, const struct config *cfg,
 	    (fixes = store_rows(st, Q_RELEASE_FIXES, err, errlen, "i",
 				rel->id)) == NULL)
 		goto out;
-	g = regs.v;
-	j = jobs.v;
-	rr = calloc(regs.n + 1, sizeof(*rr));
-	also = calloc(regs.n + 1, sizeof(*also));
-	urls = calloc(regs.n + 1, sizeof(*urls));
-	alinks = calloc(regs.n + 1, sizeof(*alinks));
-	rt = calloc(jobs.n + 1, sizeof(*rt));
-	rf = calloc(json_array_size(fixes) + 1, sizeof(*rf));
-	job_urls = calloc(2 * jobs.n + 1, sizeof(*job_urls));
-	fix_urls = calloc(json_array_size(fixes) + 1, sizeof(*fix_urls));
-	if (rr == NULL || rt == NULL || also == NULL || urls == NULL ||
-	    alinks == NULL ||
-	    rf == NULL || fix_urls == NULL || job_urls == NULL) {
+	if (parts_alloc(&p, regs.n, jobs.n, json_array_size(fixes)) < 0) {
 		errf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < regs.n; i++) {
-		if (g[i].flaky)
-			continue;	/* flaky results are on the status page */
-		rr[nr].id = (long)g[i].id;
-		rr[nr].test = g[i].test;
-		rr[nr].target = g[i].target;
-		rr[nr].diagnostic = g[i].diagnostic;
-		rr[nr].state = g[i].state;
-		rr[nr].also_in = split_versions(g[i].also_in, &also[nr],
-						&rr[nr].nalso);
-		if (rr[nr].also_in != NULL) {
-			alinks[nr] = report_links(st, rr[nr].also_in, rr[nr].nalso);
-			rr[nr].also_links = (const char *const *)alinks[nr];
-		}
-		if (asprintf(&urls[nr], "%s/#/regression/%ld", base,
-			     rr[nr].id) >= 0)
-			rr[nr].url = urls[nr];
-		nr++;
-	}
-	json_array_foreach(fixes, i, f) {
-		rf[nf].test = json_string_value(json_object_get(f, "test"));
-		rf[nf].target = json_string_value(json_object_get(f, "target"));
-		rf[nf].seen_in = json_string_value(json_object_get(f, "seen_in"));
-		if (asprintf(&fix_urls[nf], "%s/#/regression/%lld", base,
-			     (long long)json_integer_value(json_object_get(f, "id"))) >= 0)
-			rf[nf].url = fix_urls[nf];
-		nf++;
-	}
-	for (i = 0; i < jobs.n; i++) {
-		rt[i].job_id = (long)j[i].id;
-		if (asprintf(&job_urls[2 * i], "%s/#/job/%lld", base,
-			     (long long)j[i].id) >= 0)
-			rt[i].job_url = job_urls[2 * i];
-		if (asprintf(&job_urls[2 * i + 1], "%s/api/v1/jobs/%lld/log", base,
-			     (long long)j[i].id) >= 0)
-			rt[i].log_url = job_urls[2 * i + 1];
-		rt[i].target = j[i].target;
-		rt[i].state = j[i].state;
-		rt[i].kernel = j[i].kernel_version;
-		rt[i].seconds = j[i].boot_seconds;
-		rt[i].error = j[i].error;
-		rt[i].pass = j[i].counts.pass;
-		rt[i].fail = j[i].counts.fail;
-		rt[i].skip = j[i].counts.skip;
-	}
+	add_regressions(st, base, &regs, &p);
+	add_fixes(base, fixes, &p);
+	add_targets(base, &jobs, &p);
 	snprintf(status_url, sizeof(status_url), "%s/#/release/%s", base,
 		 rel->version);
+	snprintf(tests_url, sizeof(tests_url), "%s/tests", base);
 	sig = reply_signature(cfg, base);
-	in.farm = cfg->farm;
-	in.tested_by = cfg->mail_from;
-	in.version = rel->version;
-	in.baseline = baseline != NULL ? baseline->version : NULL;
-	in.gate = gate;
-	in.status_url = status_url;
-	in.regressions = rr;
-	in.nregressions = nr;
-	in.targets = rt;
-	in.ntargets = jobs.n;
-	in.fixes = rf;
-	in.nfixes = nf;
-	in.signature = sig;
-	/* The exact commit, when every job built the same one. */
+	in = (struct report_input){
+		.tests_url = tests_url, .farm = cfg->farm,
+		.tested_by = cfg->mail_from, .version = rel->version,
+		.baseline = baseline != NULL ? baseline->version : NULL,
+		.gate = gate, .status_url = status_url,
+		.regressions = p.rr, .nregressions = p.nr,
+		.targets = p.rt, .ntargets = jobs.n,
+		.fixes = p.rf, .nfixes = p.nf, .signature = sig,
+	};
 	built = store_rows(st, Q_RELEASE_JOBS, err, errlen, "i", rel->id);
-	{
-		json_t *jr;
-		int same = 1;
-
-		json_array_foreach(built, i, jr) {
-			const char *c = json_string_value(json_object_get(jr, "built_commit"));
-
-			if (c == NULL || (in.commit != NULL && strcmp(c, in.commit) != 0))
-				same = 0;
-			else if (in.commit == NULL)
-				in.commit = c;
-		}
-		if (!same)
-			in.commit = NULL;
-	}
+	add_built(base, built, &p, &in);
 	if (store_release_gate(st, rel->id, &gates, err, errlen) == 0 &&
 	    gates.n == 1)
 		in.late = ((const struct gate_row *)gates.v)->deadline_passed;
@@ -517,19 +641,7 @@ int reply_report(struct store *st, const struct config *cfg,
 		else
 			report_message_id(email, id, sizeof(id));
 	}
-	if (cfg->webhook_url[0] != '\0') {
-		json_t *payload = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:i,s:i}",
-			"event", "report", "version", in.version, "gate", gate,
-			"status_url", status_url, "baseline", in.baseline,
-			"message_id", rel->message_id, "regressions", (int)nr,
-			"fixes", (int)nf);
-
-		if (payload != NULL) {
-			json_object_set_new(payload, "report", json_string(text));
-			hook = json_dumps(payload, JSON_COMPACT | JSON_SORT_KEYS);
-			json_decref(payload);
-		}
-	}
+	hook = report_hook(cfg, rel, &in, text);
 	m.kind = "report";
 	m.release_id = rel->id;
 	/* Every report of the release is kept and sent: keyed by its id. */
@@ -541,26 +653,9 @@ int reply_report(struct store *st, const struct config *cfg,
 	rc = reply_send_mail(st, cfg, &m, hook, err, errlen) < 0 ? -1 : 0;
 	/* The earlier rcs' threads hear that it reached this one too. */
 	if (rc == 0 && id[0] != '\0')
-		tell_earlier_threads(st, cfg, rel, id, rr, nr);
+		tell_earlier_threads(st, cfg, rel, id, p.rr, p.nr);
 out:
-	for (i = 0; rr != NULL && i < nr; i++) {
-		links_free(alinks[i], rr[i].nalso);
-		free((void *)rr[i].also_in);
-		free(also[i]);
-		free(urls[i]);
-	}
-	for (i = 0; fix_urls != NULL && i < nf; i++)
-		free(fix_urls[i]);
-	for (i = 0; job_urls != NULL && i < 2 * jobs.n; i++)
-		free(job_urls[i]);
-	free(job_urls);
-	free(rr);
-	free(alinks);
-	free(rt);
-	free(rf);
-	free(also);
-	free(urls);
-	free(fix_urls);
+	parts_free(&p);
 	free(text);
 	free(email);
 	free(hook);
@@ -662,34 +757,4 @@ void reply_commit_people(const char *message, char *out, size_t len)
 		if (*line)
 			line++;
 	}
-}
-
-/* Adds text wrapped at 78 columns, continuation lines indented. */
-void reply_add_wrapped(GString *out, const char *text, const char *indent)
-{
-	size_t col = 0;
-	int first = 1;
-
-	for (const char *p = text; *p; ) {
-		size_t w;
-
-		while (*p == ' ')
-			p++;
-		w = strcspn(p, " ");
-		if (w == 0)
-			break;
-		if (!first && col + 1 + w > 78) {
-			g_string_append_c(out, '\n');
-			g_string_append(out, indent);
-			col = strlen(indent);
-		} else if (!first) {
-			g_string_append_c(out, ' ');
-			col++;
-		}
-		g_string_append_len(out, p, (gssize)w);
-		col += w;
-		first = 0;
-		p += w;
-	}
-	g_string_append_c(out, '\n');
 }

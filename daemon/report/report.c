@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * report.c - renders a per-rc test report as plain text and as the RFC 822
- * reply to the rc's announcement. The reply is built with GMime, which owns
- * header folding and encoding; this file only decides what to say.
+ * reply to the rc's announcement (mail.c composes the message; this file
+ * only decides what to say).
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 #include "base/base.h"
 #include "intake/intake.h"
 #include "report/report.h"
+#include "report_internal.h"
 
 /* Appends s as one line's worth of text: control characters become spaces. */
 static void put_clean(GString *out, const char *s)
@@ -22,19 +23,6 @@ static void put_clean(GString *out, const char *s)
 	for (; s && *s; s++)
 		g_string_append_c(out, (unsigned char)*s < 0x20 || *s == 0x7f ?
 					       ' ' : *s);
-}
-
-/* A malloc'd copy of s with control characters made spaces; NULL if s is. */
-static char *clean_dup(const char *s)
-{
-	char *c;
-
-	if (!s || !(c = strdup(s)))
-		return NULL;
-	for (char *p = c; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-	return c;
 }
 
 /* One name per target everywhere in the report: the kernel's ARCH name,
@@ -69,6 +57,12 @@ static int target_failed_to_run(const struct report_target *t)
 	return !t->state || strcmp(t->state, "done") != 0 || t->error;
 }
 
+/* A job not over yet: its results come in the full report. */
+static int target_still_running(const struct report_target *t)
+{
+	return t->state && job_state_find(t->state) && !job_state_final(t->state);
+}
+
 /* Adds name to the list unless present: arch names of several targets may coincide. */
 static void add_unique(GPtrArray *list, const char *name)
 {
@@ -92,7 +86,7 @@ static void put_list(GString *out, GPtrArray *list)
 static void put_verdict(GString *out, const struct report_input *in)
 {
 	GPtrArray *bad = g_ptr_array_new(), *ok = g_ptr_array_new();
-	GPtrArray *broken = g_ptr_array_new();
+	GPtrArray *broken = g_ptr_array_new(), *running = g_ptr_array_new();
 
 	/* Targets' order first, so the lines read like the summary. */
 	for (size_t t = 0; t < in->ntargets; t++) {
@@ -104,7 +98,9 @@ static void put_verdict(GString *out, const struct report_input *in)
 			    in->regressions[r].target &&
 			    strcmp(in->regressions[r].target, name) == 0)
 				add_unique(bad, arch_name(name));
-		if (target_failed_to_run(&in->targets[t]))
+		if (target_still_running(&in->targets[t]))
+			add_unique(running, arch_name(name));
+		else if (target_failed_to_run(&in->targets[t]))
 			add_unique(broken, arch_name(name));
 		else
 			add_unique(ok, arch_name(name));
@@ -131,27 +127,39 @@ static void put_verdict(GString *out, const struct report_input *in)
 		put_list(out, broken);
 		g_string_append(out, " (infrastructure error).\n");
 	}
+	if (running->len > 0) {
+		GString *l = g_string_new("Still being tested on ");
+
+		put_list(l, running);
+		g_string_append(l, ": this report is partial, sent as soon as a"
+				" regression was confirmed; the full one follows"
+				" when testing ends.");
+		report_wrap(out, l->str, "", WRAP_DROP_LEAD);
+		g_string_free(l, TRUE);
+	}
 	if (in->late)
 		g_string_append(out, "This report comes after the review"
 				" deadline.\n");
+	g_ptr_array_free(running, TRUE);
 	g_ptr_array_free(bad, TRUE);
 	g_ptr_array_free(ok, TRUE);
 	g_ptr_array_free(broken, TRUE);
 }
 
-#define REPORT_WIDTH 78	/* mail readers wrap longer lines */
 
-/* line, broken at blanks into lines of at most REPORT_WIDTH columns, the
- * continuations indented; a word longer than that (a URL) stays whole. */
-static void put_wrapped(GString *out, const char *line, const char *indent)
+void report_wrap(GString *out, const char *line, const char *indent,
+		 enum wrap_lead lead)
 {
 	size_t col = 0, ilen = strlen(indent);
 	const char *p = line;
 	int first = 1;
 
 	while (*p == ' ') {
-		g_string_append_c(out, *p++);
-		col++;
+		if (lead == WRAP_KEEP_LEAD) {
+			g_string_append_c(out, ' ');
+			col++;
+		}
+		p++;
 	}
 	while (*p) {
 		size_t w = strcspn(p, " ");
@@ -174,6 +182,16 @@ static void put_wrapped(GString *out, const char *line, const char *indent)
 	g_string_append_c(out, '\n');
 }
 
+/* "<prefix><value>\n" for an indented detail line, nothing if value is. */
+static void put_detail(GString *out, const char *prefix, const char *value)
+{
+	if (!value)
+		return;
+	g_string_append(out, prefix);
+	put_clean(out, value);
+	g_string_append_c(out, '\n');
+}
+
 static void put_item(GString *out, const char *label, const char *value)
 {
 	if (!value || !*value)
@@ -190,6 +208,7 @@ static void put_build(GString *out, const struct report_input *in)
 	g_string_append(out, "\n## Build\n");
 	put_item(out, "kernel", in->version);
 	put_item(out, "commit", in->commit);
+	put_item(out, "git describe", in->describe);
 	if (a) {
 		put_item(out, "git", a->git_tree);
 		put_item(out, "git branch", a->git_branch);
@@ -200,6 +219,30 @@ static void put_build(GString *out, const struct report_input *in)
 			g_string_append(out, ">\n");
 		}
 		put_item(out, "deadline", a->deadline);
+	}
+}
+
+/* The kernels rcgate built itself: per target its compiler and .config,
+ * what a reader needs to build the same one. Nothing for posted kernels. */
+static void put_build_summary(GString *out, const struct report_input *in)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < in->ntargets; i++) {
+		const struct report_target *t = &in->targets[i];
+		GString *line;
+
+		if (!t->compiler && !t->config_url)
+			continue;
+		if (!any++)
+			g_string_append(out, "\n## Build Summary\n");
+		line = g_string_new("* ");
+		put_clean(line, arch_name(t->target ? t->target : "?"));
+		g_string_append(line, ": ");
+		put_clean(line, t->compiler ? t->compiler : "compiler unknown");
+		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
+		g_string_free(line, TRUE);
+		put_detail(out, "  config: ", t->config_url);
 	}
 }
 
@@ -218,7 +261,7 @@ static void put_diagnostic(GString *out, const char *diag)
 			GString *l = g_string_new("    ");
 
 			put_clean(l, line);
-			put_wrapped(out, l->str, "      ");
+			report_wrap(out, l->str, "      ", WRAP_KEEP_LEAD);
 			g_string_free(l, TRUE);
 		}
 		g_free(line);
@@ -264,9 +307,13 @@ static void put_regression(GString *out, const struct report_input *in,
 		put_clean(out, r->also_links[i]);
 		g_string_append_c(out, '\n');
 	}
-	if (r->url) {
-		g_string_append(out, "  ");
-		put_clean(out, r->url);
+	put_detail(out, "  ", r->url);
+	/* What the test checks and what its failure means. */
+	if (in->tests_url && r->test) {
+		g_string_append(out, "  test: ");
+		put_clean(out, in->tests_url);
+		g_string_append_c(out, '#');
+		put_clean(out, r->test);
 		g_string_append_c(out, '\n');
 	}
 }
@@ -326,13 +373,9 @@ static void put_fixes(GString *out, const struct report_input *in)
 			put_clean(l, f->seen_in);
 			g_string_append_c(l, ')');
 		}
-		put_wrapped(out, l->str, "    ");
+		report_wrap(out, l->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(l, TRUE);
-		if (f->url) {
-			g_string_append(out, "  ");
-			put_clean(out, f->url);
-			g_string_append_c(out, '\n');
-		}
+		put_detail(out, "  ", f->url);
 	}
 }
 
@@ -356,7 +399,9 @@ static void put_boots(GString *out, const struct report_input *in)
 		GString *line = g_string_new("* ");
 
 		put_clean(line, arch_name(t->target ? t->target : "?"));
-		if (target_failed_to_run(t)) {
+		if (target_still_running(t)) {
+			g_string_append(line, ": still being tested");
+		} else if (target_failed_to_run(t)) {
 			g_string_append(line, ": not tested, ");
 			g_string_append(line, state_words(t->state));
 			if (t->error) {
@@ -371,9 +416,33 @@ static void put_boots(GString *out, const struct report_input *in)
 			}
 			g_string_append_printf(line, " in %.1f s", t->seconds);
 		}
-		put_wrapped(out, line->str, "    ");
+		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(line, TRUE);
 	}
+}
+
+/* The machine a target's guests are (the target table): what a reader
+ * needs to run the kernel the same way. */
+static void put_machine(GString *out, const struct report_target *t)
+{
+	const struct target *tt = t->target ? target_find(t->target) : NULL;
+
+	if (tt == NULL)
+		return;
+	g_string_append(out, "  qemu: ");
+	put_clean(out, strrchr(tt->emulator, '/') ? strrchr(tt->emulator, '/') + 1
+						  : tt->emulator);
+	g_string_append(out, " -machine ");
+	put_clean(out, tt->machine);
+	if (tt->cpu) {
+		g_string_append(out, " -cpu ");
+		put_clean(out, tt->cpu);
+	}
+	if (t->accel) {
+		g_string_append(out, " -accel ");
+		put_clean(out, t->accel);
+	}
+	g_string_append_c(out, '\n');
 }
 
 /* Per target results; one with failures says where to look and how to
@@ -395,19 +464,12 @@ static void put_summary(GString *out, const struct report_input *in)
 				       ": %ld total, %ld passed, %ld failed, %ld skipped",
 				       t->pass + t->fail + t->skip, t->pass,
 				       t->fail, t->skip);
-		put_wrapped(out, line->str, "    ");
+		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
 		g_string_free(line, TRUE);
 		if (t->fail > 0) {
-			if (t->job_url) {
-				g_string_append(out, "  details: ");
-				put_clean(out, t->job_url);
-				g_string_append_c(out, '\n');
-			}
-			if (t->log_url) {
-				g_string_append(out, "  log: ");
-				put_clean(out, t->log_url);
-				g_string_append_c(out, '\n');
-			}
+			put_detail(out, "  details: ", t->job_url);
+			put_detail(out, "  log: ", t->log_url);
+			put_machine(out, t);
 			if (t->job_id > 0)
 				g_string_append_printf(out, "  rerun: rcgatectl retry"
 						       " %ld\n", t->job_id);
@@ -484,15 +546,16 @@ static void put_trailers(GString *out, const struct report_input *in,
 	}
 }
 
-static void put_signature(GString *out, const char *signature)
+/* Each line of text behind prefix (empty lines behind empty_prefix),
+ * control characters made spaces. */
+static void put_lines(GString *out, const char *text, const char *prefix,
+		      const char *empty_prefix)
 {
-	if (!signature || !*signature)
-		return;
-	g_string_append(out, "\n-- \n");
-	for (const char *p = signature; *p; ) {
+	for (const char *p = text; *p; ) {
 		size_t n = strcspn(p, "\n");
 		gchar *line = g_strndup(p, n);
 
+		g_string_append(out, n > 0 ? prefix : empty_prefix);
 		put_clean(out, line);
 		g_string_append_c(out, '\n');
 		g_free(line);
@@ -500,6 +563,31 @@ static void put_signature(GString *out, const char *signature)
 		if (*p)
 			p++;
 	}
+}
+
+static void put_signature(GString *out, const char *signature)
+{
+	if (!signature || !*signature)
+		return;
+	g_string_append(out, "\n-- \n");
+	put_lines(out, signature, "", "");
+}
+
+/* The head of the announcement, quoted as the list's testers quote it
+ * (the review cycle's paragraph and its deadline), under who wrote it. */
+static void put_quote(GString *out, const struct announcement *a)
+{
+	GString *who;
+
+	if (!a || !a->head[0])
+		return;
+	who = g_string_new(NULL);
+	put_clean(who, a->from[0] ? a->from : "The announcement");
+	g_string_append(who, " wrote:");
+	report_wrap(out, who->str, "  ", WRAP_KEEP_LEAD);
+	g_string_free(who, TRUE);
+	put_lines(out, a->head, "> ", ">");
+	g_string_append_c(out, '\n');
 }
 
 /* The text with the trailers given by tested_by (may be NULL); caller frees. */
@@ -512,11 +600,14 @@ static char *render(const struct report_input *in, const char *tested_by,
 
 	if (!in || !in->farm || !in->version)
 		return NULL;
-	out = g_string_new("Results from ");
+	out = g_string_new(NULL);
+	put_quote(out, in->ann);
+	g_string_append(out, "Results from ");
 	put_clean(out, in->farm);
 	g_string_append(out, ".\n\n");
 	put_verdict(out, in);
 	put_build(out, in);
+	put_build_summary(out, in);
 	put_regressions(out, in);
 	put_fixes(out, in);
 	put_boots(out, in);
@@ -535,392 +626,6 @@ static char *render(const struct report_input *in, const char *tested_by,
 char *report_text(const struct report_input *in)
 {
 	return render(in, in ? in->tested_by : NULL, NULL);
-}
-
-/* Parses a (cleaned) address list; NULL with err if it holds no address. */
-static InternetAddressList *parse_addresses(const char *s, const char *what,
-					    char *err, size_t errlen)
-{
-	char *clean = clean_dup(s);
-	InternetAddressList *list = clean ?
-					    internet_address_list_parse(NULL, clean) :
-					    NULL;
-
-	free(clean);
-	if (!list || internet_address_list_length(list) == 0) {
-		if (list)
-			g_object_unref(list);
-		errf(err, errlen, "%s has no usable address", what);
-		return NULL;
-	}
-	return list;
-}
-
-/* Keeps the characters a Message-ID's parts may safely hold. */
-static void put_id_part(GString *out, const char *s)
-{
-	for (; s && *s; s++)
-		if (isalnum((unsigned char)*s) || *s == '.' || *s == '-' ||
-		    *s == '_')
-			g_string_append_c(out, *s);
-}
-
-/* 32-bit FNV-1a: distinguishes two reports with the same date. */
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
-/* The domain of the first mailbox in list, or NULL. */
-static const char *first_domain(InternetAddressList *list)
-{
-	InternetAddress *a = internet_address_list_get_address(list, 0);
-	const char *addr, *at;
-
-	if (!a || !INTERNET_ADDRESS_IS_MAILBOX(a))
-		return NULL;
-	addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a));
-	at = addr ? strrchr(addr, '@') : NULL;
-	return at && at[1] ? at + 1 : NULL;
-}
-
-/* Whether list holds a mailbox with addr (case-insensitive). */
-static int list_has(InternetAddressList *list, const char *addr)
-{
-	int n = internet_address_list_length(list);
-
-	for (int i = 0; i < n; i++) {
-		InternetAddress *a = internet_address_list_get_address(list, i);
-		const char *have;
-
-		if (!INTERNET_ADDRESS_IS_MAILBOX(a))
-			continue;
-		have = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a));
-		if (have && g_ascii_strcasecmp(have, addr) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* Appends src's addresses to dst, leaving out any already in dst or in
- * also (may be NULL): a reply-all names each recipient once. */
-static void append_unique(InternetAddressList *dst, InternetAddressList *src,
-			  InternetAddressList *also)
-{
-	int n = internet_address_list_length(src);
-
-	for (int i = 0; i < n; i++) {
-		InternetAddress *a = internet_address_list_get_address(src, i);
-		const char *addr = INTERNET_ADDRESS_IS_MAILBOX(a)
-			? internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a))
-			: NULL;
-
-		if (addr && (list_has(dst, addr) || (also && list_has(also, addr))))
-			continue;
-		internet_address_list_add(dst, a);
-	}
-}
-
-/* Adds the (cleaned) address list s to the message's list of type, leaving
- * out addresses already there or in also (may be NULL). */
-static int add_addresses(GMimeMessage *msg, GMimeAddressType type,
-			 const char *s, const char *what,
-			 InternetAddressList *also, char *err, size_t errlen)
-{
-	InternetAddressList *list;
-
-	if (!s || !*s)
-		return 0;
-	if (!(list = parse_addresses(s, what, err, errlen)))
-		return -1;
-	append_unique(g_mime_message_get_addresses(msg, type), list, also);
-	g_object_unref(list);
-	return 0;
-}
-
-/* farm.version[.kind].stamp.hash@domain: the same mail, the same id. */
-static gchar *make_message_id(const struct report_mail *m, GDateTime *date,
-			      const char *domain)
-{
-	GString *s = g_string_new(NULL);
-	GDateTime *utc = g_date_time_to_utc(date);
-	gchar *stamp = utc ? g_date_time_format(utc, "%Y%m%dT%H%M%SZ") : NULL;
-
-	if (utc)
-		g_date_time_unref(utc);
-	put_id_part(s, m->farm);
-	g_string_append_c(s, '.');
-	put_id_part(s, m->version);
-	if (m->kind) {
-		g_string_append_c(s, '.');
-		put_id_part(s, m->kind);
-	}
-	g_string_append_printf(s, ".%s.%08x@", stamp ? stamp : "0",
-			       fnv1a(m->body));
-	g_free(stamp);
-	put_id_part(s, domain);
-	return g_string_free(s, FALSE);
-}
-
-/* body with every REPORT_ID_MARK replaced by id; caller g_free's. */
-static gchar *fill_id(const char *body, const char *id)
-{
-	GString *s = g_string_new(NULL);
-	const char *p = body, *hit;
-
-	while ((hit = strstr(p, REPORT_ID_MARK)) != NULL) {
-		g_string_append_len(s, p, hit - p);
-		g_string_append(s, id);
-		p = hit + strlen(REPORT_ID_MARK);
-	}
-	g_string_append(s, p);
-	return g_string_free(s, FALSE);
-}
-
-/* To and Cc: reply-all (the sender and the announcement's To, Cc the
- * rest), or m's own To, then m's Cc and, as asked, the announcement's;
- * each address once (the maintainer Cc's himself on announcements). */
-static int set_recipients(GMimeMessage *msg, const struct report_mail *m,
-			  char *err, size_t errlen)
-{
-	const struct announcement *a = m->ann;
-	InternetAddressList *to;
-
-	if (!m->to) {
-		if (!*a->from) {
-			errf(err, errlen, "announcement From has no usable"
-			     " address");
-			return -1;
-		}
-		if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->from,
-				  "announcement From", NULL, err, errlen) < 0 ||
-		    add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->to,
-				  "announcement To", NULL, err, errlen) < 0)
-			return -1;
-	} else if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, m->to, "to", NULL,
-				 err, errlen) < 0) {
-		return -1;
-	}
-	to = g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_TO);
-	if (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, m->cc, "cc", to, err,
-			  errlen) < 0 ||
-	    (m->to && m->reply_all &&
-	     (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->from,
-			    "announcement From", to, err, errlen) < 0 ||
-	      add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->to,
-			    "announcement To", to, err, errlen) < 0)) ||
-	    ((!m->to || m->reply_all) &&
-	     add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->cc, "announcement Cc",
-			   to, err, errlen) < 0))
-		return -1;
-	return 0;
-}
-
-/* m's subject, or "Re: " and the announcement's, without control
- * characters. */
-static int set_subject(GMimeMessage *msg, const struct report_mail *m,
-		       char *err, size_t errlen)
-{
-	char *clean = clean_dup(m->subject ? m->subject : m->ann->subject);
-	GString *s;
-
-	if (!clean) {
-		errf(err, errlen, "out of memory");
-		return -1;
-	}
-	s = g_string_new(NULL);
-	if (!m->subject && g_ascii_strncasecmp(g_strchug(clean), "re:", 3) != 0)
-		g_string_append(s, "Re: ");
-	g_string_append(s, m->subject ? g_strchug(clean) : clean);
-	free(clean);
-	g_mime_message_set_subject(msg, s->str, "utf-8");
-	g_string_free(s, TRUE);
-	return 0;
-}
-
-/* Threaded under the announcement, or under rcgate's own mail in that
- * thread: References names the whole chain. */
-static void set_thread(GMimeMessage *msg, const struct report_mail *m)
-{
-	const char *ann_id = m->ann->message_id;
-	GString *s = g_string_new("<");
-
-	g_string_append(s, m->parent_id ? m->parent_id : ann_id);
-	g_string_append_c(s, '>');
-	g_mime_object_set_header(GMIME_OBJECT(msg), "In-Reply-To", s->str,
-				 NULL);
-	g_string_assign(s, "<");
-	g_string_append(s, ann_id);
-	g_string_append_c(s, '>');
-	if (m->parent_id)
-		g_string_append_printf(s, " <%s>", m->parent_id);
-	g_mime_object_set_header(GMIME_OBJECT(msg), "References", s->str,
-				 NULL);
-	g_string_free(s, TRUE);
-}
-
-/*
- * Not g_mime_text_part_set_text(): it converts the text to the smallest
- * charset that fits (iso-8859-1 for "D\u00edaz"), and the body is promised
- * as UTF-8. The 7bit constraint keeps the mail valid for SMTP servers
- * without 8BITMIME: an ASCII report (the usual case) stays plain,
- * anything else becomes quoted-printable.
- */
-static void set_body(GMimeMessage *msg, const char *body)
-{
-	GMimeTextPart *part = g_mime_text_part_new_with_subtype("plain");
-	GMimeDataWrapper *content;
-	GMimeStream *stream;
-
-	g_mime_text_part_set_charset(part, "utf-8");
-	stream = g_mime_stream_mem_new_with_buffer(body, strlen(body));
-	content = g_mime_data_wrapper_new_with_stream(
-		stream, GMIME_CONTENT_ENCODING_DEFAULT);
-	g_object_unref(stream);
-	g_mime_part_set_content(GMIME_PART(part), content);
-	g_object_unref(content);
-	g_mime_part_set_content_encoding(
-		GMIME_PART(part),
-		g_mime_part_get_best_content_encoding(
-			GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
-	g_mime_message_set_mime_part(msg, GMIME_OBJECT(part));
-	g_object_unref(part);
-}
-
-/* Builds the message; returns it (caller unrefs) or NULL with err set. */
-static GMimeMessage *build(const struct report_mail *m, char *id,
-			   size_t idlen, char *err, size_t errlen)
-{
-	InternetAddressList *list;
-	GMimeMessage *msg;
-	GDateTime *date;
-	const char *domain;
-	gchar *msgid, *body;
-
-	date = g_mime_utils_header_decode_date(m->date);
-	if (!date) {
-		errf(err, errlen, "date \"%.64s\" is not an RFC 2822 date",
-			m->date);
-		return NULL;
-	}
-	msg = g_mime_message_new(TRUE);
-	g_mime_message_set_date(msg, date);
-
-	if (!(list = parse_addresses(m->from, "from", err, errlen)))
-		goto fail;
-	domain = first_domain(list);
-	if (!domain) {
-		g_object_unref(list);
-		errf(err, errlen, "from has no mailbox with a domain");
-		goto fail;
-	}
-	msgid = make_message_id(m, date, domain);
-	g_mime_message_set_message_id(msg, msgid);
-	if (id)
-		snprintf(id, idlen, "%s", msgid);
-	body = fill_id(m->body, msgid);
-	g_free(msgid);
-	internet_address_list_append(
-		g_mime_message_get_addresses(msg, GMIME_ADDRESS_TYPE_FROM), list);
-	g_object_unref(list);
-	if (set_recipients(msg, m, err, errlen) < 0 ||
-	    set_subject(msg, m, err, errlen) < 0) {
-		g_free(body);
-		goto fail;
-	}
-	set_thread(msg, m);
-	set_body(msg, body);
-	g_free(body);
-	g_date_time_unref(date);
-	return msg;
-fail:
-	g_date_time_unref(date);
-	g_object_unref(msg);
-	return NULL;
-}
-
-char *report_mail_compose(const struct report_mail *m, char *id, size_t idlen,
-			  char *err, size_t errlen)
-{
-	GMimeMessage *msg;
-	gchar *text;
-	char *ret;
-
-	errf(err, errlen, "%s", "");
-	if (!m || !m->ann || !m->farm || !m->version || !m->from || !m->date ||
-	    !m->body) {
-		errf(err, errlen, "a mail needs its announcement, farm,"
-		     " version, from, date and body");
-		return NULL;
-	}
-	if (!announce_valid_message_id(m->ann->message_id) ||
-	    (m->parent_id && !announce_valid_message_id(m->parent_id))) {
-		errf(err, errlen, "%s Message-ID is empty or has spaces, <>"
-		     " or control characters",
-		     announce_valid_message_id(m->ann->message_id) ?
-			     "parent" : "announcement");
-		return NULL;
-	}
-	announce_init();
-	/* Whatever a body quotes (a commit subject, a build's error line),
-	 * no control character but newline and tab reaches a mail: an ESC
-	 * would drive the reader's terminal. */
-	{
-		struct report_mail clean_m = *m;
-		char *clean = strdup(m->body);
-
-		if (clean == NULL) {
-			errf(err, errlen, "out of memory");
-			return NULL;
-		}
-		for (char *p = clean; *p; p++)
-			if (((unsigned char)*p < 0x20 && *p != '\n' &&
-			     *p != '\t') || *p == 0x7f)
-				*p = ' ';
-		clean_m.body = clean;
-		msg = build(&clean_m, id, idlen, err, errlen);
-		free(clean);
-	}
-	if (!msg)
-		return NULL;
-	text = g_mime_object_to_string(GMIME_OBJECT(msg), NULL);
-	g_object_unref(msg);
-	if (!text) {
-		errf(err, errlen, "GMime could not write the message");
-		return NULL;
-	}
-	ret = strdup(text);
-	g_free(text);
-	if (!ret)
-		errf(err, errlen, "out of memory");
-	return ret;
-}
-
-int report_message_id(const char *email, char *buf, size_t len)
-{
-	const char *p = email;
-
-	while (p && *p && *p != '\n') {
-		if (g_ascii_strncasecmp(p, "Message-Id: <", 13) == 0) {
-			size_t n = strcspn(p + 13, ">\n");
-
-			if (p[13 + n] != '>' || n == 0 || n >= len)
-				return -1;
-			memcpy(buf, p + 13, n);
-			buf[n] = '\0';
-			return 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return -1;
 }
 
 char *report_email(const struct report_input *in, const char *from,

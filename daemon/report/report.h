@@ -65,6 +65,10 @@ struct report_target {
 	 * the job's id for "rcgatectl retry"): any may be NULL/0. */
 	const char *job_url, *log_url;
 	long job_id;
+	const char *accel;	/* "kvm", "tcg", or NULL */
+	/* A kernel rcgate built: the compiler and the link to its .config
+	 * (NULL: a posted kernel, or unknown). */
+	const char *compiler, *config_url;
 };
 
 struct report_input {
@@ -90,6 +94,10 @@ struct report_input {
 	const char *signature;
 	int late;	/* the review deadline passed before this report */
 	const char *commit;	/* the exact commit built (git rcs), or NULL */
+	const char *describe;	/* its git describe --tags, or NULL */
+	/* The suite's catalogue page ("https://.../tests"): each failing
+	 * test links its entry, <tests_url>#<test>. NULL: none. */
+	const char *tests_url;
 };
 
 /*
@@ -101,8 +109,9 @@ struct report_input {
  * counted regression, every target done without error, at least one
  * target, and the gate (if given) "pass". Target names map to the
  * kernel's ARCH names (armv7 -> arm). Boots and test results are
- * separate sections; a target with failures gets its job page, log and
- * the command that reruns it.
+ * separate sections; a target with failures gets its job page, log, the
+ * QEMU machine it ran on and the command that reruns it; a regression
+ * links its test's catalogue entry.
  * Returns a malloc'd UTF-8 string the caller frees, or NULL if in, farm or
  * version is NULL or memory runs out.
  */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * report_internal.h - what reply.c and followup.c share and nothing else
- * includes: the helpers every mail rcgate composes goes through.
+ * report_internal.h - what reply.c, followup.c and report.c share and
+ * nothing else includes: the helpers every mail rcgate composes goes
+ * through.
  */
 #ifndef RCGATE_REPORT_INTERNAL_H
 #define RCGATE_REPORT_INTERNAL_H
@@ -37,7 +38,16 @@ const struct release_row *reply_release_of(struct store *st, int64_t id,
 int reply_report_id(struct store *st, int64_t release_id, char *id,
 			size_t len);
 
-/* Adds text wrapped at 78 columns, continuation lines indented. */
-void reply_add_wrapped(GString *out, const char *text, const char *indent);
+/* ---- report.c ---- */
+#define REPORT_WIDTH 78	/* mail readers wrap longer lines */
+enum wrap_lead {
+	WRAP_DROP_LEAD,		/* a paragraph: leading blanks go */
+	WRAP_KEEP_LEAD,		/* an indented item: they stay, and count */
+};
+/* Adds text and a newline, broken at blanks into lines of at most
+ * REPORT_WIDTH columns, continuations starting with indent; a word longer
+ * than that (a URL) stays whole. Every mail's text wraps through here. */
+void report_wrap(GString *out, const char *text, const char *indent,
+		 enum wrap_lead lead);
 
 #endif /* RCGATE_REPORT_INTERNAL_H */

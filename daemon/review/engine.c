@@ -224,12 +224,139 @@ static int mark_fixes(struct store *st, const struct config *cfg, int64_t id,
 	return 0;
 }
 
+/* One failing test of rel as a regression (new, or linked to the same
+ * failure seen elsewhere), or a flaky one. */
+static int link_run(struct store *st, const struct config *cfg,
+		    const struct release_row *rel, const struct run_row *r,
+		    const struct test_runs *t, int flaky, char *err,
+		    size_t errlen)
+{
+	struct occurrence_in o;
+	char sig[65], fs[32];
+	int64_t rid;
+	int created;
+
+	regress_signature(r->test, r->target, r->diagnostic, sig);
+	regress_test_fs(r->test, fs, sizeof(fs));
+	o.signature = sig;
+	o.test = r->test;
+	o.target = r->target;
+	o.fs = fs;
+	o.diagnostic = r->diagnostic;
+	o.release_id = rel->id;
+	o.job_id = r->job_id;
+	o.branch = rel->branch;
+	o.version = rel->version;
+	o.flaky = flaky;
+	o.runs = t->runs;
+	o.fails = t->fails;
+	o.confirmed = !o.flaky && regress_confirmed(t);
+	o.window_days = cfg->link_window_days;
+	if (store_regression_link(st, &o, &rid, &created, err, errlen) < 0)
+		return -1;
+	log_info("release=%s regression=%lld %s test=%s target=%s"
+		 " baseline=%s runs=%d fails=%d", rel->version,
+		 (long long)rid, created ? "new" : "linked", o.test,
+		 o.target, t->baseline == BASE_PASS ? "pass" : "none",
+		 t->runs, t->fails);
+	return 0;
+}
+
+/* A release's results beside its baseline's (settle, report_early). */
+struct release_runs {
+	struct rowset bases, runs, base_runs;
+	const struct release_row *baseline;	/* NULL: none */
+};
+
+static int release_runs_load(struct store *st, const struct release_row *rel,
+			     struct release_runs *rr, char *err, size_t errlen)
+{
+	if (store_release_baseline(st, rel, &rr->bases, err, errlen) < 0)
+		return -1;
+	rr->baseline = rr->bases.n > 0 ? rr->bases.v : NULL;
+	if (store_release_runs(st, rel->id, &rr->runs, err, errlen) < 0 ||
+	    (rr->baseline != NULL &&
+	     store_release_runs(st, rr->baseline->id, &rr->base_runs, err,
+				errlen) < 0))
+		return -1;
+	return 0;
+}
+
+static void release_runs_free(struct release_runs *rr)
+{
+	rowset_free(&rr->bases);
+	rowset_free(&rr->runs);
+	rowset_free(&rr->base_runs);
+}
+
+/* queue_reruns, and the scheduler told when it queued some. */
+static int rerun_failures(struct store *st, const struct config *cfg,
+			  int64_t id, const struct release_runs *rr,
+			  void (*jobs_queued)(void), char *err, size_t errlen)
+{
+	int q = queue_reruns(st, cfg, id, &rr->runs, &rr->base_runs, err, errlen);
+
+	if (q == 1 && jobs_queued != NULL)
+		jobs_queued();
+	return q;
+}
+
+/*
+ * A release still testing whose finished targets show a regression that
+ * a rerun confirmed: reported now, not when its last job ends (the list's
+ * deadline does not wait for a slow target). Failures of finished targets
+ * are rerun now to confirm them. The report says which targets are still
+ * running; the full one follows when they end. Once per release (the
+ * store's query leaves releases that have a report).
+ */
+static int report_early(struct store *st, const struct config *cfg,
+			const char *base_url, void (*jobs_queued)(void),
+			int64_t id, char *err, size_t errlen)
+{
+	struct rowset rels = { 0 };
+	struct release_runs rr = { 0 };
+	const struct release_row *rel;
+	const struct run_row *r;
+	int rc = -1, confirmed = 0;
+
+	if (store_release_get(st, id, &rels, err, errlen) < 0)
+		goto out;
+	rel = rels.v;
+	if (rels.n == 0 || release_runs_load(st, rel, &rr, err, errlen) < 0)
+		goto out;
+	if (rerun_failures(st, cfg, id, &rr, jobs_queued, err, errlen) < 0)
+		goto out;
+	r = rr.runs.v;
+	for (size_t i = 0; i < rr.runs.n; i++) {
+		struct test_runs t = { r[i].runs, r[i].fails,
+			baseline_status_of(&rr.base_runs, r[i].target, r[i].test) };
+
+		if (regress_classify(&t, (int)cfg->reruns) != CLASS_REGRESSION ||
+		    !regress_confirmed(&t))
+			continue;
+		if (link_run(st, cfg, rel, &r[i], &t, 0, err, errlen) < 0)
+			goto out;
+		confirmed++;
+	}
+	rc = 0;
+	if (confirmed > 0) {
+		log_info("release=%s confirmed regressions=%d before its last"
+			 " job ended: partial report", rel->version, confirmed);
+		rc = reply_report(st, cfg, base_url, rel, rr.baseline, "pending",
+				  err, errlen);
+	}
+out:
+	rowset_free(&rels);
+	release_runs_free(&rr);
+	return rc;
+}
+
 static int settle(struct store *st, const struct config *cfg,
 		  const char *base_url, void (*jobs_queued)(void), int64_t id,
 		  char *err, size_t errlen)
 {
-	struct rowset rels = { 0 }, gates = { 0 }, bases = { 0 }, runs = { 0 },
-		base_runs = { 0 };
+	struct rowset rels = { 0 }, gates = { 0 };
+	struct release_runs rr = { 0 };
 	const struct release_row *rel, *baseline;
 	const struct gate_row *g;
 	const struct run_row *r;
@@ -244,19 +371,13 @@ static int settle(struct store *st, const struct config *cfg,
 		rc = 0;
 		goto out;
 	}
-	if (store_release_baseline(st, rel, &bases, err, errlen) < 0)
+	if (release_runs_load(st, rel, &rr, err, errlen) < 0)
 		goto out;
-	baseline = bases.n > 0 ? bases.v : NULL;
-	if (store_release_runs(st, id, &runs, err, errlen) < 0 ||
-	    (baseline != NULL &&
-	     store_release_runs(st, baseline->id, &base_runs, err, errlen) < 0))
-		goto out;
-	switch (queue_reruns(st, cfg, id, &runs, &base_runs, err, errlen)) {
+	baseline = rr.baseline;
+	switch (rerun_failures(st, cfg, id, &rr, jobs_queued, err, errlen)) {
 	case -1:
 		goto out;
 	case 1:
-		if (jobs_queued != NULL)
-			jobs_queued();
 		rc = 0;
 		goto out;
 	}
@@ -264,15 +385,11 @@ static int settle(struct store *st, const struct config *cfg,
 		rc = 0;	/* someone else did (or an error, logged by caller) */
 		goto out;
 	}
-	r = runs.v;
-	for (size_t i = 0; i < runs.n; i++) {
+	r = rr.runs.v;
+	for (size_t i = 0; i < rr.runs.n; i++) {
 		struct test_runs t = { r[i].runs, r[i].fails,
-			baseline_status_of(&base_runs, r[i].target, r[i].test) };
+			baseline_status_of(&rr.base_runs, r[i].target, r[i].test) };
 		enum test_class c = regress_classify(&t, (int)cfg->reruns);
-		struct occurrence_in o;
-		char sig[65], fs[32];
-		int64_t rid;
-		int created;
 
 		/* A rerun that could not run leaves CLASS_RERUN: decide with
 		 * what we have rather than wait forever. */
@@ -280,30 +397,10 @@ static int settle(struct store *st, const struct config *cfg,
 			c = CLASS_REGRESSION;
 		if (c != CLASS_REGRESSION && c != CLASS_FLAKY)
 			continue;
-		regress_signature(r[i].test, r[i].target, r[i].diagnostic, sig);
-		regress_test_fs(r[i].test, fs, sizeof(fs));
-		o.signature = sig;
-		o.test = r[i].test;
-		o.target = r[i].target;
-		o.fs = fs;
-		o.diagnostic = r[i].diagnostic;
-		o.release_id = id;
-		o.job_id = r[i].job_id;
-		o.branch = rel->branch;
-		o.version = rel->version;
-		o.flaky = c == CLASS_FLAKY;
-		o.runs = t.runs;
-		o.fails = t.fails;
-		o.confirmed = !o.flaky && regress_confirmed(&t);
-		o.window_days = cfg->link_window_days;
-		if (store_regression_link(st, &o, &rid, &created, err, errlen) < 0)
+		if (link_run(st, cfg, rel, &r[i], &t, c == CLASS_FLAKY, err,
+			     errlen) < 0)
 			goto out;
 		nreg++;
-		log_info("release=%s regression=%lld %s test=%s target=%s"
-			 " baseline=%s runs=%d fails=%d", rel->version,
-			 (long long)rid, created ? "new" : "linked", o.test,
-			 o.target, t.baseline == BASE_PASS ? "pass" : "none",
-			 t.runs, t.fails);
 	}
 	if (mark_fixes(st, cfg, id, rel->version, &nfixed, err, errlen) < 0)
 		goto out;
@@ -324,9 +421,7 @@ static int settle(struct store *st, const struct config *cfg,
 out:
 	rowset_free(&rels);
 	rowset_free(&gates);
-	rowset_free(&bases);
-	rowset_free(&runs);
-	rowset_free(&base_runs);
+	release_runs_free(&rr);
 	return rc;
 }
 
@@ -352,6 +447,22 @@ int engine_run_once(struct store *st, const struct engine_context *c,
 			continue;
 		}
 		n++;
+	}
+	rowset_free(&todo);
+	/* Confirmed regressions of releases still testing: reported now. */
+	if (store_releases_partial(st, &todo, err, errlen) < 0)
+		return -1;
+	ids = todo.v;
+	for (size_t i = 0; i < todo.n; i++) {
+		char e2[512];
+
+		if (report_early(st, c->cfg, c->base_url, c->jobs_queued, ids[i],
+				 e2, sizeof(e2)) < 0) {
+			log_err("early report: release %lld: %s",
+				(long long)ids[i], e2);
+			errf(err, errlen, "%s", e2);
+			failed = 1;
+		}
 	}
 	rowset_free(&todo);
 	/* An rc that shipped with a known regression: tell regzbot. */

@@ -77,6 +77,7 @@ enum store_query {
 	Q_REGRESSION_EVENTS,	/* regression id */
 	Q_RERUN_COUNT,		/* release id, target */
 	Q_RELEASES_UNANALYSED,	/* none */
+	Q_RELEASES_PARTIAL,	/* none */
 	Q_RELEASE_REPORT,	/* release id: newest report */
 	Q_FIX_CANDIDATES,	/* release id: id, branch, seen_on */
 	Q_METRICS_JOBS,		/* none: state, n */
@@ -126,6 +127,7 @@ struct release_row {
 	long rc, patch;
 	const char *version, *branch, *baseline, *subject, *message_id,
 		*mail_from, *mail_to, *mail_cc, *analysed;	/* may be NULL */
+	const char *announce_head;	/* the body's head, may be NULL */
 };
 struct job_row {
 	int64_t id;
@@ -170,6 +172,10 @@ int store_release_gate(struct store *, int64_t id, struct rowset *out,
  * engine's queue (int64_t ids). */
 int store_releases_unanalysed(struct store *, struct rowset *out, char *err,
 			      size_t errlen);
+/* Releases still testing that have results (a job done, one unfinished)
+ * and no report yet: where a confirmed regression is reported early. */
+int store_releases_partial(struct store *, struct rowset *out, char *err,
+			   size_t errlen);
 /* Announced rcs with a patch URL and no kernels that source.c has not
  * tried yet (source_todo rows), and the mark that it tried (error NULL:
  * resolved). */
@@ -287,6 +293,10 @@ int store_job_transition(struct store *, int64_t id, const char *from,
 /* A source job's build: the image it made (NULL if none) and its time. */
 int store_job_built(struct store *, int64_t id, const char *sha256,
 		    double seconds, char *err, size_t errlen);
+/* What its build says for a reader who rebuilds it: the compiler and
+ * git describe of the commit ("" or NULL: unknown). */
+int store_job_build_facts(struct store *, int64_t id, const char *compiler,
+			  const char *describe, char *err, size_t errlen);
 /* A build's step and progress (done, total < 0: unknown), and the commit
  * a git build checks out (NULL: unchanged). */
 int store_job_build_progress(struct store *, int64_t id, const char *step,
@@ -384,6 +394,8 @@ struct mail_in {
 	const char *message_id;	/* without <> */
 	const char *email;	/* the RFC 822 text (for the report row) */
 	const char *gate, *report_text;	/* report only, else NULL */
+	/* Why it does not go out by SMTP (never later either), or NULL. */
+	const char *refused;
 	/* More regressions the same mail is about (a regzbot report of all
 	 * of an rc's): recorded with it, same kind, release and id. */
 	const int64_t *also_regressions;
@@ -398,7 +410,8 @@ int store_bisection_culprit(struct store *, int64_t id, const char *author,
 			    const char *date, const char *people, char *err,
 			    size_t errlen);
 /* The Message-ID of rcgate's mail of kind about release/regression/about
- * (about < 0: the first of any) into buf: 1 found, 0 none, -1 error. */
+ * (about < 0: the first of any) into buf: 1 found, 0 none, -1 error. A
+ * mail that was refused (never sent) is none: nothing threads under it. */
 int store_mail_id(struct store *, const char *kind, int64_t release_id,
 		  int64_t regression_id, int64_t about, char *buf, size_t len,
 		  char *err, size_t errlen);
@@ -419,8 +432,20 @@ int store_outbox_done(struct store *, int64_t id, int ok, const char *error,
 struct announce_in {
 	const char *version, *branch, *subject, *message_id, *from, *to, *cc,
 		*date, *deadline, *patch_url, *git_tree, *git_branch;
+	const char *head;	/* the body's head (announcement.head), or NULL */
 	long rc, patch;
 };
+/* A patch of the series of the release announced as parent_id, by the
+ * announcement's sender: 1 recorded (version set), 0 no such release or
+ * not its sender, -1 error. The same number again keeps the first. */
+int store_series_patch_add(struct store *, const char *parent_id,
+			   const char *from_addr, long number, long total,
+			   const char *subject, const char *message_id,
+			   char *version, size_t vlen, char *err, size_t errlen);
+/* The Message-ID of patch number of release_id's series into buf: 1, or
+ * 0 when it never reached intake, -1 error. */
+int store_series_patch_id(struct store *, int64_t release_id, long number,
+			  char *buf, size_t len, char *err, size_t errlen);
 /* Creates the release from an announcement, or fills the announcement
  * into an existing release that has none. 0 created, 1 updated, 2 already
  * announced (nothing changed), 3 corrected (it had another Message-ID),

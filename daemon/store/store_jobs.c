@@ -282,6 +282,14 @@ int store_job_built(struct store *st, int64_t id, const char *sha256,
 		? -1 : 0;
 }
 
+int store_job_build_facts(struct store *st, int64_t id, const char *compiler,
+			  const char *describe, char *err, size_t errlen)
+{
+	return store_run(st, "UPDATE job SET compiler = nullif(?, ''),"
+		   " git_describe = nullif(?, '') WHERE id = ?", err, errlen,
+		   "ssi", compiler, describe, id) < 0 ? -1 : 0;
+}
+
 int store_job_build_progress(struct store *st, int64_t id, const char *step,
 			     long done, long total, const char *commit,
 			     char *err, size_t errlen)

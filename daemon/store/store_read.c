@@ -54,7 +54,7 @@ static const char *const query_sql[] = {
 		" a.kind, a.url, a.sha256, a.modules_url, a.modules_sha256,"
 		" a.custom = 1 AS custom, a.patch_url, a.patch_sha256, a.git_ref,"
 		" j.built_sha256, j.build_seconds, j.built_commit, j.build_step,"
-		" j.build_done, j.build_total, j.host"
+		" j.build_done, j.build_total, j.host, j.compiler, j.git_describe"
 		" FROM release_job j JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.release_id = ? ORDER BY j.id",
 	[Q_JOB] =
@@ -65,7 +65,8 @@ static const char *const query_sql[] = {
 		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
 		" a.patch_sha256, a.git_ref, j.built_sha256, j.build_seconds,"
 		" j.built_commit, j.build_step, j.build_done, j.build_total,"
-		" j.host, j.bisection_id, j.git_commit, j.only_tests"
+		" j.host, j.bisection_id, j.git_commit, j.only_tests, j.compiler,"
+		" j.git_describe"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -80,7 +81,7 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_BY_ID] =
 		"SELECT id, version, branch, rc, patch, created, announced,"
 		" deadline, message_id, baseline, subject, mail_from, mail_to,"
-		" mail_cc, analysed FROM release WHERE id = ?",
+		" mail_cc, analysed, announce_head FROM release WHERE id = ?",
 	[Q_RELEASE_RUNS] =
 		"SELECT j.target, x.test, count(*) AS runs,"
 		" sum(x.status = 'fail') AS fails,"
@@ -168,6 +169,13 @@ static const char *const query_sql[] = {
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id) AND NOT EXISTS"
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
 		"  " JOB_UNFINISHED_SQL ")",
+	[Q_RELEASES_PARTIAL] =
+		"SELECT r.id FROM release r WHERE r.analysed IS NULL AND EXISTS"
+		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND"
+		"  j.state = 'done') AND EXISTS"
+		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
+		"  " JOB_UNFINISHED_SQL ") AND NOT EXISTS"
+		" (SELECT 1 FROM mail m WHERE m.kind = 'report' AND m.release_id = r.id)",
 	/* Kept by 008-state-counts.sql's triggers: a few rows, not a scan. */
 	[Q_METRICS_JOBS] =
 		"SELECT state, n FROM state_count WHERE tbl = 'job'",
@@ -364,10 +372,10 @@ static const char *const query_sql[] = {
 	[Q_REGRESSION_MAILS] =
 		"SELECT m.kind, m.release_id, r.version, m.message_id"
 		" FROM mail m LEFT JOIN release r ON r.id = m.release_id"
-		" WHERE m.regression_id = ?1 OR (m.kind = 'report' AND m.release_id"
+		" WHERE (m.regression_id = ?1 OR (m.kind = 'report' AND m.release_id"
 		"  IN (SELECT o.release_id FROM occurrence o"
-		"  WHERE o.regression_id = ?1 AND o.flaky = 0))"
-		" ORDER BY m.id",
+		"  WHERE o.regression_id = ?1 AND o.flaky = 0)))"
+		" AND m.refused IS NULL ORDER BY m.id",
 };
 
 /* ---- typed rows ---- */
@@ -442,7 +450,7 @@ static const struct column release_cols[] = {
 	COL(row, version, 's'), COL(row, branch, 's'), COL(row, baseline, 's'),
 	COL(row, subject, 's'), COL(row, message_id, 's'),
 	COL(row, mail_from, 's'), COL(row, mail_to, 's'), COL(row, mail_cc, 's'),
-	COL(row, analysed, 's'), { NULL, 0, 0 },
+	COL(row, analysed, 's'), COL(row, announce_head, 's'), { NULL, 0, 0 },
 };
 #undef row
 #define row run_row
@@ -595,6 +603,13 @@ int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,
 		     Q_RELEASES_UNANALYSED, err, errlen, "");
 }
 
+int store_releases_partial(struct store *st, struct rowset *out, char *err,
+			   size_t errlen)
+{
+	return typed(st, out, sizeof(int64_t), id_cols, NULL,
+		     Q_RELEASES_PARTIAL, err, errlen, "");
+}
+
 int store_sources_unresolved(struct store *st, struct rowset *out, char *err,
 			     size_t errlen)
 {
@@ -739,6 +754,38 @@ json_t *store_rows(struct store *st, enum store_query q, char *err,
 	return rows;
 }
 
+/* Steps stmt (bound) for one text column: 1 with buf set, 0 no row, -1. */
+static int one_text(struct store *st, sqlite3_stmt *stmt, char *buf, size_t len,
+		    const char *what, char *err, size_t errlen)
+{
+	int rc = sqlite3_step(stmt);
+
+	if (rc == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
+		rc = 1;
+	} else if (rc == SQLITE_DONE) {
+		rc = 0;
+	} else {
+		rc = store_fail(st, what, err, errlen);
+	}
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+int store_series_patch_id(struct store *st, int64_t release_id, long number,
+			  char *buf, size_t len, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT message_id FROM"
+					   " series_patch WHERE release_id = ?"
+					   " AND number = ?", err, errlen);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, release_id);
+	sqlite3_bind_int64(stmt, 2, number);
+	return one_text(st, stmt, buf, len, "series patch", err, errlen);
+}
+
 int store_mail_id(struct store *st, const char *kind, int64_t release_id,
 		  int64_t regression_id, int64_t about, char *buf, size_t len,
 		  char *err, size_t errlen)
@@ -747,9 +794,9 @@ int store_mail_id(struct store *st, const char *kind, int64_t release_id,
 	sqlite3_stmt *stmt = store_prepare(st, "SELECT message_id FROM mail"
 				     " WHERE kind = ?1 AND release_id = ?2"
 				     " AND regression_id = ?3 AND (?4 < 0 OR"
-				     " about = ?4) ORDER BY id LIMIT 1",
+				     " about = ?4) AND refused IS NULL"
+				     " ORDER BY id LIMIT 1",
 				     err, errlen);
-	int rc;
 
 	if (stmt == NULL)
 		return -1;
@@ -757,15 +804,5 @@ int store_mail_id(struct store *st, const char *kind, int64_t release_id,
 	sqlite3_bind_int64(stmt, 2, release_id);
 	sqlite3_bind_int64(stmt, 3, regression_id);
 	sqlite3_bind_int64(stmt, 4, about);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(stmt, 0));
-		rc = 1;
-	} else if (rc == SQLITE_DONE) {
-		rc = 0;
-	} else {
-		rc = store_fail(st, "mail", err, errlen);
-	}
-	sqlite3_finalize(stmt);
-	return rc;
+	return one_text(st, stmt, buf, len, "mail", err, errlen);
 }

@@ -332,18 +332,18 @@ int store_mail_add(struct store *st, const struct mail_in *m,
 	if (store_begin(st, err, errlen) < 0)
 		return -1;
 	added = store_run(st, "INSERT OR IGNORE INTO mail (kind, release_id,"
-		    " regression_id, about, message_id, created)"
-		    " VALUES (?, ?, ?, ?, ?, ?)", err, errlen, "siiiss", m->kind,
-		    m->release_id, m->regression_id, m->about, m->message_id,
-		    now);
+		    " regression_id, about, message_id, created, refused)"
+		    " VALUES (?, ?, ?, ?, ?, ?, ?)", err, errlen, "siiisss",
+		    m->kind, m->release_id, m->regression_id, m->about,
+		    m->message_id, now, m->refused);
 	if (added < 0)
 		goto fail;
 	for (size_t i = 0; added > 0 && i < m->nalso; i++)
 		if (store_run(st, "INSERT OR IGNORE INTO mail (kind, release_id,"
-			    " regression_id, about, message_id, created)"
-			    " VALUES (?, ?, ?, ?, ?, ?)", err, errlen, "siiiss",
+			    " regression_id, about, message_id, created, refused)"
+			    " VALUES (?, ?, ?, ?, ?, ?, ?)", err, errlen, "siiisss",
 			m->kind, m->release_id, m->also_regressions[i], m->about,
-			m->message_id, now) < 0)
+			m->message_id, now, m->refused) < 0)
 			goto fail;
 	if (m->report_text != NULL &&
 	    store_run(st, "INSERT INTO report (release_id, created, gate, text, email)"
@@ -483,13 +483,14 @@ int store_release_announce(struct store *st, const struct announce_in *a,
 	 * the same Message-ID again changes nothing. */
 	changed = store_run(st, "UPDATE release SET announced = ?, deadline = ?,"
 		      " message_id = ?, subject = ?, mail_from = ?, mail_to = ?,"
-		      " mail_cc = ?, patch_url = ?, git_tree = ?, git_branch = ?"
+		      " mail_cc = ?, patch_url = ?, git_tree = ?, git_branch = ?,"
+		      " announce_head = ?"
 		      " WHERE id = ? AND (message_id IS NULL OR message_id <> ?)",
-		      err, errlen, "ssssssssssis",
+		      err, errlen, "sssssssssssis",
 		      a->date != NULL && a->date[0] ? a->date : now,
 		      a->deadline != NULL && a->deadline[0] ? a->deadline : NULL,
 		      a->message_id, a->subject, a->from, a->to, a->cc,
-		      a->patch_url, a->git_tree, a->git_branch, existing,
+		      a->patch_url, a->git_tree, a->git_branch, a->head, existing,
 		      a->message_id);
 	if (changed < 0)
 		goto fail;
@@ -503,4 +504,44 @@ int store_release_announce(struct store *st, const struct announce_in *a,
 fail:
 	store_rollback(st);
 	return -1;
+}
+
+int store_series_patch_add(struct store *st, const char *parent_id,
+			   const char *from_addr, long number, long total,
+			   const char *subject, const char *message_id,
+			   char *version, size_t vlen, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt;
+	int64_t release_id = 0;
+	int rc;
+
+	if (from_addr == NULL || *from_addr == '\0')
+		return 0;
+	/* Only the announcement's own sender speaks for its series. */
+	stmt = store_prepare(st, "SELECT id, version FROM release WHERE"
+			     " message_id = ?1 AND (mail_from = ?2 OR"
+			     " instr(lower(mail_from), '<' || lower(?2) || '>') > 0)",
+			     err, errlen);
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, parent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, from_addr, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		release_id = sqlite3_column_int64(stmt, 0);
+		snprintf(version, vlen, "%s",
+			 (const char *)sqlite3_column_text(stmt, 1));
+	} else if (rc != SQLITE_DONE) {
+		sqlite3_finalize(stmt);
+		return store_fail(st, "series patch", err, errlen);
+	}
+	sqlite3_finalize(stmt);
+	if (release_id == 0)
+		return 0;
+	if (store_run(st, "INSERT OR IGNORE INTO series_patch (release_id,"
+		      " number, total, subject, message_id) VALUES (?, ?, ?, ?, ?)",
+		      err, errlen, "illss", release_id, number, total, subject,
+		      message_id) < 0)
+		return -1;
+	return 1;
 }

@@ -11,13 +11,14 @@
 #     sender's);
 #   - a regressed rc's reply gives it nothing: its 0-day form "| Reported-
 #     by:" / "| Closes:" lines stay out; with the bars removed (a control
-#     that shows the check can fail) b4 would have applied them.
+#     that shows the check can fail) b4 would have applied them; nor
+#     does a partial report, sent while a target still runs.
 # Then Python's email package and a 78-column check read every kind of
 # mail rcgate sends (formats.py reply). No daemon, no guest: seconds.
 . "$(dirname "$0")/lib.sh"
-echo "1..6"
+echo "1..7"
 if ! command -v b4 >/dev/null; then
-	for i in 1 2 3 4 5 6; do skip_test "b4 $i" "b4 is not installed (scripts/setup installs it)"; done
+	for i in 1 2 3 4 5 6 7; do skip_test "b4 $i" "b4 is not installed (scripts/setup installs it)"; done
 	exit 0
 fi
 work=$(mktemp -d)
@@ -67,6 +68,9 @@ none=$(thread none true)
 check "a regressed rc's reply changes nothing b4 applies: the series as without the reply" \
 	sh -c "[ -n \"\$1\" ] && [ \"\$1\" = \"\$2\" ]" _ "$bad" "$none"
 [ "$bad" = "$none" ] || diag "$(diff <(printf '%s\n' "$none") <(printf '%s\n' "$bad") | head -5)"
+partial=$(thread partial real "$D/report/thread/11-partial-6.1.64-rc1.eml")
+check "a partial report (a regression confirmed while a target still runs) gives the series nothing" \
+	sh -c "[ -n \"\$1\" ] && [ \"\$1\" = \"\$2\" ]" _ "$partial" "$none"
 unbarred() { real "$D/report/thread/01-report-6.1.64-rc1.eml" | sed 's/^| //'; }
 ctl=$(thread control unbarred)
 # (b4 0.12 takes Reported-by; Closes only from b4 0.13 on, which knows

@@ -14,10 +14,10 @@
 # regression triaged invalid gets a follow-up in each thread that had it.
 # Each thread's mails are listed in order.
 . "$(dirname "$0")/lib.sh"
-echo "1..30"
+echo "1..31"
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
-	for i in $(seq 1 30); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
+	for i in $(seq 1 31); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
 	exit 0
 fi
 GOOD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/good/bzImage\",\"sha256\":\"$(cat "$KDIR/good/bzImage.sha256")\",\"custom\":true}"
@@ -102,6 +102,17 @@ for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do
 	fi
 done
 check "three reply mails, each In-Reply-To its own announcement" [ $threads = 3 ]
+# Each reply quotes the head of its own announcement (its version, its
+# deadline line), under the sender's name, as Roeck's replies do.
+quoted=0
+for v in 5.10.202-rc1 5.15.140-rc1 6.1.64-rc1; do
+	f=$(grep -l -i "^Subject: Re: \[PATCH.*$v review" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l '^Results from' | head -1)
+	dl=$(grep -m1 '^Responses should be made by' "$MAIL/announce-$v.eml" | tr -d '\r')
+	[ -n "$f" ] && grep -q "^Greg Kroah-Hartman <gregkh@linuxfoundation.org> wrote:.\?$" "$f" &&
+		grep -q "^> This is the start of the stable review cycle for the ${v%-rc*} release\..\?$" "$f" &&
+		grep -qF "> $dl" "$f" && quoted=$((quoted + 1))
+done
+check "each reply quotes the head of its announcement (the review cycle and its deadline)" [ $quoted = 3 ]
 reply_ok() {	# every reply reads cleanly with Python's email package
 	local f
 	for f in "$SMTPD_DIR"/*.eml; do

@@ -14,7 +14,7 @@
 #   infra errors that say why, never results.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 19 "git build"
+git_test_begin 22 "git build"
 c1=$(git_commit "$REPO" $B "README: a harmless backport" "commit 1111111111111111111111111111111111111111 upstream." \
 	'sed:README:s/^Linux kernel$/Linux kernel (stable)/')
 c2=$(git_commit "$REPO" $B "Revert \"iomap: update ki_pos a little later in iomap_dio_complete\"" \
@@ -74,6 +74,19 @@ printf '%s' "$BODY" > "$work/job.json"
 V="/usr/bin/python3 $SRC/tests/integration/validate.py $SRC/schemas"
 check "the release of a git build is valid for schemas/release.json (jsonschema)" sh -c "$V release < '$work/release.json'"
 check "its job is valid for schemas/job.json (jsonschema)" sh -c "$V job < '$work/job.json'"
+# What the report gives a reader who rebuilds it (issue 28): the compiler,
+# git describe of the commit, and the .config as a job artifact.
+check "the job names its compiler (the .config's) and git describe of the commit" \
+	[ "$(jq -r .compiler "$work/job.json")" = "$(gcc --version | head -1)" -a \
+	  "$(jq -r .git_describe "$work/job.json")" = "v6.1.192-3-g${rc1:0:12}" ]
+req GET "/api/v1/jobs/$job1/config"
+check "GET /api/v1/jobs/{id}/config is the .config it was built with" \
+	sh -c "printf '%s' \"\$1\" | grep -q '^CONFIG_EXT4_FS=y\$' && printf '%s' \"\$1\" | grep -q '^CONFIG_CC_VERSION_TEXT='" _ "$BODY"
+req GET /api/v1/releases/6.1.193-rc1/report.txt
+check "the report says git describe, and per built target its compiler and config link" \
+	sh -c "printf '%s' \"\$1\" | grep -qx '\\* git describe: v6.1.192-3-g${rc1:0:12}' &&
+	       printf '%s' \"\$1\" | grep -A1 -x '## Build Summary' | grep -qx '\\* x86_64: gcc.*' &&
+	       printf '%s' \"\$1\" | grep -qx '  config: https://rcgate.ci.test/api/v1/jobs/$job1/config'" _ "$BODY"
 req GET /api/v1/releases/6.1.193-rc1
 secs1=$(jqb '.jobs[0].build_seconds')
 req GET "/api/v1/jobs/$job1/log"

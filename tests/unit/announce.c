@@ -98,6 +98,15 @@ static void test_6_1_64_rc1_every_field(void **state)
 		"rwarsow@gmx.de, conor@kernel.org, allen.lkml@gmail.com");
 	assert_string_equal(a.date, "2023-11-24T17:48:39Z");
 	assert_string_equal(a.deadline, "2023-11-26T17:19:17Z");
+	/* The head replies quote: Roeck's seven lines, blank line kept. */
+	assert_string_equal(a.head,
+		"This is the start of the stable review cycle for the 6.1.64 release.\n"
+		"There are 372 patches in this series, all will be posted as a response\n"
+		"to this one.  If anyone has any issues with these being applied, please\n"
+		"let me know.\n"
+		"\n"
+		"Responses should be made by Sun, 26 Nov 2023 17:19:17 +0000.\n"
+		"Anything received after that time might be too late.");
 	assert_string_equal(a.patch_url,
 		"https://www.kernel.org/pub/linux/kernel/v6.x/stable-review/patch-6.1.64-rc1.gz");
 	assert_string_equal(a.git_tree,
@@ -222,6 +231,7 @@ static void test_headers_only(void **state)
 	assert_int_equal(parse_file("headers-only.eml", &a, err, sizeof(err)),
 			 0);
 	assert_string_equal(a.version, "5.10.202-rc1");
+	assert_string_equal(a.head, "");	/* no body: nothing quoted */
 	assert_string_equal(a.deadline, "");
 	assert_string_equal(a.patch_url, "");
 	assert_string_equal(a.git_tree, "");
@@ -832,10 +842,44 @@ static void test_from_single_mailbox(void **state)
 						 "GregKH@LinuxFoundation.org"), 1);
 }
 
+/* A patch of the series (the real mail): its number and Message-ID; an
+ * announcement or a tester's reply is no patch. */
+static void test_series_patch(void **state)
+{
+	static const char *const not_patches[] = {
+		"announce-6.1.64-rc1.eml", "reply-preadv03.eml",
+		"unrelated-list-mail.eml",
+	};
+	struct series_patch p;
+	char err[256], *raw;
+	size_t len;
+
+	(void)state;
+	raw = test_data_read("mail", "patch-6.1-001-ext4-full.eml", &len);
+	assert_int_equal(announce_parse_patch(raw, len, &p, err, sizeof(err)), 0);
+	free(raw);
+	assert_string_equal(p.branch, "6.1");
+	assert_int_equal(p.number, 1);
+	assert_int_equal(p.total, 372);
+	assert_string_equal(p.subject, "ext4: properly sync file size update"
+			    " after O_SYNC direct IO");
+	assert_string_equal(p.message_id, "20231124172024.712357781@linuxfoundation.org");
+	assert_string_equal(p.parent_id, "20231124172024.664207345@linuxfoundation.org");
+	assert_string_equal(p.from_addr, "gregkh@linuxfoundation.org");
+	for (size_t i = 0; i < sizeof(not_patches) / sizeof(not_patches[0]); i++) {
+		raw = test_data_read("mail", not_patches[i], &len);
+		assert_int_equal(announce_parse_patch(raw, len, &p, err,
+						      sizeof(err)), 1);
+		free(raw);
+	}
+	assert_int_equal(announce_parse_patch("", 0, &p, err, sizeof(err)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_6_1_64_rc1_every_field),
+		cmocka_unit_test(test_series_patch),
 		cmocka_unit_test(test_fixture_table),
 		cmocka_unit_test(test_decoded_subject_and_names),
 		cmocka_unit_test(test_headers_only),

@@ -94,6 +94,28 @@ static void test_same_signature(void **state)
 
 /* Truncated and hostile logs: no line end, NULs, a line longer than any
  * buffer. */
+/* The compiler a .config names, as kbuild writes it; nothing invented. */
+static void test_config_compiler(void **state)
+{
+	char out[64];
+
+	(void)state;
+	build_config_compiler("#\n# Automatically generated file; DO NOT EDIT.\n"
+			      "CONFIG_CC_VERSION_TEXT=\"gcc (Debian 12.2.0-14)"
+			      " 12.2.0\"\nCONFIG_CC_IS_GCC=y\n", out, sizeof(out));
+	assert_string_equal(out, "gcc (Debian 12.2.0-14) 12.2.0");
+	build_config_compiler("CONFIG_CC_IS_GCC=y\n", out, sizeof(out));
+	assert_string_equal(out, "");
+	/* controls and backslashes go; a cut value stays a string */
+	build_config_compiler("CONFIG_CC_VERSION_TEXT=\"a\x01" "b\\c\n", out,
+			      sizeof(out));
+	assert_string_equal(out, "abc");
+	build_config_compiler("CONFIG_CC_VERSION_TEXT=\"0123456789\"", out, 5);
+	assert_string_equal(out, "0123");
+	build_config_compiler("", out, sizeof(out));
+	assert_string_equal(out, "");
+}
+
 static void test_odd_input(void **state)
 {
 	struct build_diag d;
@@ -119,6 +141,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_same_signature),
 		cmocka_unit_test(test_odd_input),
+		cmocka_unit_test(test_config_compiler),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

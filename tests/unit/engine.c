@@ -26,42 +26,14 @@
 #include "store/store.h"
 #include "review/review.h"
 #include "testutil.h"
+#include "testutil_store.h"
 
-static const char *const sha =
-	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
-
-struct fixture {
-	char dir[64];
-	char db[128];
-	struct store *st;
-	struct config cfg;
-	struct engine_context ectx;
-	int kicks;
-};
-
-static struct fixture *current;
-
-static void jobs_queued(void)
-{
-	current->kicks++;
-}
+#define fixture test_engine
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (f == NULL)
-		return -1;
-	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
-	if (f->st == NULL)
-		return -1;
-	config_defaults(&f->cfg);
-	f->cfg.reruns = 1;
-	f->ectx = (struct engine_context){ &f->cfg, f->db, "http://rcgate.test",
-					    jobs_queued, NULL, NULL };
-	current = f;
-	*state = f;
-	return 0;
+	*state = test_engine_new("http://rcgate.test");
+	return *state == NULL ? -1 : 0;
 }
 
 /* 008-state-counts.sql's triggers agree with counting the rows: what
@@ -97,34 +69,15 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	assert_state_counts(f->db);
-
-	test_store_free(f->st, f->dir);
-	config_free(&f->cfg);
-	free(f);
+	test_engine_free(f);
 	return 0;
 }
 
-/* A release with one x86_64 job. */
-static void add_release(struct fixture *f, const char *version)
-{
-	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
-				   "deb", NULL, NULL, 0, NULL, NULL, NULL };
-	struct kversion kv;
-	int64_t id;
-	char err[256];
-
-	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
-	assert_int_equal(store_release_create(f->st, version, &kv, NULL, &art, 1,
-					      &id, err, sizeof(err)), 0);
-}
-
-/* Claims the next queued job and finishes it with one result for the
- * test ext4.write_seq_512: pass or fail. Returns its release's version. */
+/* Finishes the next job (of want_version) with one result for the test
+ * ext4.write_seq_512, pass or fail, and ext4.pwrite_seq_512 passing. */
 static void finish_next(struct fixture *f, const char *status,
 			const char *want_version)
 {
-	struct job job;
-	char err[256];
 	struct result_row rows[] = {
 		{ "ext4.write_seq_512", status,
 		  strcmp(status, "fail") == 0
@@ -133,25 +86,11 @@ static void finish_next(struct fixture *f, const char *status,
 		{ "ext4.pwrite_seq_512", "pass", NULL, 0, 0 },
 	};
 
-	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
-	assert_string_equal(job.version, want_version);
-	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_done(f->st, job.id, rows, 2, 1.0, err,
-					sizeof(err)), 1);
+	test_engine_finish_next(f, want_version, rows, 2);
 }
 
-static int run_once(struct fixture *f)
-{
-	char err[512];
-	int n = engine_run_once(f->st, &f->ectx, err, sizeof(err));
-
-	if (n < 0)
-		fail_msg("engine: %s", err);
-	return n;
-}
+#define add_release test_engine_add_release
+#define run_once test_engine_run
 
 static const char *gate_of(struct fixture *f, const char *version)
 {

@@ -32,19 +32,11 @@
 #include "report/report.h"
 #include "review/review.h"
 #include "testutil.h"
+#include "testutil_store.h"
 
 #define FROM "rcgate <rcgate@ci.test>"
 
-static const char *const sha =
-	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
-
-struct fixture {
-	char dir[64];
-	char db[128];
-	struct store *st;
-	struct config cfg;
-	struct engine_context ectx;
-};
+#define fixture test_engine
 
 static void set(char **field, const char *value)
 {
@@ -55,42 +47,31 @@ static void set(char **field, const char *value)
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
+	struct fixture *f = test_engine_new("https://rcgate.ci.test");
 
 	if (f == NULL)
 		return -1;
-	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
-	if (f->st == NULL)
-		return -1;
-	config_defaults(&f->cfg);
-	f->cfg.reruns = 1;
 	set(&f->cfg.public_url, "https://rcgate.ci.test");
 	set(&f->cfg.mail_from, FROM);
 	set(&f->cfg.smtp_url, "smtp://127.0.0.1:25");
-	f->ectx = (struct engine_context){ &f->cfg, f->db, "https://rcgate.ci.test",
-					    NULL, NULL, NULL };
 	*state = f;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
-	test_store_free(f->st, f->dir);
-	config_free(&f->cfg);
-	free(f);
+	test_engine_free(*state);
 	return 0;
 }
 
-/* The release from its real announcement (tests/data/mail), deadline
- * passed, then its x86_64 kernel. */
-static void announce(struct fixture *f, const char *file)
+/* The release of a real announcement (tests/data/mail), as intake stores
+ * it; deadline NULL: the announcement's own (passed). Its version into
+ * version[48]. */
+static void store_announcement(struct fixture *f, const char *file,
+			       const char *deadline, char version[48])
 {
 	struct announcement a;
 	struct announce_in in = { 0 };
-	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
-				   "deb", NULL, NULL, 0, NULL, NULL, NULL };
 	struct kversion kv;
 	char err[256], *raw;
 	size_t len;
@@ -110,31 +91,29 @@ static void announce(struct fixture *f, const char *file)
 	in.to = a.to;
 	in.cc = a.cc;
 	in.date = a.date;
-	in.deadline = a.deadline;
+	in.deadline = deadline != NULL ? deadline : a.deadline;
+	in.head = a.head;
 	assert_true(store_release_announce(f->st, &in, &id, err, sizeof(err)) >= 0);
-	assert_int_equal(store_release_create(f->st, a.version, &kv, NULL, &art,
-					      1, &id, err, sizeof(err)), 0);
+	snprintf(version, 48, "%s", a.version);
 	announce_free(&a);
 }
 
-static void add_release(struct fixture *f, const char *version)
+/* The release from its real announcement, deadline passed, then its
+ * x86_64 kernel. */
+static void announce(struct fixture *f, const char *file)
 {
-	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
-				   "deb", NULL, NULL, 0, NULL, NULL, NULL };
-	struct kversion kv;
-	int64_t id;
-	char err[256];
+	char version[48];
 
-	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
-	assert_int_equal(store_release_create(f->st, version, &kv, NULL, &art, 1,
-					      &id, err, sizeof(err)), 0);
+	store_announcement(f, file, NULL, version);
+	test_engine_add_release(f, version);
 }
+
+#define add_release test_engine_add_release
+#define run_once test_engine_run
 
 static void finish_next(struct fixture *f, const char *status,
 			const char *want_version)
 {
-	struct job job;
-	char err[256];
 	/* "fail2": both tests fail (one cause, two regressions). */
 	int both = strcmp(status, "fail2") == 0;
 	struct result_row rows[] = {
@@ -146,22 +125,7 @@ static void finish_next(struct fixture *f, const char *status,
 		  both ? "pwrite 2 of 8: position 0, expected 512" : NULL, 0, 0 },
 	};
 
-	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
-	assert_string_equal(job.version, want_version);
-	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_done(f->st, job.id, rows, 2, 1.0, err,
-					sizeof(err)), 1);
-}
-
-static void run_once(struct fixture *f)
-{
-	char err[512];
-
-	if (engine_run_once(f->st, &f->ectx, err, sizeof(err)) < 0)
-		fail_msg("engine: %s", err);
+	test_engine_finish_next(f, want_version, rows, 2);
 }
 
 /* A release tested to the end: pass, or fail twice (the rerun). */
@@ -557,7 +521,7 @@ static void test_bisection_followup(void **state)
 	struct mails m;
 	char err[256], h[1024], report_id[256], sql[20480], people[512];
 	char commits[372 * 41 + 1];
-	size_t used = 0;
+	size_t used = 0, len;
 	static char ids[MAX_MAILS][256];
 	size_t nids = 0;
 	sqlite3 *raw;
@@ -567,6 +531,29 @@ static void test_bisection_followup(void **state)
 	test_release(f, "6.1.63", "pass");
 	announce(f, "announce-6.1.64-rc1.eml");
 	test_release(f, "6.1.64-rc1", "fail");
+	/* The series' first patch (the real mail) reaches intake: it is no
+	 * announcement, but its Message-ID becomes the culprit's lore link.
+	 * Not from the announcement's sender: ignored. */
+	{
+		char *mail = test_data_read("mail", "patch-6.1-001-ext4-full.eml",
+					    &len), version[48];
+		int created;
+
+		assert_int_equal(trigger_announcement(f->st, "someone@else.org",
+						      mail, len, version,
+						      sizeof(version), &created,
+						      err, sizeof(err)), 1);
+		assert_int_equal(store_series_patch_id(f->st, 2, 1, h, sizeof(h),
+						       err, sizeof(err)), 0);
+		assert_int_equal(trigger_announcement(f->st,
+						      "gregkh@linuxfoundation.org",
+						      mail, len, version,
+						      sizeof(version), &created,
+						      err, sizeof(err)), 1);
+		assert_string_equal(err, "a patch of the series, recorded as"
+				    " 6.1.64-rc1's 1/372");
+		free(mail);
+	}
 	reply_commit_people("ext4: properly sync file size\n\ncommit 9156 upstream.\n\n"
 			    "Signed-off-by: Jan Kara <jack@suse.cz>\n"
 			    "Signed-off-by: Theodore Ts'o <tytso@mit.edu>\n"
@@ -579,10 +566,11 @@ static void test_bisection_followup(void **state)
 			    " <tytso@mit.edu>, Greg Kroah-Hartman"
 			    " <gregkh@linuxfoundation.org>");
 	/* The range is the whole series (372 commits from v6.1.63 to "Linux
-	 * 6.1.64-rc1"), the culprit its 123rd: patch 123/372. */
+	 * 6.1.64-rc1"), the culprit its first: patch 001/372, as in the real
+	 * series. */
 	for (int k = 1; k <= 372; k++)
 		used += (size_t)snprintf(commits + used, sizeof(commits) - used,
-					 "%s%s", k > 1 ? " " : "", k == 123 ?
+					 "%s%s", k > 1 ? " " : "", k == 1 ?
 					 "c97d13d25d29b3b73348e209d928bb7b98c50fff" :
 					 "0000000000000000000000000000000000000000");
 	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
@@ -615,8 +603,10 @@ static void test_bisection_followup(void **state)
 	snprintf(report_id, sizeof(report_id), "%s",
 		 header(m.text[0], "Message-Id", h, sizeof(h)));
 	assert_string_equal(header(m.text[1], "In-Reply-To", h, sizeof(h)), report_id);
-	assert_non_null(strstr(m.text[1], "\n\n[PATCH 6.1 123/372] ext4: properly sync file"
-			       " size update after O_SYNC direct\n    IO\n"));
+	assert_non_null(strstr(m.text[1], "\n\n[PATCH 6.1 001/372] ext4: properly sync file"
+			       " size update after O_SYNC direct\n    IO\n"
+			       "    https://lore.kernel.org/r/20231124172024.712357781"
+			       "@linuxfoundation.org/\n"));
 	assert_non_null(strstr(m.text[1], "\ncommit c97d13d25d29b3b73348e209d928bb7b98c50fff\n"
 			       "Author: Jan Kara <jack@suse.cz>\n"
 			       "Date:   Fri, 13 Oct 2023 14:13:50 +0200\n\n"
@@ -655,6 +645,79 @@ static void test_bisection_followup(void **state)
 	assert_non_null(strstr(m.text[2], "hide the answer"));
 	mails_free(&m);
 	(void)err;
+}
+
+/*
+ * A regression confirmed (x86_64 failed, and its rerun) while arm64 is
+ * still running is reported then, saying in words that arm64 is not
+ * done; the full report follows when arm64 ends. Never a Tested-by for
+ * the partial one.
+ */
+static void test_partial_report(void **state)
+{
+	struct fixture *f = *state;
+	struct artifact_in art[2] = {
+		{ "x86_64", "https://k.example/k.deb",
+		  "4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754",
+		  "deb", NULL, NULL, 0, NULL, NULL, NULL },
+		{ "arm64", "https://k.example/k-arm64.deb",
+		  "5fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754",
+		  "deb", NULL, NULL, 0, NULL, NULL, NULL },
+	};
+	struct result_row pass[] = {
+		{ "ext4.write_seq_512", "pass", NULL, 0, 0 },
+		{ "ext4.pwrite_seq_512", "pass", NULL, 0, 0 },
+	};
+	struct kversion kv;
+	struct mails m;
+	struct job arm;
+	char err[256], ids[8][256], version[48], *norm;
+	size_t nids = 0;
+	int64_t id;
+
+	add_release(f, "6.1.63");
+	test_release(f, "6.1.63", "pass");
+	/* A deadline far ahead: the partial report is not a late one. */
+	store_announcement(f, "announce-6.1.64-rc1.eml", "2099-01-01T00:00:00Z",
+			   version);
+	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, version, &kv, NULL, art,
+					      2, &id, err, sizeof(err)), 0);
+
+	finish_next(f, "fail", "6.1.64-rc1");		/* x86_64 */
+	assert_int_equal(store_job_claim(f->st, "w1", &arm, err, sizeof(err)), 1);
+	assert_string_equal(arm.target, "arm64");
+	assert_int_equal(store_job_transition(f->st, arm.id, "fetching", "running",
+					      NULL, err, sizeof(err)), 1);
+	run_once(f);		/* x86_64's failure is rerun now */
+	outbox(f, &m);
+	assert_int_equal(m.n, 0);
+	finish_next(f, "fail", "6.1.64-rc1");		/* the rerun */
+	run_once(f);
+	run_once(f);		/* once: the release has its report */
+	outbox(f, &m);
+	assert_int_equal(m.n, 1);
+	assert_non_null(strstr(m.text[0], "\nRegressions on x86_64.\nStill being"
+			       " tested on arm64: this report is partial"));
+	assert_non_null(strstr(m.text[0], "\n* arm64: still being tested\n"));
+	assert_non_null(strstr(m.text[0], "\n| Reported-by: "));
+	assert_null(strstr(m.text[0], "\nTested-by:"));
+	assert_null(strstr(m.text[0], "deadline.\n"));
+	assert_width(m.text[0]);
+	norm = normalised(m.text[0], ids, &nids);
+	assert_golden(norm, "thread/11-partial-6.1.64-rc1.eml");
+	free(norm);
+	mails_free(&m);
+
+	/* arm64 ends: the full report, which no longer says partial. */
+	assert_int_equal(store_job_done(f->st, arm.id, pass, 2, 1.0, err,
+					sizeof(err)), 1);
+	run_once(f);
+	outbox(f, &m);
+	assert_int_equal(m.n, 2);
+	assert_null(strstr(m.text[1], "Still being tested"));
+	assert_non_null(strstr(m.text[1], "\nRegressions on x86_64.\n"));
+	mails_free(&m);
 }
 
 static void test_mail_allowed(void **state)
@@ -719,6 +782,43 @@ static void test_refuses_with_defaults(void **state)
 		assert_int_equal(json_array_size(r), 1);
 		json_decref(r);
 	}
+	/* Recorded as refused, with the reason: it is never sent later, and
+	 * nothing threads under a mail nobody received. */
+	{
+		sqlite3 *h;
+		sqlite3_stmt *q;
+		char id[512], err[256];
+
+		assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY,
+						 NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(h, "SELECT refused FROM mail"
+						    " WHERE kind = 'report'"
+						    " AND release_id = 2", -1,
+						    &q, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		assert_non_null(strstr((const char *)sqlite3_column_text(q, 0),
+				       "public_url is not set"));
+		sqlite3_finalize(q);
+		sqlite3_close(h);
+		assert_int_equal(store_mail_id(f->st, "report", 2, 0, -1, id,
+					       sizeof(id), err, sizeof(err)), 0);
+	}
+	set(&f->cfg.public_url, "https://rcgate.ci.test");
+	set(&f->cfg.mail_from, FROM);
+	run_once(f);
+	outbox(f, &m);
+	assert_int_equal(m.n, 0);
+	/* Nobody heard of the regression: its triage retracts nothing. */
+	{
+		char err[256];
+
+		assert_int_equal(store_regression_triage(f->st, 1, "invalid",
+							 "flaky disk", err,
+							 sizeof(err)), 1);
+	}
+	reply_triage(f->st, &f->cfg, 1, "invalid", "flaky disk");
+	outbox(f, &m);
+	assert_int_equal(m.n, 0);
 }
 
 static void test_regzbot_range(void **state)
@@ -744,6 +844,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_regzbot_one_report_per_rc,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bisection_followup, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_partial_report, setup,
 						teardown),
 		cmocka_unit_test(test_mail_allowed),
 		cmocka_unit_test(test_regzbot_range),

@@ -105,12 +105,12 @@ static const struct report_regression ext4_regression = {
 };
 
 static const struct report_target four_done[] = {
-	{ "arm64", "done", "6.1.64-rc1", 48, 0, 2, 2.4, NULL, NULL, NULL, 0 },
-	{ "armv7", "done", "6.1.64-rc1", 48, 0, 2, 5.1, NULL, NULL, NULL, 0 },
+	{ "arm64", "done", "6.1.64-rc1", 48, 0, 2, 2.4, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	{ "armv7", "done", "6.1.64-rc1", 48, 0, 2, 5.1, NULL, NULL, NULL, 0, NULL, NULL, NULL },
 	{ "x86_64", "done", "6.1.64-rc1", 40, 8, 2, 3.0, NULL,
 	  "http://rcgate.example.org/#/job/3",
-	  "http://rcgate.example.org/api/v1/jobs/3/log", 3 },
-	{ "i386", "done", "6.1.64-rc1", 48, 0, 2, 3.3, NULL, NULL, NULL, 0 },
+	  "http://rcgate.example.org/api/v1/jobs/3/log", 3, NULL, NULL, NULL },
+	{ "i386", "done", "6.1.64-rc1", 48, 0, 2, 3.3, NULL, NULL, NULL, 0, NULL, NULL, NULL },
 };
 
 static void scenario(struct report_input *in, struct announcement *a)
@@ -151,10 +151,13 @@ static void test_golden_shared_regression(void **state)
 }
 
 static const struct report_target clean_targets[] = {
-	{ "arm64", "done", "6.1.66-rc1", 50, 0, 0, 2.2, NULL, NULL, NULL, 0 },
-	{ "armv7", "done", "6.1.66-rc1", 50, 0, 0, 4.9, NULL, NULL, NULL, 0 },
-	{ "x86_64", "done", "6.1.66-rc1", 50, 0, 0, 2.8, NULL, NULL, NULL, 0 },
-	{ "i386", "done", "6.1.66-rc1", 50, 0, 0, 3.1, NULL, NULL, NULL, 0 },
+	{ "arm64", "done", "6.1.66-rc1", 50, 0, 0, 2.2, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	{ "armv7", "done", "6.1.66-rc1", 50, 0, 0, 4.9, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	/* built by rcgate from the git tree: its compiler and .config */
+	{ "x86_64", "done", "6.1.66-rc1", 50, 0, 0, 2.8, NULL, NULL, NULL, 7,
+	  "kvm", "gcc (Debian 12.2.0-14) 12.2.0",
+	  "http://rcgate.example.org/api/v1/jobs/7/config" },
+	{ "i386", "done", "6.1.66-rc1", 50, 0, 0, 3.1, NULL, NULL, NULL, 0, NULL, NULL, NULL },
 };
 
 static void test_golden_clean(void **state)
@@ -171,6 +174,8 @@ static void test_golden_clean(void **state)
 	in.baseline = "6.1.65";
 	in.gate = "pass";
 	in.status_url = "http://rcgate.example.org/releases/6.1.66-rc1";
+	in.commit = "e9b83e5b5b5a06ddf5b7b8e4bd0e3a5a3c1d0a21";
+	in.describe = "v6.1.65-107-ge9b83e5b5b5a";
 	in.targets = clean_targets;
 	in.ntargets = 4;
 	in.ann = &a;
@@ -181,17 +186,22 @@ static void test_golden_clean(void **state)
 	assert_non_null(strstr(text,
 			       "\nNo regressions on arm64, arm, x86_64, and i386.\n"));
 	assert_non_null(strstr(text, "\nTested-by: rcgate <rcgate@example.org>\n"));
+	/* Only the kernel rcgate built has a build line: what rebuilds it. */
+	assert_non_null(strstr(text, "\n## Build Summary\n* x86_64: gcc (Debian"
+			       " 12.2.0-14) 12.2.0\n  config: http://rcgate"
+			       ".example.org/api/v1/jobs/7/config\n\n"));
+	assert_non_null(strstr(text, "\n* git describe: v6.1.65-107-ge9b83e5b5b5a\n"));
 	free(text);
 	announce_free(&a);
 }
 
 static const struct report_target infra_targets[] = {
-	{ "arm64", "done", "5.15.140-rc1", 50, 0, 0, 2.3, NULL, NULL, NULL, 0 },
+	{ "arm64", "done", "5.15.140-rc1", 50, 0, 0, 2.3, NULL, NULL, NULL, 0, NULL, NULL, NULL },
 	{ "armv7", "infra_error", "5.15.140-rc1", 0, 0, 0, 600.0,
 	  "guest output ended before the completion marker\n(timeout after 600 s)",
-	  NULL, NULL, 0 },
-	{ "x86_64", "done", "5.15.140-rc1", 50, 0, 0, 2.9, NULL, NULL, NULL, 0 },
-	{ "i386", "done", "5.15.140-rc1", 50, 0, 0, 3.0, NULL, NULL, NULL, 0 },
+	  NULL, NULL, 0, NULL, NULL, NULL },
+	{ "x86_64", "done", "5.15.140-rc1", 50, 0, 0, 2.9, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	{ "i386", "done", "5.15.140-rc1", 50, 0, 0, 3.0, NULL, NULL, NULL, 0, NULL, NULL, NULL },
 };
 
 static void test_golden_infra_error(void **state)
@@ -280,8 +290,8 @@ static void test_tested_by_rules(void **state)
 static void test_arch_lists(void **state)
 {
 	static const struct report_target two[] = {
-		{ "arm64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0 },
-		{ "x86_64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0 },
+		{ "arm64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+		{ "x86_64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0, NULL, NULL, NULL },
 	};
 	static const struct report_regression both[] = {
 		{ 1, "a", "x86_64", NULL, "open", NULL, 0, NULL, NULL },
@@ -321,7 +331,7 @@ static void test_long_lines_wrap(void **state)
 		{ "armv7", "infra_error", NULL, 0, 0, 0, 0.0,
 		  "guest output ended before the completion marker (timeout after"
 		  " 600 s) while the agent was still running the xfs suite",
-		  NULL, NULL, 0 },
+		  NULL, NULL, 0, NULL, NULL, NULL },
 	};
 	static const struct report_regression reg[] = {
 		{ 1, "ext4.crash_osync_extend", "x86_64",

@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * testutil_store.c - a real SQLite store in a fresh temporary directory,
- * for the unit tests that drive the store or the engine (testutil.h).
+ * for the unit tests that drive the store (testutil.h), and the engine
+ * fixture built on it (testutil_store.h).
  */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cmocka.h>
+
 #include "base/base.h"
 #include "store/store.h"
+#include "review/review.h"
 #include "testutil.h"
+#include "testutil_store.h"
 
 struct store *test_store_new(char *dir, size_t dirlen, char *db, size_t dblen)
 {
@@ -29,4 +38,84 @@ void test_store_free(struct store *st, const char *dir)
 {
 	store_close(st);
 	rm_rf(dir);
+}
+
+/* ---- the engine fixture (testutil_store.h) ---- */
+
+static struct test_engine *current;
+
+static void count_kick(void)
+{
+	current->kicks++;
+}
+
+struct test_engine *test_engine_new(const char *base_url)
+{
+	struct test_engine *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return NULL;
+	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
+	if (f->st == NULL) {
+		free(f);
+		return NULL;
+	}
+	config_defaults(&f->cfg);
+	f->cfg.reruns = 1;
+	f->ectx = (struct engine_context){ &f->cfg, f->db, base_url, count_kick,
+					    NULL, NULL };
+	current = f;
+	return f;
+}
+
+void test_engine_free(struct test_engine *f)
+{
+	if (f == NULL)
+		return;
+	test_store_free(f->st, f->dir);
+	config_free(&f->cfg);
+	if (current == f)
+		current = NULL;
+	free(f);
+}
+
+void test_engine_add_release(struct test_engine *f, const char *version)
+{
+	static const char sha[] =
+		"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
+	struct artifact_in art = { "x86_64", "https://k.example/k.deb", sha,
+				   "deb", NULL, NULL, 0, NULL, NULL, NULL };
+	struct kversion kv;
+	int64_t id;
+	char err[256];
+
+	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, version, &kv, NULL, &art, 1,
+					      &id, err, sizeof(err)), 0);
+}
+
+void test_engine_finish_next(struct test_engine *f, const char *want_version,
+			     const struct result_row *rows, size_t n)
+{
+	struct job job;
+	char err[256];
+
+	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
+	assert_string_equal(job.version, want_version);
+	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
+					      NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
+					      NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_done(f->st, job.id, rows, n, 1.0, err,
+					sizeof(err)), 1);
+}
+
+int test_engine_run(struct test_engine *f)
+{
+	char err[512];
+	int n = engine_run_once(f->st, &f->ectx, err, sizeof(err));
+
+	if (n < 0)
+		fail_msg("engine: %s", err);
+	return n;
 }
