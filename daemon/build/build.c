@@ -700,7 +700,8 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		image[PATH_MAX], outdir[PATH_MAX], missing[1024];
 	char a_arch[64], a_cross[128], a_cc[192], a_jobs[32];
 	char envbuf[4][PATH_MAX + 32];
-	char *env[16];
+	char *env[16 + DISTCC_ENV], dstate[PATH_MAX];
+	struct distcc dc = { .nrelay = 0 };
 	double start = now_monotonic(), deadline;
 	struct steps steps = { .fd = -1, .total = -1 };
 	struct sandbox sbx;
@@ -817,13 +818,27 @@ configure:
 		goto out;
 	mo = *o;
 	mo.sandbox = &sbx;
+	/* The build hosts' compiles: through relays the sandbox reaches by
+	 * their sockets only (distcc.c); the same compiler name and
+	 * environment as a local build, so the same objects and cache. */
+	pathf(dstate, sizeof(dstate), "%s/.distcc", bdir);
+	if (distcc_start(o, t->name, dstate, &dc, log) > 0) {
+		size_t ne = 0;
+
+		while (env[ne] != NULL)
+			ne++;
+		distcc_env(&dc, env, ne, sizeof(env) / sizeof(env[0]));
+		sbx.readable[1] = dc.dir;
+	}
 	snprintf(a_arch, sizeof(a_arch), "ARCH=%s", t->kbuild_arch);
 	snprintf(a_cross, sizeof(a_cross), "CROSS_COMPILE=%s",
 		 t->cross_compile != NULL ? t->cross_compile : "");
 	snprintf(a_cc, sizeof(a_cc), "CC=%s%sgcc",
-		 o->ccache_dir != NULL && o->ccache_dir[0] != '\0' ? "ccache " : "",
+		 o->ccache_dir != NULL && o->ccache_dir[0] != '\0' ? "ccache " :
+		 dc.nrelay > 0 ? "distcc " : "",
 		 t->cross_compile != NULL ? t->cross_compile : "");
-	snprintf(a_jobs, sizeof(a_jobs), "-j%ld", o->jobs > 0 ? o->jobs : 1);
+	snprintf(a_jobs, sizeof(a_jobs), "-j%ld",
+		 (o->jobs > 0 ? o->jobs : 1) + dc.slots);
 	{
 		const char *mk_tiny[] = { "make", "O=build", a_arch, a_cross, a_cc,
 					  "LOCALVERSION=", "tinyconfig", NULL };
@@ -937,6 +952,10 @@ made:
 		steps_keep(&steps);
 	rc = 0;
 out:
+	if (dc.nrelay > 0) {
+		distcc_account(&dc, log);
+		distcc_stop_relays(&dc);
+	}
 	if (steps.fd >= 0)
 		close(steps.fd);
 	progress(o, rc == 0 ? "done" : "failed", steps.done, steps.total);
