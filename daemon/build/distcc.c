@@ -236,10 +236,14 @@ int distcc_count(const char *text, size_t len, struct distcc_counts *c)
 
 		if (memmem(p, n, "failed to distribute", 20) != NULL)
 			c->fallbacks++;
-		on = m != NULL ? memmem(m, (size_t)(eol - m), " on ", 4) : NULL;
-		ok = on != NULL ? memmem(on, (size_t)(eol - on),
+		on = m != NULL ? memmem(m + 10, (size_t)(eol - m - 10), " on ",
+					4) : NULL;
+		ok = on != NULL ? memmem(on + 4, (size_t)(eol - on - 4),
 					 " completed ok", 13) : NULL;
-		if (ok != NULL) {
+		/* "compile (null)": kbuild's probes of the compiler, run
+		 * locally and not compiles of the tree. */
+		if (ok != NULL && ok > on + 4 &&
+		    memmem(m, (size_t)(on - m), "(null)", 6) == NULL) {
 			const char *h = on + 4;
 			size_t hn = (size_t)(ok - h), k;
 
@@ -248,13 +252,17 @@ int distcc_count(const char *text, size_t len, struct distcc_counts *c)
 				h++;
 				hn--;
 			}
-			hn = strcspn(h, "/ \n") < hn ? strcspn(h, "/ \n") : hn;
+			for (k = 0; k < hn; k++) {
+				if (h[k] == '/' || h[k] == ' ')
+					break;
+			}
+			hn = k;
 			for (k = 0; k < c->nhosts; k++) {
 				if (strlen(c->host[k].name) == hn &&
 				    memcmp(c->host[k].name, h, hn) == 0)
 					break;
 			}
-			if (k == c->nhosts && k < DISTCC_COUNT_HOSTS &&
+			if (hn > 0 && k == c->nhosts && k < DISTCC_COUNT_HOSTS &&
 			    hn < sizeof(c->host[k].name)) {
 				memcpy(c->host[k].name, h, hn);
 				c->host[k].name[hn] = '\0';
