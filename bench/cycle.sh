@@ -183,20 +183,8 @@ stop_sampler() {
 	SAMPLER_PID=
 }
 
-# announce VERSION SERIES BRANCH ID: the 6.1.64-rc1 mail made VERSION's;
-# prints its Message-ID.
-announce() {
-	local v=$1 base=${1%-rc*} series=$2 branch=$3 prev
-	prev=${base%.*}.$((${base##*.} - 1))
-	sed -e "s/6\\.1\\.64-rc1/$v/g" -e "s/6\\.1\\.64/$base/g" -e "s/6\\.1\\.63/$prev/g" \
-		-e "s/\\[PATCH 6\\.1 /[PATCH $series /" -e "s/linux-6\\.1\\.y/$branch/g" \
-		-e "s/664207345@/664207$4@/" \
-		-e "s|git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git|$URL|" \
-		"$SRC/tests/data/mail/announce-6.1.64-rc1.eml" > "$WORK/$v.eml"
-	req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$WORK/$v.eml"
-	[ "$CODE" = 201 ] || echo "bench: announcing $v: $CODE $BODY" >&2
-	sed -n 's/^Message-I[Dd]: *//p' "$WORK/$v.eml" | head -1 | tr -d '\r<>'
-}
+# announce VERSION SERIES BRANCH ID: prints its Message-ID.
+announce() { git_announce "$1" "$2" "$3" "$4" "$WORK"; }
 clone_bytes() {
 	local key
 	key=$(printf '%s' "$URL" | sha256sum | cut -c1-16)
@@ -236,25 +224,7 @@ quiet() {
 # arenas (heaps of the threads' arenas are 64 MiB-aligned anonymous
 # mappings), so growth with history shows where it is held.
 memory() {
-	python3 - "$DAEMON_PID" "$1" <<'EOF'
-import re, sys
-pid, when = sys.argv[1], sys.argv[2]
-st = {l.split(":")[0]: l.split()[1] for l in open("/proc/%s/status" % pid) if ":" in l}
-maps, cur = [], None
-for l in open("/proc/%s/smaps" % pid):
-    m = re.match(r"([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)", l)
-    if m:
-        cur = [int(m.group(1), 16), m.group(3).strip(), 0]
-        maps.append(cur)
-    elif l.startswith("Rss:"):
-        cur[2] = int(l.split()[1])
-arenas = [m for m in maps if m[1] == "" and m[0] % (64 << 20) == 0]
-heap = sum(m[2] for m in maps if m[1] == "[heap]")
-print("  rcgated %s: rss %.1f MiB (anon %.1f, file %.1f), %s threads; main heap %.1f MiB,"
-      " %d thread arenas holding %.1f MiB"
-      % (when, int(st["VmRSS"]) / 1024, int(st["RssAnon"]) / 1024, int(st["RssFile"]) / 1024,
-         st["Threads"], heap / 1024, len(arenas), sum(m[2] for m in arenas) / 1024))
-EOF
+	python3 "$SRC/bench/memory.py" "$DAEMON_PID" "  rcgated $1:"
 }
 
 # week NAME "VERSION SERIES BRANCH ID"...: announces them at once, waits,
