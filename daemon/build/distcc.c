@@ -73,6 +73,8 @@ static int relay_start(const char *dir, const struct host_conf *h,
 	char sock[PATH_MAX], listen[PATH_MAX + 64], to[192], logpath[PATH_MAX];
 	const char *argv[] = { "socat", "-lf", logpath, listen, to, NULL };
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
 	int rc;
 
 	if (pathf(sock, sizeof(sock), "%s/%s.sock", dir, h->name) < 0 ||
@@ -90,7 +92,20 @@ static int relay_start(const char *dir, const struct host_conf *h,
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawnp(pid, "socat", &fa, NULL, (char *const *)argv, environ);
+	/* Its own process group (it and the children it forks per
+	 * connection are stopped together), and signals as a fresh process
+	 * has them: rcgated's threads block SIGTERM, which a spawned child
+	 * would inherit. */
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+				 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	rc = posix_spawnp(pid, "socat", &fa, &attr, (char *const *)argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
 		errf(err, errlen, "cannot run socat: %s", strerror(rc));
@@ -117,9 +132,21 @@ void distcc_stop_relays(struct distcc *d)
 {
 	for (size_t i = 0; i < d->nrelay; i++) {
 		if (d->relay[i] > 0) {
-			kill(d->relay[i], SIGTERM);
-			while (waitpid(d->relay[i], NULL, 0) < 0 && errno == EINTR)
-				;
+			/* The group: socat and its connections' children. */
+			int gone = 0;
+
+			kill(-d->relay[i], SIGTERM);
+			for (int ms = 0; ms < 1000 && !gone; ms += 20) {
+				gone = waitpid(d->relay[i], NULL, WNOHANG) != 0;
+				if (!gone)
+					sleep_ms(20);
+			}
+			if (!gone) {
+				kill(-d->relay[i], SIGKILL);
+				while (waitpid(d->relay[i], NULL, 0) < 0 &&
+				       errno == EINTR)
+					;
+			}
 		}
 		d->relay[i] = 0;
 	}
