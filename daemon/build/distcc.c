@@ -249,11 +249,46 @@ size_t distcc_env(const struct distcc *d, char *env[], size_t at, size_t max)
 	return at;
 }
 
+/* The distcc process of a log line, "distcc[PID] ...": PID, or -1. */
+static long line_pid(const char *p, const char *eol)
+{
+	long pid = 0;
+
+	if ((size_t)(eol - p) < 9 || memcmp(p, "distcc[", 7) != 0)
+		return -1;
+	for (p += 7; p < eol && *p >= '0' && *p <= '9' && pid < 1L << 31; p++)
+		pid = pid * 10 + (*p - '0');
+	return p < eol && *p == ']' ? pid : -1;
+}
+
+/* Processes that tried a host and may fall back: an open-addressed set
+ * of pids (0: never used, -1: removed), each removed as it completes. The
+ * slot of pid, or where to add it; -1 if full. */
+#define TRIED_MAX 4096
+static int tried_slot(const long *set, long pid)
+{
+	size_t i = (size_t)pid % TRIED_MAX;
+	int reuse = -1;
+
+	for (size_t n = 0; n < TRIED_MAX; n++, i = (i + 1) % TRIED_MAX) {
+		if (set[i] == pid)
+			return (int)i;
+		if (set[i] == -1 && reuse < 0)
+			reuse = (int)i;
+		if (set[i] == 0)
+			return reuse >= 0 ? reuse : (int)i;
+	}
+	return reuse;
+}
+
 int distcc_count(const char *text, size_t len, struct distcc_counts *c)
 {
 	const char *p = text, *end = text + len;
+	long *tried = calloc(TRIED_MAX, sizeof(*tried));
 
 	memset(c, 0, sizeof(*c));
+	if (tried == NULL)
+		return -1;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl != NULL ? nl : end;
@@ -261,8 +296,16 @@ int distcc_count(const char *text, size_t len, struct distcc_counts *c)
 		const char *m = memmem(p, n, "] compile ", 10);
 		const char *on, *ok;
 
-		if (memmem(p, n, "failed to distribute", 20) != NULL)
-			c->fallbacks++;
+		long pid = line_pid(p, eol);
+		int slot = pid > 0 ? tried_slot(tried, pid) : -1;
+
+		/* A compile falls back when distcc cannot reach a host
+		 * ("failed to distribute") or the host fails it after
+		 * "exec on @host" (no answer, a dropped connection): either
+		 * way it then completes on localhost. */
+		if (slot >= 0 && (memmem(p, n, "] exec on @", 11) != NULL ||
+				  memmem(p, n, "failed to distribute", 20) != NULL))
+			tried[slot] = pid;
 		on = m != NULL ? memmem(m + 10, (size_t)(eol - m - 10), " on ",
 					4) : NULL;
 		ok = on != NULL ? memmem(on + 4, (size_t)(eol - on - 4),
@@ -298,9 +341,15 @@ int distcc_count(const char *text, size_t len, struct distcc_counts *c)
 			if (k < c->nhosts)
 				c->host[k].compiles++;
 			c->total++;
+			if (slot >= 0 && tried[slot] == pid) {
+				if (hn == 9 && memcmp(h, "localhost", 9) == 0)
+					c->fallbacks++;
+				tried[slot] = -1;
+			}
 		}
 		p = eol + 1;
 	}
+	free(tried);
 	return 0;
 }
 
