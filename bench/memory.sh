@@ -20,6 +20,7 @@ trap - EXIT
 N=${BENCH_RELEASES:-8}
 have_all_kernels || { echo "bench: kernel packages missing (scripts/setup)"; exit 1; }
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-bench-memory.XXXXXX")
+chmod 755 "$WORK"	# the daemon's user keeps its cache there
 export RCGATE_TEST_CACHE=$WORK/cache
 [ -n "${BENCH_ARENAS:-}" ] && export MALLOC_ARENA_MAX=$BENCH_ARENAS
 start_httpd "$KERNEL_CACHE" >/dev/null
@@ -35,10 +36,9 @@ memory() {	# WHEN
 sleep 5
 memory "idle, fresh"
 floor_dir=$(mktemp -d)
-chmod 755 "$floor_dir"
-daemon_owns "$floor_dir"
-if [ -x "$BUILD/bench/rssfloor" ]; then
-	read -r floor _ _ _ < <(if [ -n "$DAEMON_USER" ]; then runuser -u "$DAEMON_USER" -- "$BUILD/bench/rssfloor" "$floor_dir"; else "$BUILD/bench/rssfloor" "$floor_dir"; fi)
+[ -x "$BUILD/bench/rssfloor" ] || make -C "$BUILD" bench/rssfloor >/dev/null 2>&1
+if [ -x "$BUILD/bench/rssfloor" ] &&
+   read -r floor _ _ _ < <("$BUILD/bench/rssfloor" "$floor_dir") && [ -n "$floor" ]; then
 	idle=$(awk '/^VmRSS/ { print $2 }' "/proc/$DAEMON_PID/status")
 	printf 'libvirt embedded floor (bench/rssfloor) %.1f MiB; rcgated idle beyond it %.1f MiB (goal <= 5)\n' \
 		"$(echo "$floor / 1024" | bc -l)" "$(echo "($idle - $floor) / 1024" | bc -l)"
@@ -53,6 +53,7 @@ for i in $(seq 1 "$N"); do
 	wait_release "$v" 1800 || echo "bench: $v did not finish"
 	req GET "/api/v1/releases/$v"
 	memory "after $i ($(jqb '[.jobs[] | select(.state == "done")] | length')/4 done)"
+	jqb -r '.jobs[] | select(.state != "done") | "  job \(.id) \(.target) \(.state): \(.error // "")"' | head -n 4
 done
 echo "($N releases in $((SECONDS - t0)) s; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 sleep 10
