@@ -438,6 +438,12 @@ int main(int argc, char **argv)
 	 * threads (one per connection) allocate little, so two will do
 	 * (bench/api.sh measures RSS idle and with 300 connections). */
 	mallopt(M_ARENA_MAX, 2);
+	/* A fixed mmap threshold: blocks of 256 KiB and more (a job's kernel,
+	 * modules and initramfs pass through such buffers) are mapped and
+	 * unmapped on free. glibc's default raises the threshold after the
+	 * first large free, and then serves them from the heaps, which kept
+	 * 32 MiB free after one four-target release (bench/memory.sh). */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (load_config(&d.cfg, &o) < 0) {
 		config_free(&d.cfg);
 		return 1;

@@ -113,6 +113,13 @@ struct host_conf {
 	char pool[64];		/* storage pool rcgate owns there */
 	char pool_path[512];	/* creates the pool there if it is missing */
 	long min_free_mb;	/* less free in the pool: the host is full */
+	/* Builds (build/distcc.c): compiles kbuild sends to this host's
+	 * distccd, at most build_slots at once (0: none), for the targets
+	 * whose compilers it has. A [host] with build_slots and no uri is
+	 * a build host only. */
+	long build_slots;
+	char distcc[128];	/* its distccd: HOST:PORT */
+	char compilers[128];	/* targets it compiles, space-separated */
 };
 
 struct config {
@@ -171,8 +178,12 @@ struct config {
 	char *web_dir;		/* the dashboard's static files */
 	char *local_dirs;	/* file:// artifacts only from these */
 	char *allow_networks;	/* special addresses downloads may reach */
-	struct host_conf *hosts;	/* [host NAME] sections */
+	struct host_conf *hosts;	/* [host NAME] sections with a uri */
 	size_t nhosts;
+	/* Copies of the [host] sections with build_slots (config_load):
+	 * where builds send compiles, guests' hosts or not. */
+	struct host_conf *build_hosts;
+	size_t nbuild_hosts;
 };
 void config_defaults(struct config *);
 /* Parse text; unknown directives and bad values are errors naming the line. */
@@ -184,8 +195,12 @@ void config_free(struct config *);
 void config_dump(const struct config *, FILE *out);
 char *config_libvirt_uri(const struct config *);	/* caller frees */
 /* After the whole file (config_load does it): every [host] has a URI and
- * names known targets, each at most once. */
+ * names known targets, each at most once, or is a build host (build_slots,
+ * distcc, compilers); then config_hosts_split. */
 int config_hosts_check(const struct config *, char *err, size_t errlen);
+/* Copies the hosts with build_slots into build_hosts and keeps only those
+ * with a uri in hosts (the guests' hosts): 0, or -1 with err. */
+int config_hosts_split(struct config *, char *err, size_t errlen);
 
 /* ---- version.c: kernel version strings ---- */
 struct kversion {

@@ -337,6 +337,12 @@ static const struct host_directive host_directives[] = {
 	  "creates the pool there if it is missing" },
 	{ "min_free_mb", D_LONG, HOFF(min_free_mb), 0, 1L << 30,
 	  "less free in the pool: the host is full" },
+	{ "build_slots", D_LONG, HOFF(build_slots), 0, 256,
+	  "compiles a build sends to its distccd at once; 0: none" },
+	{ "distcc", D_STRING, HOFF(distcc), 0, 0,
+	  "its distccd as HOST:PORT (a name or IPv4 address)" },
+	{ "compilers", D_STRING, HOFF(compilers), 0, 0,
+	  "targets whose compilers it has, as the local host's" },
 };
 #define NHOST_DIRECTIVES (sizeof(host_directives) / sizeof(host_directives[0]))
 
@@ -414,8 +420,8 @@ static int host_set(struct config *c, const char *name, const char *key,
 	}
 	if (d == NULL) {
 		errf(err, errlen, "unknown directive '%s' in [host %s] (uri,"
-		     " capacity, kvm, tcg, pool, pool_path, min_free_mb)", key,
-		     name);
+		     " capacity, kvm, tcg, pool, pool_path, min_free_mb,"
+		     " build_slots, distcc, compilers)", key, name);
 		return -1;
 	}
 	if ((h = host_get(c, name, err, errlen)) == NULL)
@@ -474,6 +480,54 @@ static int host_check_list(const struct host_conf *h, const char *what,
 	return 0;
 }
 
+/* distcc = HOST:PORT: a name or IPv4 address of letters, digits, '.'
+ * and '-' (it goes into a socat address: nothing else may), a port. */
+static int host_check_distcc(const struct host_conf *h, char *err,
+			     size_t errlen)
+{
+	const char *colon = strrchr(h->distcc, ':');
+	size_t n = colon != NULL ? (size_t)(colon - h->distcc) : 0;
+	long port;
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = h->distcc[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '-'))
+			n = 0;
+	}
+	if (n == 0 || h->distcc[0] == '-' ||
+	    parse_long(colon + 1, 1, 65535, &port) < 0) {
+		errf(err, errlen, "[host %s] distcc: '%s' is not HOST:PORT",
+		     h->name, h->distcc);
+		return -1;
+	}
+	return 0;
+}
+
+/* A build host: distcc and the compilers it has, if it has slots. */
+static int host_check_build(const struct host_conf *h, char *err,
+			    size_t errlen)
+{
+	if (h->build_slots == 0) {
+		if (h->distcc[0] != '\0' || h->compilers[0] != '\0') {
+			errf(err, errlen, "[host %s]: distcc or compilers"
+			     " without build_slots", h->name);
+			return -1;
+		}
+		return 0;
+	}
+	if (h->distcc[0] == '\0' || h->compilers[0] == '\0') {
+		errf(err, errlen, "[host %s]: build_slots needs distcc ="
+		     " HOST:PORT and compilers = <targets>", h->name);
+		return -1;
+	}
+	if (host_check_distcc(h, err, errlen) < 0)
+		return -1;
+	return host_check_list(h, "compilers", h->compilers, NULL, err,
+			       errlen);
+}
+
 int config_hosts_check(const struct config *c, char *err, size_t errlen)
 {
 	int locals = 0;
@@ -481,6 +535,11 @@ int config_hosts_check(const struct config *c, char *err, size_t errlen)
 	for (size_t i = 0; i < c->nhosts; i++) {
 		const struct host_conf *h = &c->hosts[i];
 
+		if (host_check_build(h, err, errlen) < 0)
+			return -1;
+		if (h->build_slots > 0 && h->uri[0] == '\0' &&
+		    h->kvm[0] == '\0' && h->tcg[0] == '\0')
+			continue;	/* a build host only */
 		if (h->uri[0] == '\0') {
 			errf(err, errlen, "[host %s]: uri missing (a libvirt URI"
 			     " such as qemu+ssh://user@host/system, or 'local')",
@@ -511,22 +570,54 @@ int config_hosts_check(const struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+int config_hosts_split(struct config *c, char *err, size_t errlen)
+{
+	size_t nb = 0, kept = 0;
+
+	for (size_t i = 0; i < c->nhosts; i++)
+		nb += c->hosts[i].build_slots > 0;
+	free(c->build_hosts);
+	c->build_hosts = NULL;
+	c->nbuild_hosts = 0;
+	if (nb > 0 && (c->build_hosts = calloc(nb, sizeof(*c->build_hosts))) == NULL) {
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < c->nhosts; i++) {
+		if (c->hosts[i].build_slots > 0)
+			c->build_hosts[c->nbuild_hosts++] = c->hosts[i];
+		if (c->hosts[i].uri[0] != '\0')
+			c->hosts[kept++] = c->hosts[i];
+	}
+	c->nhosts = kept;
+	return 0;
+}
+
+static void host_dump(const struct host_conf *h, FILE *out)
+{
+	const char *base = (const char *)h;
+
+	fprintf(out, "\n[host %s]\n", h->name);
+	for (size_t k = 0; k < NHOST_DIRECTIVES; k++) {
+		const struct host_directive *d = &host_directives[k];
+
+		if (d->type == D_LONG)
+			fprintf(out, "%s = %ld\n", d->key,
+				*(const long *)(base + d->offset));
+		else
+			fprintf(out, "%s = %s\n", d->key, base + d->offset);
+	}
+}
+
+/* Each [host] once: a guests' host (with its build keys), then the build
+ * hosts only (config_hosts_split took them out of hosts). */
 static void hosts_dump(const struct config *c, FILE *out)
 {
-	for (size_t i = 0; i < c->nhosts; i++) {
-		const char *base = (const char *)&c->hosts[i];
-
-		fprintf(out, "\n[host %s]\n", c->hosts[i].name);
-		for (size_t k = 0; k < NHOST_DIRECTIVES; k++) {
-			const struct host_directive *d = &host_directives[k];
-
-			if (d->type == D_LONG)
-				fprintf(out, "%s = %ld\n", d->key,
-					*(const long *)(base + d->offset));
-			else
-				fprintf(out, "%s = %s\n", d->key,
-					base + d->offset);
-		}
+	for (size_t i = 0; i < c->nhosts; i++)
+		host_dump(&c->hosts[i], out);
+	for (size_t i = 0; i < c->nbuild_hosts; i++) {
+		if (c->build_hosts[i].uri[0] == '\0')
+			host_dump(&c->build_hosts[i], out);
 	}
 }
 
@@ -642,6 +733,8 @@ int config_load(struct config *c, const char *path, char *err, size_t errlen)
 	free(text);
 	if (rc == 0)
 		rc = config_hosts_check(c, err, errlen);
+	if (rc == 0)
+		rc = config_hosts_split(c, err, errlen);
 	return rc;
 }
 
@@ -650,6 +743,9 @@ void config_free(struct config *c)
 	free(c->hosts);
 	c->hosts = NULL;
 	c->nhosts = 0;
+	free(c->build_hosts);
+	c->build_hosts = NULL;
+	c->nbuild_hosts = 0;
 	for (size_t i = 0; i < NDIRECTIVES; i++) {
 		if (directives[i].type != D_LONG) {
 			char **slot = (char **)((char *)c + directives[i].offset);

@@ -416,7 +416,8 @@ struct kbuild {
 	FILE *log;
 	int logfd;
 	double deadline;
-	char *env[16];
+	char *env[16 + DISTCC_ENV], dstate[PATH_MAX];
+	struct distcc dc;		/* the build hosts' relays (distcc.c) */
 	char envbuf[4][PATH_MAX + 32];
 	char tree[PATH_MAX], bdir[PATH_MAX], fragment[PATH_MAX];
 	int incremental;
@@ -534,12 +535,26 @@ static int kbuild_sandbox(struct kbuild *k)
 		return -1;
 	k->mo = *o;
 	k->mo.sandbox = &k->sbx;
+	/* The build hosts' compiles: through relays the sandbox reaches by
+	 * their sockets only (distcc.c); the same compiler name and
+	 * environment as a local build, so the same objects and cache. */
+	pathf(k->dstate, sizeof(k->dstate), "%s/.distcc", k->bdir);
+	if (distcc_start(o, t->name, k->dstate, &k->dc, k->log) > 0) {
+		size_t ne = 0;
+
+		while (k->env[ne] != NULL)
+			ne++;
+		distcc_env(&k->dc, k->env, ne, sizeof(k->env) / sizeof(k->env[0]));
+		k->sbx.readable[1] = k->dc.dir;
+	}
 	snprintf(k->a_arch, sizeof(k->a_arch), "ARCH=%s", t->kbuild_arch);
 	snprintf(k->a_cross, sizeof(k->a_cross), "CROSS_COMPILE=%s",
 		 t->cross_compile != NULL ? t->cross_compile : "");
-	snprintf(k->a_cc, sizeof(k->a_cc), "CC=%s%sgcc", ccache ? "ccache " : "",
+	snprintf(k->a_cc, sizeof(k->a_cc), "CC=%s%sgcc", ccache ? "ccache " :
+		 k->dc.nrelay > 0 ? "distcc " : "",
 		 t->cross_compile != NULL ? t->cross_compile : "");
-	snprintf(k->a_jobs, sizeof(k->a_jobs), "-j%ld", o->jobs > 0 ? o->jobs : 1);
+	snprintf(k->a_jobs, sizeof(k->a_jobs), "-j%ld",
+		 (o->jobs > 0 ? o->jobs : 1) + k->dc.slots);
 	return 0;
 }
 
@@ -734,6 +749,10 @@ int build_kernel(const struct build_source *src, const struct target *t,
 	else if (kbuild_keep(k) == 0)
 		rc = 0;
 out:
+	if (k->dc.nrelay > 0) {
+		distcc_account(&k->dc, k->log);
+		distcc_stop_relays(&k->dc);
+	}
 	if (k->steps.fd >= 0)
 		close(k->steps.fd);
 	progress(o, rc == 0 ? "done" : "failed", k->steps.done, k->steps.total);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * build/build.h - kernels rcgated builds itself: kbuild (build.c), its log
- * (buildlog.c), git trees (gitsrc.c), a job's build (buildjob.c), and
- * announced rcs made into build jobs (source.c).
+ * (buildlog.c), git trees (gitsrc.c), a job's build (buildjob.c), its
+ * compiles on build hosts (distcc.c), and announced rcs made into build
+ * jobs (source.c).
  *
  * The public header of daemon/build/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
@@ -127,6 +128,10 @@ struct build_options {
 	long fetch_mb;		/* gitsrc.c: what one fetch may add (a file
 				 * size limit on git and a disk check of the
 				 * clone); 0: no cap */
+	/* distcc.c: the [host] sections with build_slots (config's
+	 * build_hosts); none: every compile is local. */
+	const struct host_conf *build_hosts;
+	size_t nbuild_hosts;
 };
 
 /* The command line that runs argv under o's sandbox and limits, into out
@@ -184,6 +189,40 @@ int build_kernel(const struct build_source *src, const struct target *t,
  * list into out, "" if none. 0, or -1 if a file cannot be read. */
 int build_config_missing(const char *fragment, const char *config, char *out,
 			 size_t outlen);
+
+/* ---- distcc.c: a build's compiles spread over the build hosts ---- */
+#define DISTCC_ENV 8
+struct distcc {
+	char dir[64];			/* the relays' sockets; "": none */
+	pid_t relay[HOSTS_MAX];		/* socat per host */
+	size_t nrelay;
+	long slots;			/* the hosts' build_slots, summed */
+	char hosts[HOSTS_MAX * (HOST_NAME_MAX_LEN + 8) + 32];
+	char logpath[PATH_MAX];		/* distcc's log; "": none */
+	char env[DISTCC_ENV][PATH_MAX + 32];
+};
+/* Starts the relays of the hosts that compile target (those whose relay
+ * starts; each one left out is logged) and makes distcc's environment,
+ * its state and log in statedir (writable by the build): the number of
+ * hosts, 0 if the build compiles locally only (none, or none usable:
+ * never an error). distcc_stop_relays undoes it. */
+int distcc_start(const struct build_options *o, const char *target,
+		 const char *statedir, struct distcc *d, FILE *log);
+/* Appends d's variables to env from index at (max entries with the final
+ * NULL): the new count. Nothing if distcc_start returned 0. */
+size_t distcc_env(const struct distcc *d, char *env[], size_t at, size_t max);
+/* Writes to log where the compiles went (distcc's log), then removes it. */
+void distcc_account(struct distcc *d, FILE *log);
+void distcc_stop_relays(struct distcc *d);
+#define DISTCC_COUNT_HOSTS (HOSTS_MAX + 1)
+struct distcc_counts {
+	struct { char name[HOST_NAME_MAX_LEN + 1]; long compiles; }
+		host[DISTCC_COUNT_HOSTS];	/* "localhost" among them */
+	size_t nhosts;
+	long total, fallbacks;
+};
+/* Counts distcc's log lines: compiles completed per host, fallbacks. */
+int distcc_count(const char *text, size_t len, struct distcc_counts *c);
 
 /* ---- gitsrc.c: rcs from a git tree ---- */
 int gitsrc_is_commit(const char *s);	/* 40 lowercase hex digits */

@@ -77,7 +77,7 @@ static int job_build_init(struct job_build *b, const struct job *job,
 		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config,
 		NULL, strcmp(cfg->build_sandbox, "none") == 0,
 		cfg->build_memory_mb, cfg->build_file_mb, cfg->build_tree_max_mb,
-		cfg->build_fetch_max_mb };
+		cfg->build_fetch_max_mb, cfg->build_hosts, cfg->nbuild_hosts };
 	return 0;
 }
 

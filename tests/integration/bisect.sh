@@ -93,19 +93,8 @@ start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" 
 	"[build]" "from_announcements = 1" "announced_source = git" "targets = x86_64" \
 	"[bisect]" "upstream_git = $GIT_URL/linux.git"
 
-# announce VERSION SERIES BRANCH MSGID-SUFFIX: the 6.1.64-rc1 mail made
-# into VERSION's, its tree the fixture's; prints its Message-ID.
-announce() {
-	local v=$1 base=${1%-rc*} series=$2 branch=$3 prev
-	prev=${base%.*}.$((${base##*.} - 1))
-	sed -e "s/6\\.1\\.64-rc1/$v/g" -e "s/6\\.1\\.64/$base/g" -e "s/6\\.1\\.63/$prev/g" \
-		-e "s/\\[PATCH 6\\.1 /[PATCH $series /" -e "s/linux-6\\.1\\.y/$branch/g" \
-		-e "s/664207345@/664207$4@/" \
-		-e "s|git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git|$URL|" \
-		"$SRC/tests/data/mail/announce-6.1.64-rc1.eml" > "$work/$v.eml"
-	req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$work/$v.eml"
-	sed -n 's/^Message-I[Dd]: *//p' "$work/$v.eml" | head -1 | tr -d '\r<>'
-}
+# announce VERSION SERIES BRANCH MSGID-SUFFIX: prints its Message-ID.
+announce() { git_announce "$1" "$2" "$3" "$4" "$work"; }
 # bisected REGRESSION VERSION: waits for the regression's bisection in
 # VERSION to end (and its prerequisite search); BODY is the regression.
 bisected() {

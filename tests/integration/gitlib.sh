@@ -99,6 +99,23 @@ git_version() {
 		"sed:Makefile:s/^SUBLEVEL = .*/SUBLEVEL = $3/;s/^EXTRAVERSION =.*/EXTRAVERSION = $4/"
 }
 
+# git_announce VERSION SERIES BRANCH ID DIR: the 6.1.64-rc1 mail made
+# into VERSION's (series "6.6", its tree $URL and BRANCH, a Message-ID of
+# its own by ID), kept as DIR/VERSION.eml and posted to rcgated; prints
+# its Message-ID.
+git_announce() {
+	local v=$1 base=${1%-rc*} series=$2 branch=$3 prev
+	prev=${base%.*}.$((${base##*.} - 1))
+	sed -e "s/6\\.1\\.64-rc1/$v/g" -e "s/6\\.1\\.64/$base/g" -e "s/6\\.1\\.63/$prev/g" \
+		-e "s/\\[PATCH 6\\.1 /[PATCH $series /" -e "s/linux-6\\.1\\.y/$branch/g" \
+		-e "s/664207345@/664207$4@/" \
+		-e "s|git://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git|$URL|" \
+		"$SRC/tests/data/mail/announce-6.1.64-rc1.eml" > "$5/$v.eml"
+	req POST /api/v1/announcements -H "$(auth)" -H 'Content-Type: message/rfc822' --data-binary "@$5/$v.eml"
+	[ "$CODE" = 201 ] || echo "announcing $v: $CODE $BODY" >&2
+	sed -n 's/^Message-I[Dd]: *//p' "$5/$v.eml" | head -1 | tr -d '\r<>'
+}
+
 # git_daemon DIR: serves DIR's repositories on a free loopback port
 # (git's own protocol); GIT_URL is git://127.0.0.1:PORT.
 git_daemon() {

@@ -1,0 +1,361 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A stable week on this machine (issue 29): how long after the announcement
+# mails do rcgated's replies arrive, against the CPU the week needs?
+#
+# The stable-rc-like tree of tests/integration/gitlib.sh (Debian's
+# linux-source-6.1 as 6.1.192) grown to three branches, served by a real
+# git daemon: linux-6.1.y, linux-6.6.y and linux-6.12.y (the same sources,
+# versioned v6.6.63 and v6.12.3), and an upstream tree ([bisect]
+# upstream_git) holding the culprit's upstream commit. Before the weeks,
+# untimed, the three releases are tested (the baselines a lab has).
+#
+#   week 1, cold: the compiler cache, clones and worktrees emptied (the
+#     store kept). Announced by mail at once: 6.1.193-rc1 (the 936e114a245b
+#     revert backported: the ext4 regression, bisected to its culprit with
+#     the prerequisite search), 6.6.64-rc1 and 6.12.4-rc1 (harmless).
+#   week 2, warm: the previous week's caches kept. 6.1.193-rc2 (the
+#     culprit reverted, a harmless backport), 6.6.64-rc2 (the same culprit
+#     backported: bisected on linux-6.6.y) and 6.12.4-rc2.
+#
+# Each rc is built from git for CYCLE_TARGETS (default x86_64; "x86_64
+# i386 arm64 armv7" for the four) and tested with the whole suite
+# (CYCLE_FILESYSTEMS, default all; crash test on). Printed per week:
+#   - minutes from the first mail to each reply (the report, each
+#     follow-up naming a culprit) and to the last one;
+#   - the CPU-bound limit: CPU seconds of rcgated and everything it ran
+#     (builds, git, mkfs: its reaped children) and of its guests (qemu),
+#     sampled every second from /proc, divided by the cores; wall / limit,
+#     and the idle gaps (fewer cores busy with our work than there are);
+#   - bytes the week's fetches added to the cached clone.
+# The machine's other load is printed too: the limit counts our CPU only,
+# the wall is what the shared machine gave us.
+#
+# Needs linux-source-6.1, git, the Debian kernels and agents of
+# scripts/setup. x86_64 alone: about an hour on 2 cores; the four targets
+# several hours (CYCLE_WEEKS=cold or warm runs one week only, after the
+# baselines).
+set -uo pipefail
+. "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
+. "$(dirname "$0")/../tests/integration/gitlib.sh"
+trap - EXIT
+TARGETS=${CYCLE_TARGETS:-x86_64}
+WEEKS=${CYCLE_WEEKS:-cold warm}
+FILESYSTEMS=${CYCLE_FILESYSTEMS:-}
+CORES=$(nproc)
+[ -r /usr/src/linux-source-6.1.tar.xz ] || { echo "bench: no linux-source-6.1 (scripts/setup)"; exit 1; }
+WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-bench-cycle.XXXXXX")
+chmod 755 "$WORK"
+SRV=$WORK/srv
+mkdir -p "$SRV"
+# A cache of its own: "cold" means empty, and other tests keep theirs.
+export RCGATE_TEST_CACHE=$WORK/cache
+CACHE=$RCGATE_TEST_CACHE
+T=$(printf '\t')
+IOMAP=fs/iomap/direct-io.c
+targets_json=$(printf '%s\n' $TARGETS | jq -R . | jq -sc .)
+
+git_serve_repo "$SRV" linux-stable-rc || { echo "bench: no git fixture"; exit 1; }
+git_serve_repo "$SRV" linux || { echo "bench: no upstream fixture"; exit 1; }
+REPO=$SRV/linux-stable-rc.git UP=$SRV/linux.git
+good=$(GIT_DIR=$REPO git rev-parse refs/heads/linux-6.1.y)
+GIT_DIR=$UP git update-ref refs/heads/master "$good"
+GIT_DIR=$UP git tag v6.1 "$good"
+m1=$(git_commit "$UP" master "iomap: say where the I/O began" "" \
+	"sed:$IOMAP:s|^${T}loff_t offset = iocb->ki_pos;\$|${T}loff_t offset = iocb->ki_pos;${T}/* where the I/O began */|")
+UPSTREAM=$(git_commit "$UP" master "ext4: properly sync file size update after O_DIRECT write" \
+	"(rcgate's bench tree: reverting 936e114a245b stands in for the change.)" \
+	"patch:$SRC/tests/kernels/936e114a245b-revert.patch")
+branch_from() {	# BRANCH PATCHLEVEL SUBLEVEL: a branch at "Linux 6.P.S", tagged
+	GIT_DIR=$REPO git update-ref "refs/heads/$1" "$good"
+	local c
+	c=$(git_commit "$REPO" "$1" "Linux 6.$2.$3" "" \
+		"sed:Makefile:s/^PATCHLEVEL = .*/PATCHLEVEL = $2/;s/^SUBLEVEL = .*/SUBLEVEL = $3/;s/^EXTRAVERSION =.*/EXTRAVERSION =/") || return 1
+	GIT_DIR=$REPO git tag "v6.$2.$3" "$c"
+	echo "$c"
+}
+v6163=$good
+v6663=$(branch_from linux-6.6.y 6 63)
+v6123=$(branch_from linux-6.12.y 12 3)
+harmless() {	# BRANCH N: a harmless backport (a comment in a built file)
+	git_commit "$REPO" "$1" "mm: a comment ($1 #$2)" \
+		"commit $(printf '%040d' "$2") upstream." "sed:mm/mmap.c:1s|\$| /* $1 $2 */|" >/dev/null
+}
+culprit_on() {	# BRANCH: the backport of UPSTREAM that regresses ext4
+	git_commit "$REPO" "$1" "ext4: properly sync file size update after O_DIRECT write" \
+		"commit $UPSTREAM upstream." "patch:$SRC/tests/kernels/936e114a245b-revert.patch"
+}
+rc_on() {	# BRANCH PATCHLEVEL SUBLEVEL RC
+	git_commit "$REPO" "$1" "Linux 6.$2.$3-rc$4" "" \
+		"sed:Makefile:s/^SUBLEVEL = .*/SUBLEVEL = $3/;s/^EXTRAVERSION =.*/EXTRAVERSION = -rc$4/" >/dev/null
+}
+git_daemon "$SRV" || { echo "bench: git daemon"; exit 1; }
+URL=$GIT_URL/linux-stable-rc.git
+
+start_smtpd
+cleanup_bench() {
+	stop_sampler
+	stop_daemon
+	stop_smtpd
+	stop_git_daemon
+	rm -rf "$STATE" "$WORK"
+}
+trap cleanup_bench EXIT
+conf=("workers = $CORES" "attempts = 1" "crash_test = 1" "timeout = 1200"
+	"[regressions]" "reruns = 1" "[report]" "public_url = https://rcgate.bench.test"
+	"mail_from = rcgate <rcgate@bench.test>" "[notify]" "smtp_url = $SMTPD_URL"
+	"[build]" "from_announcements = 1" "announced_source = git" "targets = $TARGETS"
+	"jobs = $CORES" "[bisect]" "upstream_git = $GIT_URL/linux.git")
+[ -n "$FILESYSTEMS" ] && conf=("filesystems = $FILESYSTEMS" "${conf[@]}")
+# The same daemon state across the weeks (store, tokens): stopped and
+# started again on its configuration, as an operator restarts it.
+restart_daemon() {
+	stop_daemon
+	rm -f "$STATE/rcgated.port"
+	"$RCGATED" -d -f "$STATE/rcgated.conf" >>"$WORK/daemon.out" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 100); do
+		[ -s "$STATE/rcgated.port" ] && break
+		sleep 0.1
+	done
+	PORT=$(cat "$STATE/rcgated.port") || { echo "bench: rcgated did not restart"; exit 1; }
+	BASE="http://127.0.0.1:$PORT"
+}
+
+# ---- the CPU of rcgated, its descendants and its guests, every second ----
+SAMPLER_PID=
+start_sampler() {	# OUT
+	python3 - "$DAEMON_PID" "$1" <<'EOF' &
+import os, sys, time
+root, out = int(sys.argv[1]), open(sys.argv[2], "w", buffering=1)
+hz = os.sysconf("SC_CLK_TCK")
+seen_qemu = {}	# pid -> last CPU seconds: qemu is daemonised away from us
+def stat(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        s = f.read()
+    rest = s[s.rindex(")") + 2:].split()
+    return int(rest[1]), [int(x) for x in rest[11:15]], s[s.index("(") + 1:s.rindex(")")]
+def sample():
+    procs = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                procs[int(d)] = stat(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    kids = {}
+    for pid, (ppid, _, _) in procs.items():
+        kids.setdefault(ppid, []).append(pid)
+    tree, todo = set(), [root]
+    while todo:
+        p = todo.pop()
+        if p in tree or p not in procs:
+            continue
+        tree.add(p)
+        todo.extend(kids.get(p, []))
+    ours = sum(sum(procs[p][1]) for p in tree) / hz
+    builds = sum(1 for p in tree if procs[p][2] in ("cc1", "cc1plus", "as", "ld"))
+    guests = 0
+    for pid, (_, t, comm) in procs.items():
+        if comm.startswith("qemu-system") and pid not in tree:
+            try:
+                with open("/proc/%d/cmdline" % pid) as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if "rcgate-" in cmd and os.environ.get("RCGATE_PREFIX", "rcgate-") in cmd:
+                seen_qemu[pid] = (t[0] + t[1]) / hz
+                guests += 1
+    return ours + sum(seen_qemu.values()), builds, guests
+try:
+    while os.path.exists("/proc/%d" % root):
+        cpu, b, g = sample()
+        out.write("%.2f %.2f %d %d %.2f\n" % (time.time(), cpu, b, g, os.getloadavg()[0]))
+        time.sleep(1)
+except KeyboardInterrupt:
+    pass
+EOF
+	SAMPLER_PID=$!
+}
+stop_sampler() {
+	[ -n "${SAMPLER_PID:-}" ] && kill "$SAMPLER_PID" 2>/dev/null
+	wait "$SAMPLER_PID" 2>/dev/null
+	SAMPLER_PID=
+}
+
+# announce VERSION SERIES BRANCH ID: prints its Message-ID.
+announce() { git_announce "$1" "$2" "$3" "$4" "$WORK"; }
+clone_bytes() {
+	local key
+	key=$(printf '%s' "$URL" | sha256sum | cut -c1-16)
+	du -sb "$CACHE/build/git/$key.git" 2>/dev/null | cut -f1 || echo 0
+}
+# unfinished: jobs queued or active, and reports not yet sent (/metrics).
+unfinished() {
+	curl -s "$BASE/metrics" | awk '
+		/^rcgate_jobs\{state="(queued|fetching|building|booting|running)"\}/ { n += $2 }
+		/^rcgate_outbox\{state="pending"\}/ { n += $2 }
+		END { print n + 0 }'
+}
+# quiet VERSIONS...: every rc has a final verdict, and nothing is left to
+# do (bisection steps and follow-ups come after the verdict) for 30 s.
+quiet() {
+	local deadline=$((SECONDS + ${CYCLE_TIMEOUT:-10800})) v busy calm=0
+	while [ $SECONDS -lt $deadline ]; do
+		busy=0
+		for v in "$@"; do
+			req GET "/api/v1/releases/$v/gate"
+			case "$(jqb .verdict)" in pass|block|incomplete) ;; *) busy=1 ;; esac
+		done
+		[ "$(unfinished)" = 0 ] || busy=1
+		if [ $busy = 0 ]; then
+			calm=$((calm + 1))
+			[ $calm -ge 3 ] && return 0
+		else
+			calm=0
+		fi
+		sleep 10
+	done
+	echo "bench: the week did not settle within ${CYCLE_TIMEOUT:-10800} s" >&2
+	return 1
+}
+
+# memory WHEN: rcgated's resident memory, its threads and glibc's malloc
+# arenas (heaps of the threads' arenas are 64 MiB-aligned anonymous
+# mappings), so growth with history shows where it is held.
+memory() {
+	python3 "$SRC/bench/memory.py" "$DAEMON_PID" "  rcgated $1:"
+}
+
+# week NAME "VERSION SERIES BRANCH ID"...: announces them at once, waits,
+# and prints the week's account.
+week() {
+	local name=$1 t0 bytes0 bytes1 line v series branch id msgids=() versions=()
+	shift
+	bytes0=$(clone_bytes)
+	start_sampler "$WORK/cpu.$name"
+	sleep 2
+	t0=$(date +%s.%N)
+	for line in "$@"; do
+		read -r v series branch id <<<"$line"
+		msgids+=("$(announce "$v" "$series" "$branch" "$id")")
+		versions+=("$v")
+	done
+	quiet "${versions[@]}"
+	local t1
+	t1=$(date +%s.%N)
+	sleep 2
+	stop_sampler
+	bytes1=$(clone_bytes)
+	echo
+	echo "== week $name: ${versions[*]} ($TARGETS; filesystems ${FILESYSTEMS:-all})"
+	# Replies: mails in each thread, by their arrival (the smtpd's file).
+	for i in "${!msgids[@]}"; do
+		local f
+		for f in $(grep -l "^\(In-Reply-To\|References\):.*${msgids[$i]}" "$SMTPD_DIR"/*.eml 2>/dev/null); do
+			printf '%s %s %s\n' "$(stat -c %Y "$f")" "${versions[$i]}" \
+				"$(sed -n 's/^Subject: *//p' "$f" | head -1 | tr -d '\r' | cut -c1-60)$(grep -q '^commit [0-9a-f]\{40\}' "$f" && echo ' [culprit]')"
+		done
+	done | sort -n | awk -v t0="$t0" '{ t = $1; $1 = ""; printf "  reply after %6.1f min:%s\n", (t - t0) / 60, $0; last = t }
+		END { if (NR) printf "  last reply after %.1f min (%d replies)\n", (last - t0) / 60, NR; else print "  no replies" }'
+	for v in "${versions[@]}"; do
+		req GET "/api/v1/releases/$v"
+		printf '  %s: gate %s, %s jobs, regressions %s\n' "$v" "$(jqb .gate.verdict)" "$(jqb '.jobs | length')" \
+			"$(jqb -c '[.regressions[]? | .test] | unique | length')"
+	done
+	python3 - "$WORK/cpu.$name" "$t0" "$t1" "$CORES" "$bytes0" "$bytes1" <<'EOF'
+import sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+t0, t1, cores = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+b0, b1 = int(sys.argv[5] or 0), int(sys.argv[6] or 0)
+rows = [r for r in rows if t0 - 1 <= r[0] <= t1 + 2]
+if len(rows) < 2:
+    print("  no CPU samples"); sys.exit(0)
+cpu = rows[-1][1] - rows[0][1]
+wall = t1 - t0
+limit = cpu / cores
+print("  wall %.1f min; our CPU %.0f s on %d cores: limit %.1f min; wall / limit %.2f"
+      % (wall / 60, cpu, cores, limit / 60, wall / limit if limit > 0 else 0))
+idle, gaps, cur = 0.0, [], None
+for a, b in zip(rows, rows[1:]):
+    dt = b[0] - a[0]
+    used = max(0.0, b[1] - a[1])
+    free = max(0.0, cores * dt - used)
+    idle += free
+    quiet = used < 0.5 * dt * cores
+    if quiet:
+        if cur is None:
+            cur = [a[0], b[0], 0.0, b[2], b[3]]
+        cur[1], cur[2] = b[0], cur[2] + used
+    elif cur is not None:
+        gaps.append(cur); cur = None
+if cur is not None:
+    gaps.append(cur)
+print("  idle core-seconds %.0f (%.0f%% of wall x cores); mean load average %.1f (the machine's, all users)"
+      % (idle, 100 * idle / (wall * cores), sum(r[4] for r in rows) / len(rows)))
+long_gaps = [g for g in gaps if g[1] - g[0] >= 10]
+print("  gaps of 10 s or more with under half the cores busy: %d, %.0f s in all"
+      % (len(long_gaps), sum(g[1] - g[0] for g in long_gaps)))
+for g in long_gaps[:12]:
+    print("    %6.1f-%6.1f min: %.0f s, %.2f cores busy (compilers %d, guests %d at its end)"
+          % ((g[0] - t0) / 60, (g[1] - t0) / 60, g[1] - g[0], g[2] / (g[1] - g[0]), g[3], g[4]))
+print("  bytes the fetches added to the cached clone: %d (%.1f MiB)" % (b1 - b0, (b1 - b0) / 1048576))
+EOF
+	memory "after week $name"
+	printf '%s\n' "$name" >> "$WORK/weeks.done"
+}
+
+# The baselines, untimed: the releases the rcs are compared with.
+start_daemon "${conf[@]}" >"$WORK/daemon.out" 2>&1
+sleep 3
+memory "idle, fresh"
+export RCGATE_PREFIX
+RCGATE_PREFIX=$(guest_prefix)
+echo "bench: baselines 6.1.192, 6.6.63, 6.12.3 ($TARGETS) ..."
+for b in "6.1.192 $v6163" "6.6.63 $v6663" "6.12.3 $v6123"; do
+	read -r v c <<<"$b"
+	req POST /api/v1/releases -H "$(auth)" -d "{\"version\":\"$v\",\"targets\":$targets_json,\"source\":{\"git\":\"$URL\",\"commit\":\"$c\"}}"
+	[ "$CODE" = 201 ] || echo "bench: baseline $v: $CODE $BODY" >&2
+done
+quiet 6.1.192 6.6.63 6.12.3
+for v in 6.1.192 6.6.63 6.12.3; do
+	req GET "/api/v1/releases/$v/gate"
+	echo "  baseline $v: $(jqb .verdict)"
+done
+memory "after the baselines"
+
+# Week 1's rcs; week 2's are committed after it (its branches move on).
+harmless linux-6.1.y 1; culprit61=$(culprit_on linux-6.1.y); rc_on linux-6.1.y 1 193 1
+harmless linux-6.6.y 2; rc_on linux-6.6.y 6 64 1
+harmless linux-6.12.y 3; rc_on linux-6.12.y 12 4 1
+echo "bench: 6.1.193-rc1's culprit ${culprit61:0:12} (upstream ${UPSTREAM:0:12})"
+
+if [[ " $WEEKS " == *" cold "* ]]; then
+	# Cold: no compiler cache, clone or worktree; the store and the
+	# kernels' artifacts of the baselines kept.
+	stop_daemon
+	rm -rf "$CACHE/ccache" "$CACHE/build"
+	restart_daemon
+	week cold "6.1.193-rc1 6.1 linux-6.1.y 401" "6.6.64-rc1 6.6 linux-6.6.y 402" \
+		"6.12.4-rc1 6.12 linux-6.12.y 403"
+	WEEK1=1
+fi
+if [[ " $WEEKS " == *" warm "* ]]; then
+	if [ -z "${WEEK1:-}" ]; then
+		# Week 1's rcs tested untimed: week 2 starts from their caches.
+		announce 6.1.193-rc1 6.1 linux-6.1.y 401 >/dev/null
+		announce 6.6.64-rc1 6.6 linux-6.6.y 402 >/dev/null
+		announce 6.12.4-rc1 6.12 linux-6.12.y 403 >/dev/null
+		quiet 6.1.193-rc1 6.6.64-rc1 6.12.4-rc1
+	fi
+	# Week 2: 6.1.y reverts its culprit, 6.6.y gets it.
+	GIT_DIR=$REPO git diff "$culprit61" "$culprit61^" > "$WORK/revert.patch"
+	git_commit "$REPO" linux-6.1.y "Revert \"ext4: properly sync file size update after O_DIRECT write\"" \
+		"This reverts commit $culprit61." "patch:$WORK/revert.patch" >/dev/null
+	harmless linux-6.1.y 4; rc_on linux-6.1.y 1 193 2
+	culprit66=$(culprit_on linux-6.6.y); harmless linux-6.6.y 5; rc_on linux-6.6.y 6 64 2
+	harmless linux-6.12.y 6; rc_on linux-6.12.y 12 4 2
+	echo "bench: 6.6.64-rc2's culprit ${culprit66:0:12}"
+	week warm "6.1.193-rc2 6.1 linux-6.1.y 404" "6.6.64-rc2 6.6 linux-6.6.y 405" \
+		"6.12.4-rc2 6.12 linux-6.12.y 406"
+fi
