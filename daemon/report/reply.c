@@ -381,8 +381,9 @@ int reply_report(struct store *st, const struct config *cfg,
 		 const struct release_row *baseline, const char *gate,
 		 char *err, size_t errlen)
 {
-	struct rowset regs = { 0 }, jobs = { 0 }, gates = { 0 };
+	struct rowset regs = { 0 }, jobs = { 0 }, gates = { 0 }, lost = { 0 };
 	struct report_regression *rr = NULL;
+	struct report_lost *rl = NULL;
 	struct report_target *rt = NULL;
 	struct report_fix *rf = NULL;
 	struct report_input in = { 0 };
@@ -481,6 +482,21 @@ int reply_report(struct store *st, const struct config *cfg,
 	in.fixes = rf;
 	in.nfixes = nf;
 	in.signature = sig;
+	if (baseline != NULL &&
+	    store_release_lost_coverage(st, rel->id, baseline->id, &lost, err,
+					errlen) < 0)
+		goto out;
+	if (lost.n > 0 && (rl = calloc(lost.n, sizeof(*rl))) == NULL) {
+		errf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < lost.n; i++) {
+		const struct lost_coverage_row *l = lost.v;
+
+		rl[i] = (struct report_lost){ l[i].target, l[i].test, l[i].reason };
+	}
+	in.lost = rl;
+	in.nlost = lost.n;
 	/* The exact commit, when every job built the same one. */
 	built = store_rows(st, Q_RELEASE_JOBS, err, errlen, "i", rel->id);
 	{
@@ -558,6 +574,7 @@ out:
 	free(alinks);
 	free(rt);
 	free(rf);
+	free(rl);
 	free(also);
 	free(urls);
 	free(fix_urls);
@@ -570,6 +587,7 @@ out:
 	rowset_free(&regs);
 	rowset_free(&jobs);
 	rowset_free(&gates);
+	rowset_free(&lost);
 	return rc;
 }
 

@@ -301,6 +301,30 @@ static void put_regressions(GString *out, const struct report_input *in)
 			put_regression(out, in, &in->regressions[i]);
 }
 
+/* Tests the baseline passed that this rc only skipped: not a regression of
+ * the code, but coverage the rc did not get, said with the skip reason so
+ * a config or a missing feature can be fixed. */
+static void put_lost_coverage(GString *out, const struct report_input *in)
+{
+	if (in->nlost == 0 || !in->baseline)
+		return;
+	g_string_append(out, "\n## Lost Coverage (skipped here, passed on ");
+	put_clean(out, in->baseline);
+	g_string_append(out, ")\n");
+	for (size_t i = 0; i < in->nlost; i++) {
+		const struct report_lost *l = &in->lost[i];
+		GString *line = g_string_new("* ");
+
+		put_clean(line, arch_name(l->target ? l->target : "?"));
+		g_string_append(line, ": ");
+		put_clean(line, l->test ? l->test : "?");
+		g_string_append(line, ": ");
+		put_clean(line, l->reason ? l->reason : "skipped, no reason given");
+		put_wrapped(out, line->str, "    ");
+		g_string_free(line, TRUE);
+	}
+}
+
 /* LKFT's section for what the previous round reported and this rc fixes. */
 static void put_fixes(GString *out, const struct report_input *in)
 {
@@ -518,6 +542,7 @@ static char *render(const struct report_input *in, const char *tested_by,
 	put_verdict(out, in);
 	put_build(out, in);
 	put_regressions(out, in);
+	put_lost_coverage(out, in);
 	put_fixes(out, in);
 	put_boots(out, in);
 	put_summary(out, in);

@@ -67,6 +67,11 @@ struct report_target {
 	long job_id;
 };
 
+/* A test this rc only skipped that its baseline passed (issue 26). */
+struct report_lost {
+	const char *target, *test, *reason;	/* reason may be NULL */
+};
+
 struct report_input {
 	const char *farm;		/* "rcgate" */
 	const char *version;		/* "6.1.64-rc1" */
@@ -90,6 +95,8 @@ struct report_input {
 	const char *signature;
 	int late;	/* the review deadline passed before this report */
 	const char *commit;	/* the exact commit built (git rcs), or NULL */
+	const struct report_lost *lost;	/* lost coverage, may be NULL */
+	size_t nlost;
 };
 
 /*
