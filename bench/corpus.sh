@@ -20,6 +20,8 @@
 # Not part of CI (make bench): a bad kernel takes 1-3 min to build with a
 # warm ccache (a cold good build 10-15 min), each boot about a minute of TCG.
 set -uo pipefail
+# Benches measure the whole suite (lib.sh defaults tests to its smoke group).
+RCGATE_SUITE=${RCGATE_SUITE:-all}
 . "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
 CORPUS=$SRC/tests/kernels/corpus
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
