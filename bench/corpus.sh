@@ -102,6 +102,8 @@ status=0
 	done
 	echo
 	echo "good kernel: $(grep -c ' pass$' <<<"$good") pass, $(grep -c ' fail$' <<<"$good") fail, $(grep -c ' skip$' <<<"$good") skip${good_fail:+; failing: $good_fail}"
+	good_skip=$(awk '$2 == "skip" { print $1 }' <<<"$good" | tr '\n' ' ')
+	[ -z "$good_skip" ] || echo "good kernel skips: $good_skip"
 } | tee "$OUT"
 [ -z "$good_fail" ] || status=1
 if grep -q '^infra' <<<"$good"; then status=1; fi

@@ -127,6 +127,7 @@ struct config {
 	char *accel;		/* auto | tcg | kvm */
 	long kvm_probe_timeout;
 	long guest_memory;	/* MiB */
+	long guest_vcpus;
 	long disk_size;		/* MiB */
 	char *filesystems;	/* "ext4 xfs btrfs": one disk and suite each */
 	char *kernel_args;	/* added to every guest's command line */

@@ -76,6 +76,8 @@ static const struct directive directives[] = {
 	  "auto probes KVM once per target and falls back to TCG" },
 	{ "jobs", "kvm_probe_timeout", D_LONG, OFF(kvm_probe_timeout), "30", 5, 600, NULL,
 	  "seconds the KVM probe boot may take" },
+	{ "jobs", "vcpus", D_LONG, OFF(guest_vcpus), "1", 1, 8, NULL,
+	  "virtual CPUs per guest; 2 lets the suite's race tests race for real (an SMP kernel: Debian's are, configs/ builds UP kernels)" },
 	{ "jobs", "memory", D_LONG, OFF(guest_memory), "512", 128, 65536, NULL,
 	  "guest memory in MiB" },
 	{ "jobs", "disk_size", D_LONG, OFF(disk_size), "256", 16, 65536, NULL,

@@ -232,7 +232,7 @@ int boot(struct jobrun *r, const char *kernel, const char *initrd,
 	spec.cpu = r->target->cpu;
 	spec.use_kvm = plan->use_kvm;
 	spec.memory_mib = (unsigned)sched_ctx.cfg->guest_memory;
-	spec.vcpus = 1;
+	spec.vcpus = (unsigned)sched_ctx.cfg->guest_vcpus;
 	spec.kernel = kernel;
 	spec.initrd = initrd;
 	spec.cmdline = cmdline;
