@@ -125,17 +125,10 @@ static void add_release(struct fixture *f, const char *version)
 static void finish_rows(struct fixture *f, const char *want_version,
 			const struct result_row *rows, size_t n)
 {
-	struct job job;
 	char err[256];
 
-	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
-	assert_string_equal(job.version, want_version);
-	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_done(f->st, job.id, rows, n, 1.0, err,
-					sizeof(err)), 1);
+	if (test_job_finish(f->st, want_version, rows, n, err, sizeof(err)) < 0)
+		fail_msg("finishing a job of %s: %s", want_version, err);
 }
 
 /* Claims the next queued job and finishes it with one result for the

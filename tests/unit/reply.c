@@ -133,7 +133,6 @@ static void add_release(struct fixture *f, const char *version)
 static void finish_next(struct fixture *f, const char *status,
 			const char *want_version)
 {
-	struct job job;
 	char err[256];
 	/* "fail2": both tests fail (one cause, two regressions). */
 	int both = strcmp(status, "fail2") == 0;
@@ -146,14 +145,8 @@ static void finish_next(struct fixture *f, const char *status,
 		  both ? "pwrite 2 of 8: position 0, expected 512" : NULL, 0, 0 },
 	};
 
-	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
-	assert_string_equal(job.version, want_version);
-	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_done(f->st, job.id, rows, 2, 1.0, err,
-					sizeof(err)), 1);
+	if (test_job_finish(f->st, want_version, rows, 2, err, sizeof(err)) < 0)
+		fail_msg("finishing a job of %s: %s", want_version, err);
 }
 
 static void run_once(struct fixture *f)

@@ -29,5 +29,12 @@ char *test_data_read(const char *dir, const char *name, size_t *len);
 struct store;
 struct store *test_store_new(char *dir, size_t dirlen, char *db, size_t dblen);
 void test_store_free(struct store *, const char *dir);
+/* Claims the next queued job (it must be of a release of want_version),
+ * takes it through booting and running and finishes it with rows[0..n),
+ * as a worker does: 0, or -1 with err. */
+struct result_row;
+int test_job_finish(struct store *, const char *want_version,
+		    const struct result_row *rows, size_t n, char *err,
+		    size_t errlen);
 
 #endif

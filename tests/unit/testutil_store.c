@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/base.h"
 #include "store/store.h"
@@ -29,4 +30,28 @@ void test_store_free(struct store *st, const char *dir)
 {
 	store_close(st);
 	rm_rf(dir);
+}
+
+int test_job_finish(struct store *st, const char *want_version,
+		    const struct result_row *rows, size_t n, char *err,
+		    size_t errlen)
+{
+	struct job job;
+
+	if (store_job_claim(st, "w0", &job, err, errlen) != 1) {
+		snprintf(err, errlen, "no job to claim");
+		return -1;
+	}
+	if (strcmp(job.version, want_version) != 0) {
+		snprintf(err, errlen, "claimed a job of %s, expected %s",
+			 job.version, want_version);
+		return -1;
+	}
+	if (store_job_transition(st, job.id, "fetching", "booting", NULL, err,
+				 errlen) != 1 ||
+	    store_job_transition(st, job.id, "booting", "running", NULL, err,
+				 errlen) != 1 ||
+	    store_job_done(st, job.id, rows, n, 1.0, err, errlen) != 1)
+		return -1;
+	return 0;
 }
