@@ -72,7 +72,12 @@ results() {
 		return
 	fi
 	jqb -r '.jobs[0].results[] | "\(.test) \(.status)"'
+	# Every failure's diagnostic, of every run (reruns too), for whoever
+	# reads the table: expected vs found.
+	jqb -r --arg k "$1" '.jobs[] | .id as $j | .results[] | select(.status == "fail") |
+		"\($k) job \($j) \(.test): \(.diagnostic // "")"' >>"$OUT.fails"
 }
+: >"$OUT.fails"
 good=$(results good)
 good_fail=$(awk '$2 == "fail" { print $1 }' <<<"$good" | tr '\n' ' ')
 status=0
