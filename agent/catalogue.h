@@ -103,7 +103,7 @@
 	  "pwritev2_offsets with RWF_HIPRI on writes and reads (polled I/O where the queue polls, else ignored).", \
 	  "RWF_HIPRI direct I/O hangs, misplaces data or returns a wrong count.", "") \
 	X("nowait", RCGATE_ALL_FS,                                             \
-	  "RWF_NOWAIT direct writes over data, into a hole, past and across EOF: each completes or fails with EAGAIN, and EAGAIN leaves bytes and st_size untouched; RWF_NOWAIT reads likewise.", \
+	  "RWF_NOWAIT direct writes over data, into a hole, past and across EOF, and over [written][hole] in the clock tick of a blocking write (so the time update does not EAGAIN first; up to 200 tries): each completes or fails with EAGAIN, and EAGAIN leaves bytes and st_size untouched; RWF_NOWAIT reads likewise.", \
 	  "Non-blocking direct I/O (io_uring, AIO users) writes data while reporting EAGAIN, so a retry duplicates or corrupts it.", \
 	  "883a790a8440 xfs: don't allow NOWAIT DIO across extent boundaries; ca93e44bfb5f btrfs: fallback to blocking mode when doing async dio over multiple extents") \
 	X("append_flags", RCGATE_ALL_FS,                                       \

@@ -16,6 +16,8 @@
 # libvirt and opens its embedded QEMU driver, as rcgated does at start.
 # Goals (issue 13): p99 < 5 ms, ratio >= 0.5, idle < 20 MiB, 300 < 64 MiB.
 set -uo pipefail
+# Benches measure the whole suite (lib.sh defaults tests to its smoke group).
+RCGATE_SUITE=${RCGATE_SUITE:-all}
 . "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
 trap - EXIT
 RCGATED=${BENCH_RCGATED:-$RCGATED}

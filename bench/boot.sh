@@ -15,6 +15,8 @@
 # BENCH_PAIRS (default 5) pairs per target; BENCH_TARGETS (default all
 # four). Needs the Debian kernels (scripts/setup) and a build.
 set -uo pipefail
+# Benches measure the whole suite (lib.sh defaults tests to its smoke group).
+RCGATE_SUITE=${RCGATE_SUITE:-all}
 . "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
 trap - EXIT
 PAIRS=${BENCH_PAIRS:-5}

@@ -20,6 +20,8 @@
 # Not part of CI (make bench): a bad kernel takes 1-3 min to build with a
 # warm ccache (a cold good build 10-15 min), each boot about a minute of TCG.
 set -uo pipefail
+# Benches measure the whole suite (lib.sh defaults tests to its smoke group).
+RCGATE_SUITE=${RCGATE_SUITE:-all}
 . "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
 CORPUS=$SRC/tests/kernels/corpus
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
@@ -70,7 +72,12 @@ results() {
 		return
 	fi
 	jqb -r '.jobs[0].results[] | "\(.test) \(.status)"'
+	# Every failure's diagnostic, of every run (reruns too), for whoever
+	# reads the table: expected vs found.
+	jqb -r --arg k "$1" '.jobs[] | .id as $j | .results[] | select(.status == "fail") |
+		"\($k) job \($j) \(.test): \(.diagnostic // "")"' >>"$OUT.fails"
 }
+: >"$OUT.fails"
 good=$(results good)
 good_fail=$(awk '$2 == "fail" { print $1 }' <<<"$good" | tr '\n' ' ')
 status=0
@@ -100,6 +107,8 @@ status=0
 	done
 	echo
 	echo "good kernel: $(grep -c ' pass$' <<<"$good") pass, $(grep -c ' fail$' <<<"$good") fail, $(grep -c ' skip$' <<<"$good") skip${good_fail:+; failing: $good_fail}"
+	good_skip=$(awk '$2 == "skip" { print $1 }' <<<"$good" | tr '\n' ' ')
+	[ -z "$good_skip" ] || echo "good kernel skips: $good_skip"
 } | tee "$OUT"
 [ -z "$good_fail" ] || status=1
 if grep -q '^infra' <<<"$good"; then status=1; fi

@@ -19,6 +19,8 @@
 # and builds any initramfs not cached; the second is the one measured.
 # BENCH_WORKERS overrides [jobs] workers (default: the daemon's default).
 set -uo pipefail
+# Benches measure the whole suite (lib.sh defaults tests to its smoke group).
+RCGATE_SUITE=${RCGATE_SUITE:-all}
 . "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
 trap - EXIT
 CORES=$(nproc)

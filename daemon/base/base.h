@@ -138,10 +138,12 @@ struct config {
 	char *accel;		/* auto | tcg | kvm */
 	long kvm_probe_timeout;
 	long guest_memory;	/* MiB */
+	long guest_vcpus;
 	long disk_size;		/* MiB */
 	char *filesystems;	/* "ext4 xfs btrfs": one disk and suite each */
 	char *kernel_args;	/* added to every guest's command line */
 	long crash_test;	/* 1: power-cut test after the suite */
+	char *suite;		/* "all" or "smoke" (rcgate.only=smoke) */
 	long max_artifact_mb;
 	long max_body_kb;
 	long max_connections, max_connections_per_ip;

@@ -30,6 +30,7 @@ struct directive {
 static const char *const accel_choices[] = { "auto", "tcg", "kvm", NULL };
 static const char *const source_choices[] = { "patch", "git", NULL };
 static const char *const sandbox_choices[] = { "bwrap", "none", NULL };
+static const char *const suite_choices[] = { "all", "smoke", NULL };
 static const char *const level_choices[] = { "error", "warn", "info", "debug", NULL };
 
 static const struct directive directives[] = {
@@ -75,6 +76,8 @@ static const struct directive directives[] = {
 	  "auto probes KVM once per target and falls back to TCG" },
 	{ "jobs", "kvm_probe_timeout", D_LONG, OFF(kvm_probe_timeout), "30", 5, 600, NULL,
 	  "seconds the KVM probe boot may take" },
+	{ "jobs", "vcpus", D_LONG, OFF(guest_vcpus), "1", 1, 8, NULL,
+	  "virtual CPUs per guest; 2 lets the suite's race tests race for real (an SMP kernel: Debian's are, configs/ builds UP kernels)" },
 	{ "jobs", "memory", D_LONG, OFF(guest_memory), "512", 128, 65536, NULL,
 	  "guest memory in MiB" },
 	{ "jobs", "disk_size", D_LONG, OFF(disk_size), "256", 16, 65536, NULL,
@@ -114,6 +117,8 @@ static const struct directive directives[] = {
 	  "added to every guest's kernel command line; the default skips the kernel's crypto self-tests at boot (0.7-2 s of a TCG boot; rcgate does not read their result); empty: none" },
 	{ "jobs", "crash_test", D_LONG, OFF(crash_test), "1", 0, 1, NULL,
 	  "1: after the suite, the power-cut test (two more boots)" },
+	{ "jobs", "suite", D_ENUM, OFF(suite), "all", 0, 0, suite_choices,
+	  "all: the whole in-guest suite; smoke: its quick subset (agent/protocol.h RCGATE_SMOKE_TESTS, rcgate.only=smoke), for farms and tests whose point is the boot, not the suite" },
 	{ "fetch", "local_dirs", D_STRING, OFF(local_dirs), "", 0, 0, NULL,
 	  "directories whose files file:// artifact URLs may name (space-separated); empty: none" },
 	{ "fetch", "allow_networks", D_STRING, OFF(allow_networks), "", 0, 0, NULL,

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,17 +51,82 @@ int build_free_space_ok(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* Up to ms for the child behind pidfd to end (at once when it does); a
+ * plain sleep without a pidfd (kernels before 5.3). */
+static void child_wait(int pidfd, int ms)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	if (pidfd < 0 || poll(&p, 1, ms) < 0)
+		sleep_ms(ms);
+}
+
+/* Until pid ends (0 with its status), or is stopped for a cancel, its
+ * deadline or its disk use (-1 with err). */
+static int build_wait(pid_t pid, int pidfd, const char *name,
+		      const struct build_options *o, double deadline,
+		      int *statusp, char *err, size_t errlen)
+{
+	double next_poll = now_monotonic() + 1, next_disk = now_monotonic() + 2;
+	int status;
+
+	for (;;) {
+		char toobig[96] = "";
+
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		const char *why = NULL;
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			errf(err, errlen, "waiting for %s: %s", name, strerror(errno));
+			return -1;
+		}
+		if (o->cancelled != NULL && o->cancelled(o->cls))
+			why = "cancelled";
+		else if (now_monotonic() > deadline)
+			why = "timed out";
+		else if (o->disk_mb > 0 && now_monotonic() >= next_disk) {
+			/* Checked while it writes, not after: a bomb stops
+			 * within seconds of crossing the cap. */
+			long long used = sandbox_disk_usage(o->sandbox);
+
+			if (used > (long long)o->disk_mb << 20) {
+				snprintf(toobig, sizeof(toobig), "stopped: its"
+					 " files passed %ld MiB", o->disk_mb);
+				why = toobig;
+			}
+			next_disk = now_monotonic() + 3;
+		}
+		if (why != NULL) {
+			kill(-pid, SIGTERM);
+			for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++)
+				sleep_ms(100);
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			errf(err, errlen, "build %s (%s)", why, name);
+			return -1;
+		}
+		if (o->poll != NULL && now_monotonic() >= next_poll) {
+			o->poll(o->pollcls);
+			next_poll = now_monotonic() + 1;
+		}
+		child_wait(pidfd, 200);
+	}
+	*statusp = status;
+	return 0;
+}
+
 int build_run(const char *const argv[], const char *cwd, char *const env[],
 	      int logfd, const struct build_options *o, double deadline,
 	      char *err, size_t errlen)
 {
-	double next_poll = now_monotonic() + 1, next_disk = now_monotonic() + 2;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	const char *sargv[160];
 	char store[256];
 	pid_t pid;
-	int status, rc, sfd = -1;
+	int status, rc, sfd = -1, pidfd;
 
 	if (sandbox_argv(o, cwd, argv, sargv, sizeof(sargv) / sizeof(sargv[0]),
 			 store, sizeof(store), err, errlen) < 0)
@@ -87,55 +154,21 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 		errf(err, errlen, "cannot run %s: %s", sargv[0], strerror(rc));
 		return -1;
 	}
-	for (;;) {
-		char toobig[96] = "";
-
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		const char *why = NULL;
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			errf(err, errlen, "waiting for %s: %s", argv[0], strerror(errno));
-			return -1;
-		}
-		if (o->cancelled != NULL && o->cancelled(o->cls))
-			why = "cancelled";
-		else if (now_monotonic() > deadline)
-			why = "timed out";
-		else if (o->disk_mb > 0 && now_monotonic() >= next_disk) {
-			/* Checked while it writes, not after: a bomb stops
-			 * within seconds of crossing the cap. */
-			long long used = sandbox_disk_usage(o->sandbox);
-
-			if (used > (long long)o->disk_mb << 20) {
-				snprintf(toobig, sizeof(toobig), "stopped: its"
-					 " files passed %ld MiB", o->disk_mb);
-				why = toobig;
-			}
-			next_disk = now_monotonic() + 3;
-		}
-		if (why != NULL) {
-			kill(-pid, SIGTERM);
-			for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++)
-				sleep_ms(100);
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			errf(err, errlen, "build %s (%s)", why, argv[0]);
-			return -1;
-		}
-		if (o->poll != NULL && now_monotonic() >= next_poll) {
-			o->poll(o->pollcls);
-			next_poll = now_monotonic() + 1;
-		}
-		sleep_ms(200);
-	}
+	/* The child's end wakes the wait below at once: a short command
+	 * (mkfs, git rev-parse) costs no polling interval. */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	rc = build_wait(pid, pidfd, argv[0], o, deadline, &status, err, errlen);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (rc < 0)
+		return -1;
 	if (WIFSIGNALED(status)) {
 		errf(err, errlen, "%s killed by signal %d", argv[0], WTERMSIG(status));
 		return -1;
 	}
 	return WEXITSTATUS(status);
 }
+
 
 int build_verify_signed(const char *signed_path, const char *keyring,
 			const char *out, const char *home, char *err,

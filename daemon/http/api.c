@@ -156,6 +156,7 @@ static const struct http_route routes[] = {
 	{ "GET", "/api/v1/hosts", h_hosts, SCOPE_READ, HTTP_NO_CACHE },
 	{ "GET", "/api/v1/states", h_states, SCOPE_READ, HTTP_CACHE },
 	{ "GET", "/api/v1/tests", h_tests, SCOPE_READ, HTTP_CACHE },
+	{ "GET", "/tests", h_tests_page, SCOPE_READ, HTTP_CACHE },
 	{ "GET", "/api/v1/releases", h_releases, SCOPE_READ, HTTP_CACHE },
 	{ "POST", "/api/v1/releases", h_release_post, SCOPE_WRITE, HTTP_NO_CACHE },
 	{ "GET", "/api/v1/releases/{version}", h_release, SCOPE_READ, HTTP_CACHE },

@@ -70,6 +70,14 @@ int h_feed(struct http_request *, struct http_response *);
 int h_targets(struct http_request *, struct http_response *);
 int h_states(struct http_request *, struct http_response *);
 int h_tests(struct http_request *, struct http_response *);
+/* The catalogue as GET /api/v1/tests gives it: {"tests": [...]}. */
+struct json_t *tests_catalogue_json(void);
+
+/* ---- tests_page.c: GET /tests, the catalogue as HTML ---- */
+int h_tests_page(struct http_request *, struct http_response *);
+/* The page for catalogue (tests_catalogue_json's shape), every text
+ * escaped; *len its length. The caller frees it (malloc'd). */
+char *tests_page_html(struct json_t *catalogue, size_t *len);
 
 /* ---- api_hosts.c: the hypervisor hosts (hosts.c) ---- */
 int h_hosts(struct http_request *, struct http_response *);

@@ -35,7 +35,8 @@ static int64_t jid(json_t *o)
 static json_t *gate_json(int64_t release_id, char *err, size_t errlen)
 {
 	struct gate_result g;
-	json_t *reasons, *out;
+	const struct lost_coverage_row *l;
+	json_t *reasons, *lost, *out;
 	int rc;
 
 	pthread_mutex_lock(&api_lock);
@@ -46,14 +47,20 @@ static json_t *gate_json(int64_t release_id, char *err, size_t errlen)
 	reasons = json_array();
 	for (size_t i = 0; i < g.nreasons; i++)
 		json_array_append_new(reasons, json_string(g.reasons[i]));
-	out = json_pack("{s:i,s:i,s:i,s:i,s:s?,s:b,s:s?,s:b,s:s,s:o}",
+	lost = json_array();
+	l = g.lost.v;
+	for (size_t i = 0; i < g.lost.n; i++)
+		json_array_append_new(lost, json_pack("{s:s,s:s,s:s?}", "target",
+			l[i].target, "test", l[i].test, "reason", l[i].reason));
+	out = json_pack("{s:i,s:i,s:i,s:i,s:s?,s:b,s:s?,s:b,s:s,s:o,s:o}",
 			"jobs", g.row->jobs, "unfinished", g.row->unfinished,
 			"infra", g.row->infra, "blocking", g.row->blocking,
 			"analysed", g.row->analysed, "deadline_passed",
 			g.row->deadline_passed, "released_as", g.row->released_as,
 			"released_with_known_regressions",
 			g.released_with_known_regressions, "verdict",
-			regress_gate_name(g.verdict), "reasons", reasons);
+			regress_gate_name(g.verdict), "reasons", reasons,
+			"lost_coverage", lost);
 	gate_result_free(&g);
 	return out;
 }

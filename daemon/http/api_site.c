@@ -339,18 +339,23 @@ static json_t *fix_array(const char *fixes)
 /* The suite's catalogue (agent/catalogue.h, written once for the agent,
  * this API, reports and docs/agent.md): what each test checks, what its
  * failure means, the upstream fixes it models. */
-int h_tests(struct http_request *req, struct http_response *resp)
+json_t *tests_catalogue_json(void)
 {
 	json_t *list = json_array();
 
-	(void)req;
 #define CATALOGUE_ROW(name, fs, checks, failure, fixes)                      \
 	json_array_append_new(list, json_pack("{s:s,s:o,s:s,s:s,s:o}",       \
 		"name", name, "filesystems", word_array(fs), "checks", checks, \
 		"failure", failure, "fixes", fix_array(fixes)));
 	RCGATE_TEST_CATALOGUE(CATALOGUE_ROW)
 #undef CATALOGUE_ROW
-	return http_json(resp, 200, json_pack("{s:o}", "tests", list));
+	return json_pack("{s:o}", "tests", list);
+}
+
+int h_tests(struct http_request *req, struct http_response *resp)
+{
+	(void)req;
+	return http_json(resp, 200, tests_catalogue_json());
 }
 
 int h_targets(struct http_request *req, struct http_response *resp)

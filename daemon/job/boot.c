@@ -232,7 +232,7 @@ int boot(struct jobrun *r, const char *kernel, const char *initrd,
 	spec.cpu = r->target->cpu;
 	spec.use_kvm = plan->use_kvm;
 	spec.memory_mib = (unsigned)sched_ctx.cfg->guest_memory;
-	spec.vcpus = 1;
+	spec.vcpus = (unsigned)sched_ctx.cfg->guest_vcpus;
 	spec.kernel = kernel;
 	spec.initrd = initrd;
 	spec.cmdline = cmdline;
@@ -450,13 +450,16 @@ const struct phase phase_place = {
 	.step = PHASE_STEP_NONE,
 };
 
-/* The suite's boot plan: a bisection step runs only the tests it judges by. */
+/* The suite's boot plan: a bisection step runs only the tests it judges by;
+ * else [jobs] suite = smoke runs the agent's smoke group. */
 static void suite_plan(struct jobrun *r, struct boot_plan *plan, char *only,
 		       size_t len)
 {
 	only[0] = '\0';
 	if (r->step && r->job->only_tests[0] != '\0')
 		snprintf(only, len, RCGATE_KEY_ONLY "=%s", r->job->only_tests);
+	else if (strcmp(sched_ctx.cfg->suite, "smoke") == 0)
+		snprintf(only, len, RCGATE_KEY_ONLY "=" RCGATE_ONLY_SMOKE);
 	*plan = (struct boot_plan){ NULL, &r->disks, only, RCGATE_MARKER,
 				    r->accel, r->timeout_s };
 }

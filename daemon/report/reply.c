@@ -393,6 +393,7 @@ struct report_parts {
 	struct report_regression *rr;
 	struct report_target *rt;
 	struct report_fix *rf;
+	struct report_lost *rl;
 	char **also, **urls, **fix_urls, **job_urls, **config_urls;
 	char ***alinks;
 	size_t nr, nf, nt;
@@ -438,6 +439,7 @@ static void parts_free(struct report_parts *p)
 	free(p->also);
 	free(p->urls);
 	free(p->fix_urls);
+	free(p->rl);
 }
 
 /* The regressions the mail names (flaky ones are on the status page),
@@ -557,6 +559,36 @@ static void add_built(const char *base, json_t *built, struct report_parts *p,
 		in->describe = NULL;
 }
 
+/* Tests the rc only skipped where its baseline passed them (lost
+ * coverage): 0, or -1 with err. */
+static int add_lost(struct store *st, const struct release_row *rel,
+		    const struct release_row *baseline, struct rowset *lost,
+		    struct report_parts *p, struct report_input *in, char *err,
+		    size_t errlen)
+{
+	const struct lost_coverage_row *l;
+
+	if (baseline == NULL)
+		return 0;
+	if (store_release_lost_coverage(st, rel->id, baseline->id, lost, err,
+					errlen) < 0)
+		return -1;
+	if (lost->n == 0)
+		return 0;
+	p->rl = calloc(lost->n, sizeof(*p->rl));
+	if (p->rl == NULL) {
+		errf(err, errlen, "out of memory");
+		return -1;
+	}
+	l = lost->v;
+	for (size_t i = 0; i < lost->n; i++)
+		p->rl[i] = (struct report_lost){ l[i].target, l[i].test,
+						 l[i].reason };
+	in->lost = p->rl;
+	in->nlost = lost->n;
+	return 0;
+}
+
 /* The webhook's report event (NULL without a webhook). */
 static char *report_hook(const struct config *cfg, const struct release_row *rel,
 			 const struct report_input *in, const char *text)
@@ -584,7 +616,7 @@ int reply_report(struct store *st, const struct config *cfg,
 		 const struct release_row *baseline, const char *gate,
 		 char *err, size_t errlen)
 {
-	struct rowset regs = { 0 }, jobs = { 0 }, gates = { 0 };
+	struct rowset regs = { 0 }, jobs = { 0 }, gates = { 0 }, lost = { 0 };
 	struct report_parts p = { 0 };
 	struct report_input in = { 0 };
 	struct announcement ann;
@@ -620,6 +652,8 @@ int reply_report(struct store *st, const struct config *cfg,
 		.targets = p.rt, .ntargets = jobs.n,
 		.fixes = p.rf, .nfixes = p.nf, .signature = sig,
 	};
+	if (add_lost(st, rel, baseline, &lost, &p, &in, err, errlen) < 0)
+		goto out;
 	built = store_rows(st, Q_RELEASE_JOBS, err, errlen, "i", rel->id);
 	add_built(base, built, &p, &in);
 	if (store_release_gate(st, rel->id, &gates, err, errlen) == 0 &&
@@ -665,6 +699,7 @@ out:
 	rowset_free(&regs);
 	rowset_free(&jobs);
 	rowset_free(&gates);
+	rowset_free(&lost);
 	return rc;
 }
 

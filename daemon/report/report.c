@@ -16,6 +16,7 @@
 #include "intake/intake.h"
 #include "report/report.h"
 #include "report_internal.h"
+#include "../../agent/catalogue.h"
 
 /* Appends s as one line's worth of text: control characters become spaces. */
 static void put_clean(GString *out, const char *s)
@@ -271,6 +272,33 @@ static void put_diagnostic(GString *out, const char *diag)
 	}
 }
 
+/* The catalogue row of a KTAP result ("xfs.write_seq_512" -> "write_seq":
+ * the filesystem prefix off, and a block-size suffix when the row is the
+ * family's), or NULL when the catalogue has no row for it. */
+static const char *catalogue_row(const char *test)
+{
+#define ROW_NAME(n, f, c, w, x) n,
+	static const char *const rows[] = { RCGATE_TEST_CATALOGUE(ROW_NAME) };
+#undef ROW_NAME
+	const char *name = strchr(test, '.');
+	size_t len, cut;
+
+	name = name != NULL ? name + 1 : test;
+	len = strlen(name);
+	cut = len;
+	while (cut > 0 && isdigit((unsigned char)name[cut - 1]))
+		cut--;
+	if (cut == len || cut < 2 || name[cut - 1] != '_')
+		cut = len + 1;	/* no _<digits> suffix */
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (strcmp(rows[i], name) == 0 ||
+		    (cut <= len && strlen(rows[i]) == cut - 1 &&
+		     strncmp(rows[i], name, cut - 1) == 0))
+			return rows[i];
+	}
+	return NULL;
+}
+
 static void put_regression(GString *out, const struct report_input *in,
 			   const struct report_regression *r)
 {
@@ -309,11 +337,11 @@ static void put_regression(GString *out, const struct report_input *in,
 	}
 	put_detail(out, "  ", r->url);
 	/* What the test checks and what its failure means. */
-	if (in->tests_url && r->test) {
+	if (in->tests_url && r->test && catalogue_row(r->test) != NULL) {
 		g_string_append(out, "  test: ");
 		put_clean(out, in->tests_url);
 		g_string_append_c(out, '#');
-		put_clean(out, r->test);
+		put_clean(out, catalogue_row(r->test));
 		g_string_append_c(out, '\n');
 	}
 }
@@ -346,6 +374,30 @@ static void put_regressions(GString *out, const struct report_input *in)
 	for (size_t i = 0; i < in->nregressions; i++)
 		if (!regression_counts(&in->regressions[i]))
 			put_regression(out, in, &in->regressions[i]);
+}
+
+/* Tests the baseline passed that this rc only skipped: not a regression of
+ * the code, but coverage the rc did not get, said with the skip reason so
+ * a config or a missing feature can be fixed. */
+static void put_lost_coverage(GString *out, const struct report_input *in)
+{
+	if (in->nlost == 0 || !in->baseline)
+		return;
+	g_string_append(out, "\n## Lost Coverage (skipped here, passed on ");
+	put_clean(out, in->baseline);
+	g_string_append(out, ")\n");
+	for (size_t i = 0; i < in->nlost; i++) {
+		const struct report_lost *l = &in->lost[i];
+		GString *line = g_string_new("* ");
+
+		put_clean(line, arch_name(l->target ? l->target : "?"));
+		g_string_append(line, ": ");
+		put_clean(line, l->test ? l->test : "?");
+		g_string_append(line, ": ");
+		put_clean(line, l->reason ? l->reason : "skipped, no reason given");
+		report_wrap(out, line->str, "    ", WRAP_KEEP_LEAD);
+		g_string_free(line, TRUE);
+	}
 }
 
 /* LKFT's section for what the previous round reported and this rc fixes. */
@@ -609,6 +661,7 @@ static char *render(const struct report_input *in, const char *tested_by,
 	put_build(out, in);
 	put_build_summary(out, in);
 	put_regressions(out, in);
+	put_lost_coverage(out, in);
 	put_fixes(out, in);
 	put_boots(out, in);
 	put_summary(out, in);

@@ -71,6 +71,11 @@ struct report_target {
 	const char *compiler, *config_url;
 };
 
+/* A test this rc only skipped that its baseline passed (issue 26). */
+struct report_lost {
+	const char *target, *test, *reason;	/* reason may be NULL */
+};
+
 struct report_input {
 	const char *farm;		/* "rcgate" */
 	const char *version;		/* "6.1.64-rc1" */
@@ -98,6 +103,8 @@ struct report_input {
 	/* The suite's catalogue page ("https://.../tests"): each failing
 	 * test links its entry, <tests_url>#<test>. NULL: none. */
 	const char *tests_url;
+	const struct report_lost *lost;	/* lost coverage, may be NULL */
+	size_t nlost;
 };
 
 /*

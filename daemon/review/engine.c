@@ -66,8 +66,52 @@ void gate_result_free(struct gate_result *g)
 	for (size_t i = 0; i < g->nreasons; i++)
 		free(g->reasons[i]);
 	free(g->reasons);
+	rowset_free(&g->lost);
 	rowset_free(&g->row_set);
 	memset(g, 0, sizeof(*g));
+}
+
+/* The tests the release lost against its baseline, into g->lost, each
+ * also said as a reason. No baseline: nothing to lose. */
+static int add_lost_coverage(struct store *st, int64_t release_id,
+			     struct gate_result *g, char *err, size_t errlen)
+{
+	struct rowset rels = { 0 }, bases = { 0 };
+	const struct release_row *base;
+	const struct lost_coverage_row *l;
+	int rc = -1;
+
+	if (store_release_get(st, release_id, &rels, err, errlen) < 0)
+		return -1;
+	if (rels.n == 0) {
+		rc = 0;
+		goto out;
+	}
+	if (store_release_baseline(st, rels.v, &bases, err, errlen) < 0)
+		goto out;
+	if (bases.n == 0) {
+		rc = 0;
+		goto out;
+	}
+	base = bases.v;
+	if (store_release_lost_coverage(st, release_id, base->id, &g->lost, err,
+					errlen) < 0)
+		goto out;
+	l = g->lost.v;
+	for (size_t i = 0; i < g->lost.n; i++) {
+		if (add_reason(g, "lost coverage: %s skipped on %s (%s), passed"
+			       " on %s", l[i].test, l[i].target,
+			       l[i].reason != NULL ? l[i].reason : "no reason given",
+			       base->version) < 0) {
+			errf(err, errlen, "out of memory");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	rowset_free(&rels);
+	rowset_free(&bases);
+	return rc;
 }
 
 enum gate_verdict engine_gate_verdict(const struct gate_row *row)
@@ -143,6 +187,10 @@ int engine_gate_eval(struct store *st, int64_t release_id,
 	}
 	if (row->jobs == 0 && add_reason(out, "no kernels submitted yet") < 0)
 		goto oom;
+	if (add_lost_coverage(st, release_id, out, err, errlen) < 0) {
+		gate_result_free(out);
+		goto out;
+	}
 	rc = 1;
 	goto out;
 oom:

@@ -102,6 +102,8 @@ enum store_query {
 				 * the reports of the rcs it occurs in */
 	Q_REGZBOT_GROUP,	/* message id: the regressions a regzbot
 				 * report is about, their state on its branch */
+	/* issue 26: tests the rc only skipped that its baseline passed */
+	Q_RELEASE_LOST_COVERAGE,	/* release id, baseline release id */
 	Q_COUNT
 };
 /* types: one char per argument: 'i' int64_t, 's' const char *, 'l' long,
@@ -364,6 +366,19 @@ struct fix_candidate {
 };
 int store_fix_candidates(struct store *, int64_t release_id,
 			 struct rowset *out, char *err, size_t errlen);
+/* Lost coverage (issue 26): a test that every finished run of a target
+ * in the release skipped (no pass, no fail) while the baseline's runs of
+ * the same target passed it and never failed it. Not a regression of the
+ * kernel's code (the reason is usually a feature missing from a config or
+ * a syscall gone), but the rc was not tested where its baseline was: the
+ * gate and the report say so, with the skip reason. 0 with out filled
+ * (lost_coverage_row, ordered by target and test), -1 with err. */
+struct lost_coverage_row {
+	const char *target, *test, *reason;	/* reason may be NULL */
+};
+int store_release_lost_coverage(struct store *, int64_t release_id,
+				int64_t baseline_id, struct rowset *out,
+				char *err, size_t errlen);
 /* Marks the regression fixed on branch by version; one fixed on every
  * branch it hit becomes fixed. 1 marked, 0 already, -1 error. */
 int store_regression_fix(struct store *, int64_t id, const char *branch,

@@ -376,6 +376,18 @@ static const char *const query_sql[] = {
 		"  IN (SELECT o.release_id FROM occurrence o"
 		"  WHERE o.regression_id = ?1 AND o.flaky = 0)))"
 		" AND m.refused IS NULL ORDER BY m.id",
+	[Q_RELEASE_LOST_COVERAGE] =
+		"SELECT j.target, x.test, max(x.diagnostic) AS reason"
+		" FROM result x JOIN release_job j ON j.id = x.job_id"
+		" WHERE j.release_id = ?1 AND j.state = 'done'"
+		" GROUP BY j.target, x.test"
+		" HAVING sum(x.status = 'skip') > 0"
+		"  AND sum(x.status IN ('pass','fail')) = 0"
+		"  AND (SELECT sum(y.status = 'pass') > 0 AND sum(y.status = 'fail') = 0"
+		"   FROM result y JOIN release_job k ON k.id = y.job_id"
+		"   WHERE k.release_id = ?2 AND k.state = 'done'"
+		"   AND k.target = j.target AND y.test = x.test)"
+		" ORDER BY j.target, x.test",
 };
 
 /* ---- typed rows ---- */
@@ -479,6 +491,12 @@ static const struct column gate_cols[] = {
 	COL(row, jobs, 'n'), COL(row, unfinished, 'n'), COL(row, infra, 'n'),
 	COL(row, blocking, 'n'), COL(row, deadline_passed, 'n'),
 	COL(row, analysed, 's'), COL(row, released_as, 's'), { NULL, 0, 0 },
+};
+#undef row
+#define row lost_coverage_row
+static const struct column lost_coverage_cols[] = {
+	COL(row, target, 's'), COL(row, test, 's'), COL(row, reason, 's'),
+	{ NULL, 0, 0 },
 };
 #undef row
 #define row fix_candidate
@@ -594,6 +612,15 @@ int store_fix_candidates(struct store *st, int64_t release_id,
 {
 	return typed(st, out, sizeof(struct fix_candidate), candidate_cols, NULL,
 		     Q_FIX_CANDIDATES, err, errlen, "i", release_id);
+}
+
+int store_release_lost_coverage(struct store *st, int64_t release_id,
+				int64_t baseline_id, struct rowset *out,
+				char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct lost_coverage_row),
+		     lost_coverage_cols, NULL, Q_RELEASE_LOST_COVERAGE, err,
+		     errlen, "ii", release_id, baseline_id);
 }
 
 int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,

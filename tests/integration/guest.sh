@@ -5,14 +5,15 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..17"
+echo "1..20"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
-	for i in $(seq 1 17); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	for i in $(seq 1 20); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
 	exit 0
 fi
-start_daemon "timeout = 240" "attempts = 1"
+# This test is the suite's own: the whole of it ([jobs] suite = all).
+RCGATE_SUITE=all start_daemon "timeout = 240" "attempts = 1"
 req POST /api/v1/releases -H "$(auth)" \
 	-d '{"version":"6.1.192","artifacts":[{"target":"x86_64","url":"file://'"$DEB"'","sha256":"'"$SHA"'"}]}'
 check "release 6.1.192 accepted" [ "$CODE" = 201 ]
@@ -25,6 +26,8 @@ npass=$(jqb '[.jobs[0].results[] | select(.status == "pass")] | length')
 nfail=$(jqb '[.jobs[0].results[] | select(.status == "fail")] | length')
 check "the suite reported at least 10 results ($npass pass)" [ "${npass:-0}" -ge 10 ]
 check "no test fails on Debian's 6.1.192 (fail=$nfail)" [ "${nfail:-1}" = 0 ]
+check "suite = all ran the whole suite, beyond the smoke group ($npass pass)" \
+	[ "$(jqb '[.jobs[0].results[].test | select(. == "ext4.efault_buffer" or . == "ext4.punch_zero_collapse")] | length')" = 2 ]
 check "position tests ran on ext4" [ "$(jqb '[.jobs[0].results[].test | select(startswith("ext4.write_seq_"))] | length')" -ge 2 ]
 check "the suite also ran on xfs and btrfs (one disk each)" [ "$(jqb '[.jobs[0].results[] | select(.test == "xfs.write_seq_512" or .test == "btrfs.write_seq_512") | .status] | join(" ")')" = "pass pass" ]
 check "the power-cut test passed: O_SYNC|O_DIRECT extension is durable" [ "$(jqb '[.jobs[0].results[] | select(.test == "ext4.crash_osync_extend") | .status] | join("")')" = pass ]
@@ -67,7 +70,15 @@ fi
 wait_release 6.1.65-rc1 600
 check "marked custom, the same kernel is tested and the mismatch is shown" \
 	[ "$(jqb '.jobs[0].state')" = done -a "$(jqb '.jobs[0].custom')" = true -a "$(jqb '.jobs[0].kernel_mismatch | test("not 6.1.65-rc1")')" = true ]
+# lib.sh's default, [jobs] suite = smoke: the agent's smoke group and no
+# other test (agent/protocol.h RCGATE_SMOKE_TESTS, ext4 only here).
+smoke=$(sed -n '/^#define RCGATE_SMOKE_TESTS/,/[^\\]$/p' "$SRC/agent/protocol.h" 2>/dev/null |
+	grep -o '"[^"]*"' | tr -d '"\n' | tr ',' '\n' | sed 's/^/ext4./' | LC_ALL=C sort | tr '\n' ' ')
+ran=$(jqb '[.jobs[0].results[].test] | sort | join(" ")')
+check "suite = smoke runs exactly the smoke group (${ran:-none})" [ -n "$ran" -a "$ran " = "$smoke" ]
 req GET "/api/v1/jobs/$(jqb '.jobs[0].id')/log"
+check "suite = smoke reaches the agent as rcgate.only=smoke" \
+	grep -q 'Kernel command line: .*rcgate\.only=smoke' "$STATE/body"
 if grep -q 'Kernel command line: console=ttyS0 panic=-1 ' "$STATE/body" &&
 	! grep -q 'cryptomgr' "$STATE/body"; then
 	ok "with kernel_args empty the guest's command line has none"

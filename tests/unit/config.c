@@ -25,6 +25,8 @@ static void test_defaults(void **state)
 	assert_string_equal(c.accel, "auto");
 	assert_int_equal(c.attempts, 2);
 	assert_string_equal(c.kernel_args, "cryptomgr.notests");
+	assert_string_equal(c.suite, "all");
+	assert_int_equal(c.guest_vcpus, 1);
 	uri = config_libvirt_uri(&c);
 	assert_string_equal(uri, "qemu:///embed?root=/var/lib/rcgate/libvirt");
 	free(uri);
@@ -70,6 +72,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[daemon]\nport = 70000\n", "t:2: port" },
 	{ "[jobs]\nworkers = 0\n", "workers: '0' is not a number in 1..64" },
 	{ "[jobs]\naccel = hvf\n", "t:2: accel: 'hvf' is not one of the allowed values" },
+	{ "[jobs]\nvcpus = 9\n", "t:2: vcpus: '9' is not a number in 1..8" },
+	{ "[jobs]\nsuite = quick\n", "t:2: suite: 'quick' is not one of the allowed values" },
 	{ "[daemon\n", "t:1: bad section header" },
 	{ "[daemon]\njust words\n", "t:2: expected 'key = value'" },
 	{ "[jobs]\ntimeout = 5\n", "timeout: '5' is not a number in 10..86400" },

@@ -8,7 +8,9 @@
  * does not reproduce is flaky and does not block; a failure the baseline
  * shares is not a regression; a later release that passes fixes it on its
  * branch only; a release whose jobs all ended before a "crash" is still
- * analysed (the same loop); the gate follows.
+ * analysed (the same loop); the gate follows. A test the rc only skipped
+ * that the baseline passed is lost coverage: a reason of the gate, a
+ * section of the report, never a regression and never hidden.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,6 +93,7 @@ static void finish_next(struct fixture *f, const char *status,
 
 #define add_release test_engine_add_release
 #define run_once test_engine_run
+#define finish_rows test_engine_finish_next
 
 static const char *gate_of(struct fixture *f, const char *version)
 {
@@ -263,6 +266,94 @@ static void test_settled_before_a_crash_is_analysed(void **state)
 	assert_int_equal(run_once(f), 0);
 }
 
+/* The rc's built kernel lacks CONFIG_AIO: its AIO test skips where the
+ * baseline passed it. That is lost coverage, said in the gate's reasons
+ * and the report with the skip reason; the verdict stays pass (nothing
+ * in the kernel's code failed). A test skipped on both, or skipped where
+ * the baseline failed it, or new in the rc, is not lost coverage. */
+static void test_skip_that_passed_on_the_baseline_is_lost_coverage(void **state)
+{
+	struct fixture *f = *state;
+	static const char aio_off[] = "io_setup: ENOSYS (CONFIG_AIO off?)";
+	const struct result_row base[] = {
+		{ "ext4.write_seq_512", "pass", NULL, 0, 0 },
+		{ "xfs.aio_rw", "pass", NULL, 0, 0 },
+		{ "btrfs.reflink", "skip", "no btrfs", 0, 0 },
+		{ "ext4.nowait", "fail", "EAGAIN after a partial write", 0, 0 },
+	};
+	const struct result_row rc[] = {
+		{ "ext4.write_seq_512", "pass", NULL, 0, 0 },
+		{ "xfs.aio_rw", "skip", aio_off, 0, 0 },
+		{ "btrfs.reflink", "skip", "no btrfs", 0, 0 },
+		{ "ext4.nowait", "skip", "RWF_NOWAIT unsupported", 0, 0 },
+		{ "ext4.uring_rw", "skip", "io_uring_setup: ENOSYS", 0, 0 },
+	};
+	char err[256];
+	json_t *rel, *rep;
+	struct gate_result g;
+	const struct lost_coverage_row *l;
+	const char *text;
+	size_t i, lost_reasons = 0;
+
+	add_release(f, "6.1.63");
+	finish_rows(f, "6.1.63", base, 4);
+	run_once(f);
+	finish_rows(f, "6.1.63", base, 4);	/* the rerun of its failure */
+	run_once(f);
+	add_release(f, "6.1.64-rc1");
+	finish_rows(f, "6.1.64-rc1", rc, 5);
+	assert_int_equal(run_once(f), 1);
+
+	rel = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s", "6.1.64-rc1");
+	assert_int_equal(engine_gate_eval(f->st, json_integer_value(json_object_get(
+		json_array_get(rel, 0), "id")), &g, err, sizeof(err)), 1);
+	assert_int_equal(g.verdict, GATE_PASS);
+	assert_int_equal(g.lost.n, 1);
+	l = g.lost.v;
+	assert_string_equal(l[0].target, "x86_64");
+	assert_string_equal(l[0].test, "xfs.aio_rw");
+	assert_string_equal(l[0].reason, aio_off);
+	for (i = 0; i < g.nreasons; i++)
+		if (strstr(g.reasons[i], "lost coverage") != NULL) {
+			lost_reasons++;
+			assert_non_null(strstr(g.reasons[i], "xfs.aio_rw skipped on"
+					       " x86_64 (io_setup: ENOSYS"));
+			assert_non_null(strstr(g.reasons[i], "passed on 6.1.63"));
+		}
+	assert_int_equal(lost_reasons, 1);
+	gate_result_free(&g);
+
+	/* No regression of the rc was made of it. */
+	rep = store_rows(f->st, Q_RELEASE_REGRESSIONS, err, sizeof(err), "i",
+			 (int64_t)json_integer_value(json_object_get(
+				 json_array_get(rel, 0), "id")));
+	assert_int_equal(json_array_size(rep), 0);
+	json_decref(rep);
+
+	/* The report says it, with the reason, after the regressions. */
+	rep = store_rows(f->st, Q_RELEASE_REPORT, err, sizeof(err), "i",
+			 (int64_t)json_integer_value(json_object_get(
+				 json_array_get(rel, 0), "id")));
+	assert_int_equal(json_array_size(rep), 1);
+	text = json_string_value(json_object_get(json_array_get(rep, 0), "text"));
+	assert_non_null(text);
+	assert_non_null(strstr(text, "## Lost Coverage (skipped here, passed on"
+			       " 6.1.63)\n* x86_64: xfs.aio_rw: io_setup: ENOSYS"));
+	assert_null(strstr(text, "btrfs.reflink"));
+	assert_null(strstr(text, "ext4.uring_rw"));
+	assert_null(strstr(text, "ext4.nowait"));
+	json_decref(rep);
+
+	/* The baseline itself lost nothing (it has no baseline). */
+	json_decref(rel);
+	rel = store_rows(f->st, Q_RELEASE, err, sizeof(err), "s", "6.1.63");
+	assert_int_equal(engine_gate_eval(f->st, json_integer_value(json_object_get(
+		json_array_get(rel, 0), "id")), &g, err, sizeof(err)), 1);
+	assert_int_equal(g.lost.n, 0);
+	gate_result_free(&g);
+	json_decref(rel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +362,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flaky_and_known_failures_do_not_block,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settled_before_a_crash_is_analysed,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_skip_that_passed_on_the_baseline_is_lost_coverage,
 						setup, teardown),
 	};
 
