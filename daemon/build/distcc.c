@@ -283,13 +283,17 @@ static int tried_slot(const long *set, long pid)
 
 int distcc_count(const char *text, size_t len, struct distcc_counts *c)
 {
-	const char *p = text, *end = text + len;
-	long *tried = calloc(TRIED_MAX, sizeof(*tried));
+	const char *p = text, *end;
+	long *tried;
 
 	memset(c, 0, sizeof(*c));
+	if (text == NULL)
+		return 0;	/* no log: nothing went anywhere */
+	end = text + len;
+	tried = calloc(TRIED_MAX, sizeof(*tried));
 	if (tried == NULL)
 		return -1;
-	while (p < end) {
+	while (p != NULL && p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl != NULL ? nl : end;
 		size_t n = (size_t)(eol - p);
