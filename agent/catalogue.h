@@ -6,7 +6,8 @@
  * entry) and docs/agent.md.
  *
  * Like protocol.h it includes nothing and defines no storage: it is one
- * X-macro, RCGATE_TEST_CATALOGUE(X), whose rows are
+ * X-macro, RCGATE_TEST_CATALOGUE(X), and the rule that maps a result's
+ * name to its row's (rcgate_catalogue_family_len); the rows are
  *
  *   X(name, filesystems, checks, failure, fixes)
  *
@@ -33,6 +34,24 @@
 #define RCGATE_AGENT_CATALOGUE_H
 
 #define RCGATE_ALL_FS "ext4 xfs btrfs"
+
+/* A test name without its filesystem: the length of its family's name,
+ * "write_seq_4096" -> 9 ("write_seq"); a name without a "_<digits>" tail
+ * is its own family (its whole length). A row named exactly as the test
+ * wins over its family's row. */
+static inline unsigned long rcgate_catalogue_family_len(const char *test)
+{
+	unsigned long len = 0, cut;
+
+	while (test[len] != '\0')
+		len++;
+	cut = len;
+	while (cut > 0 && test[cut - 1] >= '0' && test[cut - 1] <= '9')
+		cut--;
+	if (cut == len || cut < 2 || test[cut - 1] != '_')
+		return len;
+	return cut - 1;
+}
 
 #define RCGATE_TEST_CATALOGUE(X)                                                \
 	X("write_seq", RCGATE_ALL_FS,                                          \

@@ -825,15 +825,8 @@ const struct catalogue_entry *suite_catalogue(size_t *n)
 
 const struct catalogue_entry *suite_catalogue_find(const char *test)
 {
-	size_t i, len = strlen(test), cut = len;
+	size_t i, cut = rcgate_catalogue_family_len(test);
 
-	/* write_seq_4096 belongs to write_seq: drop one "_<digits>". */
-	while (cut > 0 && test[cut - 1] >= '0' && test[cut - 1] <= '9')
-		cut--;
-	if (cut == len || cut < 2 || test[cut - 1] != '_')
-		cut = len;
-	else
-		cut--;
 	for (i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
 		if (strcmp(catalogue[i].name, test) == 0)
 			return &catalogue[i];

@@ -273,35 +273,32 @@ static void put_diagnostic(GString *out, const char *diag)
 }
 
 /* The catalogue row of a KTAP result ("xfs.write_seq_512" -> "write_seq":
- * the filesystem prefix off, and a block-size suffix when the row is the
- * family's), or NULL when the catalogue has no row for it. */
+ * the filesystem prefix off, then catalogue.h's rule), or NULL when the
+ * catalogue has no row for it. */
 static const char *catalogue_row(const char *test)
 {
 #define ROW_NAME(n, f, c, w, x) n,
 	static const char *const rows[] = { RCGATE_TEST_CATALOGUE(ROW_NAME) };
 #undef ROW_NAME
+	const size_t nrows = sizeof(rows) / sizeof(rows[0]);
 	const char *name = strchr(test, '.');
-	size_t len, cut;
+	size_t cut;
 
 	name = name != NULL ? name + 1 : test;
-	len = strlen(name);
-	cut = len;
-	while (cut > 0 && isdigit((unsigned char)name[cut - 1]))
-		cut--;
-	if (cut == len || cut < 2 || name[cut - 1] != '_')
-		cut = len + 1;	/* no _<digits> suffix */
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		if (strcmp(rows[i], name) == 0 ||
-		    (cut <= len && strlen(rows[i]) == cut - 1 &&
-		     strncmp(rows[i], name, cut - 1) == 0))
+	cut = rcgate_catalogue_family_len(name);
+	for (size_t i = 0; i < nrows; i++)
+		if (strcmp(rows[i], name) == 0)
 			return rows[i];
-	}
+	for (size_t i = 0; i < nrows; i++)
+		if (strlen(rows[i]) == cut && strncmp(rows[i], name, cut) == 0)
+			return rows[i];
 	return NULL;
 }
 
 static void put_regression(GString *out, const struct report_input *in,
 			   const struct report_regression *r)
 {
+	const char *row;
 	int first = 1;
 
 	g_string_append(out, "* ");
@@ -337,11 +334,12 @@ static void put_regression(GString *out, const struct report_input *in,
 	}
 	put_detail(out, "  ", r->url);
 	/* What the test checks and what its failure means. */
-	if (in->tests_url && r->test && catalogue_row(r->test) != NULL) {
+	row = r->test != NULL ? catalogue_row(r->test) : NULL;
+	if (in->tests_url && row != NULL) {
 		g_string_append(out, "  test: ");
 		put_clean(out, in->tests_url);
 		g_string_append_c(out, '#');
-		put_clean(out, catalogue_row(r->test));
+		put_clean(out, row);
 		g_string_append_c(out, '\n');
 	}
 }
