@@ -101,7 +101,7 @@ static int build_wait(pid_t pid, int pidfd, const char *name,
 		if (why != NULL) {
 			kill(-pid, SIGTERM);
 			for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++)
-				sleep_ms(100);
+				child_wait(pidfd, 100);
 			kill(-pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			errf(err, errlen, "build %s (%s)", why, name);
