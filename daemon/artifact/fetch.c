@@ -707,14 +707,18 @@ int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 		return -1;
 	}
 	if (access(path, R_OK) == 0) {
-		/* Re-hashed before every use: a file changed in the cache
+		int memo;
+
+		/* Verified before every use: a file changed in the cache
 		 * (a build that wrote it, a bad disk) is fetched again,
-		 * never booted or built by its name alone. */
-		if (sha256_file(path, got, err, errlen) == 0 &&
+		 * never booted or built by its name alone. A file this
+		 * daemon hashed and nothing wrote since keeps its hash. */
+		if (sha256_file_memo(path, got, &memo, err, errlen) == 0 &&
 		    strcmp(got, sha256) == 0) {
 			if (joblog != NULL)
 				joblog_write(joblog, "fetch: %s cached (sha256"
-					" verified)", sha256);
+					" verified%s)", sha256, memo ?
+					", unchanged since it was hashed" : "");
 			return 0;
 		}
 		log_warn("fetch: cached %s does not hash to its name any more;"

@@ -45,6 +45,11 @@ int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
 int rm_rf(const char *path);
 /* sha256 of a file as 64 lowercase hex digits + NUL into out[65]. */
 int sha256_file(const char *path, char out[65], char *err, size_t errlen);
+/* The same, without reading a file this process hashed before and that
+ * has not changed since (same device, inode, size, mtime and ctime);
+ * *memo says which it was. */
+int sha256_file_memo(const char *path, char out[65], int *memo, char *err,
+		     size_t errlen);
 void sha256_hex(const void *buf, size_t len, char out[65]);
 int is_sha256_hex(const char *s);
 /* A string built in a caller's fixed buffer by appending. Once an append

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/random.h>
@@ -266,37 +267,129 @@ void sha256_hex(const void *buf, size_t len, char out[65])
 	g_checksum_free(ck);
 }
 
-int sha256_file(const char *path, char out[65], char *err, size_t errlen)
+/* Hashes the open fd from its start into out. */
+static int sha256_fd(int fd, const char *path, char out[65], char *err,
+		     size_t errlen)
 {
 	unsigned char buf[65536];
-	GChecksum *ck;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
+	off_t off = 0;
 
-	if (fd < 0) {
-		errf(err, errlen, "open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	ck = g_checksum_new(G_CHECKSUM_SHA256);
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			errf(err, errlen, "read %s: %s", path, strerror(errno));
 			g_checksum_free(ck);
-			close(fd);
 			return -1;
 		}
 		if (n == 0)
 			break;
 		g_checksum_update(ck, buf, n);
+		off += n;
 	}
-	close(fd);
 	memcpy(out, g_checksum_get_string(ck), 64);
 	out[64] = '\0';
 	g_checksum_free(ck);
 	return 0;
+}
+
+int sha256_file(const char *path, char out[65], char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		errf(err, errlen, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = sha256_fd(fd, path, out, err, errlen);
+	close(fd);
+	return rc;
+}
+
+/*
+ * The files this process hashed, by identity: a file whose device, inode,
+ * size, mtime and ctime are those it had when it was hashed has not been
+ * written since (every write, truncate, chmod or rename over it moves the
+ * ctime, which no unprivileged caller can set back), so its hash is
+ * known without reading it again. Kept in memory only: a restarted daemon
+ * hashes each file once more.
+ */
+#define HASH_MEMO_SLOTS 64
+struct hash_memo {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	char sha256[65];
+};
+static struct hash_memo hash_memo[HASH_MEMO_SLOTS];
+static unsigned hash_memo_next;
+static pthread_mutex_t hash_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_file(const struct hash_memo *m, const struct stat *st)
+{
+	return m->sha256[0] != '\0' && m->dev == st->st_dev &&
+	       m->ino == st->st_ino && m->size == st->st_size &&
+	       m->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       m->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       m->ctime.tv_sec == st->st_ctim.tv_sec &&
+	       m->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+int sha256_file_memo(const char *path, char out[65], int *memo, char *err,
+		     size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+	struct stat before, after;
+	struct timespec now;
+
+	*memo = 0;
+	if (fd < 0 || fstat(fd, &before) < 0) {
+		errf(err, errlen, "open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	pthread_mutex_lock(&hash_memo_lock);
+	for (unsigned i = 0; i < HASH_MEMO_SLOTS && !*memo; i++) {
+		if (same_file(&hash_memo[i], &before)) {
+			memcpy(out, hash_memo[i].sha256, 65);
+			*memo = 1;
+		}
+	}
+	pthread_mutex_unlock(&hash_memo_lock);
+	if (*memo) {
+		rc = 0;
+		goto out;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (sha256_fd(fd, path, out, err, errlen) < 0)
+		goto out;
+	rc = 0;
+	/* Remembered only if nothing wrote the file while it was read, and
+	 * only once its last change is a second old: timestamps move in
+	 * clock ticks, so a write in the same tick as the one before would
+	 * leave the ctime as it was (git's "racily clean" entries). */
+	if (before.st_ctim.tv_sec + 1 < now.tv_sec &&
+	    fstat(fd, &after) == 0 && after.st_ctim.tv_sec ==
+	    before.st_ctim.tv_sec && after.st_ctim.tv_nsec ==
+	    before.st_ctim.tv_nsec && after.st_size == before.st_size) {
+		struct hash_memo m = {
+			.dev = before.st_dev, .ino = before.st_ino,
+			.size = before.st_size, .mtime = before.st_mtim,
+			.ctime = before.st_ctim,
+		};
+
+		memcpy(m.sha256, out, 65);
+		pthread_mutex_lock(&hash_memo_lock);
+		hash_memo[hash_memo_next++ % HASH_MEMO_SLOTS] = m;
+		pthread_mutex_unlock(&hash_memo_lock);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 int is_sha256_hex(const char *s)

@@ -150,10 +150,11 @@ static int prepare_boot(struct jobrun *r, const char *artifact,
 	struct initramfs_request req = { 0 };
 	struct initramfs_result res = { 0 };
 	char *cached;
+	int memo;
 
 	snprintf(agent, sizeof(agent), "%s/rcgate-agent-%s", sched_ctx.cfg->agent_dir,
 		 r->target->name);
-	if (sha256_file(agent, agent_sha, err, errlen) < 0)
+	if (sha256_file_memo(agent, agent_sha, &memo, err, errlen) < 0)
 		return -1;
 	strbuf_init(&ks, keysrc, sizeof(keysrc));
 	strbuf_printf(&ks, "%s %s %s %s %s", r->job->kind, r->job->sha256,

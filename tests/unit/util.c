@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -212,6 +213,61 @@ static void test_joblog_lines(void **state)
 	unlink(path);
 }
 
+/* A file hashed once is not read again while it is unchanged; any write
+ * (even one that keeps the size and sets the mtime back) is seen. */
+static void test_sha256_memo(void **state)
+{
+	char path[128], err[256], a[65], b[65], c[65];
+	struct stat st;
+	struct timespec times[2];
+	int memo = -1;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kernel", dir);
+	assert_int_equal(file_write_atomic(path, "kernel image v1\n", 16,
+					   err, sizeof(err)), 0);
+	/* Changed in this clock tick: not remembered. */
+	assert_int_equal(sha256_file_memo(path, a, &memo, err, sizeof(err)), 0);
+	assert_int_equal(memo, 0);
+	assert_int_equal(sha256_file_memo(path, a, &memo, err, sizeof(err)), 0);
+	assert_int_equal(memo, 0);
+	assert_int_equal(sha256_file(path, b, err, sizeof(err)), 0);
+	assert_string_equal(a, b);
+	sleep(2);
+	assert_int_equal(sha256_file_memo(path, c, &memo, err, sizeof(err)), 0);
+	assert_int_equal(memo, 0);
+	assert_int_equal(sha256_file_memo(path, c, &memo, err, sizeof(err)), 0);
+	assert_int_equal(memo, 1);
+	assert_string_equal(c, a);
+
+	/* The same size, the old mtime put back: the ctime still moved. */
+	assert_int_equal(stat(path, &st), 0);
+	f = fopen(path, "r+");
+	assert_non_null(f);
+	assert_int_equal(fputs("KERNEL", f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+	assert_int_equal(sha256_file_memo(path, c, &memo, err, sizeof(err)), 0);
+	assert_int_equal(memo, 0);
+	assert_string_not_equal(c, a);
+	assert_int_equal(sha256_file(path, b, err, sizeof(err)), 0);
+	assert_string_equal(c, b);
+
+	/* Replaced by another file of the same bytes: hashed again. */
+	assert_int_equal(file_write_atomic(path, "kernel image v1\n", 16,
+					   err, sizeof(err)), 0);
+	assert_int_equal(sha256_file_memo(path, c, &memo, err, sizeof(err)), 0);
+	assert_int_equal(memo, 0);
+	assert_string_equal(c, a);
+	assert_int_equal(sha256_file_memo("/nonexistent/x", c, &memo, err,
+					  sizeof(err)), -1);
+	assert_non_null(strstr(err, "/nonexistent/x"));
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_word_list_has),
 		cmocka_unit_test(test_dates),
 		cmocka_unit_test(test_joblog_lines),
+		cmocka_unit_test(test_sha256_memo),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
