@@ -177,6 +177,10 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("reflink", "xfs btrfs",                                              \
 	  "FICLONE a file and FICLONERANGE part of it, then direct writes into clone and source: each changes only itself.", \
 	  "A direct write into shared extents changes the other file (broken copy on write).", "") \
+	X("reflink_nocow", "btrfs",                                           \
+	  "A no-CoW (chattr +C) file of two 32 KiB extents, the second cloned into another file; one direct write over both: the clone keeps its bytes.", \
+	  "A direct write into a no-CoW file overwrites blocks another file shares (a reflink or snapshot silently changes).", \
+	  "7833b865953c btrfs: fix iomap_begin length for nocow writes") \
 	X("btrfs_compressed", "btrfs",                                         \
 	  "chattr +c, buffered writes and fsync make compressed extents; a direct read, a direct overwrite inside them and an extending direct write must give the right bytes.", \
 	  "Direct I/O on compressed extents returns compressed or stale bytes or loses a write.", "") \

@@ -1935,6 +1935,115 @@ out:
 	return st;
 }
 
+/* Sets chattr +C (no data CoW) on an empty file: 0, or -1 with errno. */
+static int set_nocow(int fd)
+{
+	int iattr = 0;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &iattr) != 0)
+		return -1;
+	iattr |= FS_NOCOW_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &iattr);
+}
+
+/*
+ * btrfs only. A no-CoW file (chattr +C) written as two extents of 32 KiB,
+ * the second cloned into another no-CoW file: one direct write over both
+ * may go in place into the first extent only, the shared second one must
+ * be copied. If the filesystem maps the whole write to the first extent's
+ * disk blocks (7833b865953c), the bytes after it land in the blocks the
+ * clone shares, and the clone changes.
+ */
+enum test_status test_reflink_nocow(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im, cl;
+	struct file_clone_range fcr;
+	unsigned char *buf = NULL;
+	char clpath[4200], dir[4096], *slash;
+	int fd, cfd = -1;
+
+	(void)t;
+	snprintf(dir, sizeof(dir), "%s", env->path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	if (!on_btrfs(dir)) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "no-CoW files and clones: btrfs only here");
+		return TEST_SKIP;
+	}
+	memset(&cl, 0, sizeof(cl));
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	snprintf(clpath, sizeof(clpath), "%s.clone", env->path);
+	if (image_init(&im, 64 * KIB, d) != 0)
+		goto out;
+	if (image_init(&cl, 64 * KIB, d) != 0) {
+		im.bad++;
+		goto out;
+	}
+	buf = aligned(64 * KIB, d);
+	cfd = open(clpath, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+	if (buf == NULL || cfd < 0) {
+		diag_add(d, "create %s: %s", clpath, strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	if (set_nocow(fd) != 0 || set_nocow(cfd) != 0) {
+		diag_add(d, "chattr +C (FS_IOC_SETFLAGS FS_NOCOW_FL): %s",
+			 strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	/* Two extents: each write is on disk before the next is allocated. */
+	if (put(fd, buf, 0, 32 * KIB, 1, &im, "first extent", d) != 0 ||
+	    fsync(fd) != 0 ||
+	    put(fd, buf, 32 * KIB, 32 * KIB, 2, &im, "second extent", d) != 0 ||
+	    fsync(fd) != 0)
+		goto out;
+	fcr.src_fd = fd;
+	fcr.src_offset = 32 * KIB;
+	fcr.src_length = 32 * KIB;
+	fcr.dest_offset = 0;
+	if (ioctl(cfd, FICLONERANGE, &fcr) != 0) {
+		diag_add(d, "FICLONERANGE 32K+32K of a no-CoW file: %s",
+			 strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	memcpy(cl.want, im.want + 32 * KIB, 32 * KIB);
+	cl.size = 32 * KIB;
+	/* Read it whole first: the two extents' maps are then cached (and
+	 * merged where the blocks are contiguous). */
+	if (pread(fd, buf, 64 * KIB, 0) != 64 * KIB) {
+		diag_add(d, "direct read of 64 KiB: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, 64 * KIB, 3, &im, "write over [own][shared]", d) != 0)
+		goto out;
+	verify(clpath, &cl, "clone after a direct write over its source's no-CoW and shared extents",
+	       VIA_ALL, d);
+	verify(env->path, &im, "no-CoW file after a write over [own][shared]",
+	       VIA_ALL, d);
+out:
+	im.bad += cl.bad;
+	if (cfd >= 0) {
+		close(cfd);
+		unlink(clpath);
+	}
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&cl);
+	image_free(&im);
+	return st;
+}
+
 /* ---- page cache coherence and a race ---- */
 
 /*
