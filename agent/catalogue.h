@@ -139,7 +139,7 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("efault_buffer", RCGATE_ALL_FS,                                      \
 	  "Direct write and read with a buffer whose third page is unmapped: EFAULT or a short count of at most the mapped part, with the file exactly as the count says; a read into a read-only buffer fails with EFAULT, a write from one works.", \
 	  "A faulting user buffer makes direct I/O report data it did not write, extend the file with garbage, or report end of file in the middle of one.", \
-	  "42c498c18a94 iomap: Fix iomap_dio_rw return value for user copies") \
+	  "42c498c18a94 iomap: Fix iomap_dio_rw return value for user copies; ff66fe666233 btrfs: fix incorrect buffered IO fallback for append direct writes") \
 	X("fresh_mmap_read", RCGATE_ALL_FS,                                    \
 	  "A 256 KiB direct read into a freshly mmap'd, never-touched buffer: the kernel must fault every page in.", \
 	  "Direct reads into untouched memory return short or wrong data.",   \
