@@ -193,6 +193,9 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("race_append_read", RCGATE_ALL_FS,                                   \
 	  "A process appends 256 blocks with O_DIRECT|O_APPEND while another reads the file's end as it grows; no byte below the st_size it saw may be missing (reports the iteration).", \
 	  "st_size runs ahead of the data: a concurrent reader sees zeros or stale bytes (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_resize", RCGATE_ALL_FS,                                       \
+	  "Direct writes and reads of one pattern over 64 KiB while another process truncates down and up, punches, zeroes and rewrites parts with buffered writes: every byte read is the pattern or zero (reports the iteration).", \
+	  "Direct I/O racing truncate or fallocate exposes stale blocks or loses a write (a race; the iteration count tells flaky from reproduced).", "") \
 	X("crash_osync_extend", "ext4",                                        \
 	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
 	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \

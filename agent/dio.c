@@ -2228,3 +2228,127 @@ out:
 	free(rb);
 	return st;
 }
+
+#define RESIZE_ROUNDS 150
+#define RESIZE_LEN (64 * KIB)
+
+/* The resizer of test_race_resize: each round cuts, extends, punches,
+ * zeroes or rewrites (buffered, the same pattern) the range the direct
+ * writer works on. Exits 0, or 1 when an operation fails. */
+static void resize_loop(const char *path, const unsigned char *pat1)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	unsigned int i;
+
+	if (fd < 0)
+		_exit(1);
+	for (i = 0; i < 2 * RESIZE_ROUNDS; i++) {
+		long long off = (long long)(i % 4) * 16 * KIB;
+		int r = 0;
+
+		switch (i % 5) {
+		case 0:
+			r = ftruncate(fd, (off_t)off);
+			break;
+		case 1:
+			r = ftruncate(fd, RESIZE_LEN);
+			break;
+		case 2:
+			r = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)off, 16 * KIB);
+			break;
+		case 3:
+			r = fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)off, 16 * KIB);
+			break;
+		default:
+			r = pwrite(fd, pat1 + off, 16 * KIB, (off_t)off) ==
+				    16 * KIB ? 0 : -1;
+			break;
+		}
+		if (r != 0 && errno != EOPNOTSUPP)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * Direct writes and reads of one pattern over 64 KiB while another process
+ * truncates the file down and up, punches holes, zeroes ranges and rewrites
+ * parts with buffered writes of the same pattern: every byte a read
+ * returns (direct or buffered) is that pattern or zero, never anything
+ * else (stale blocks), and a direct write is never short. A failure names
+ * its iteration, so a rerun tells flaky from reproduced.
+ */
+enum test_status test_race_resize(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	unsigned char *buf = NULL, *rb = NULL;
+	unsigned int iter, bad = 0;
+	pid_t pid;
+	int fd, bfd = -1, status = 0;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	buf = aligned(RESIZE_LEN, d);
+	rb = aligned(RESIZE_LEN, d);
+	bfd = open(env->path, O_RDONLY | O_CLOEXEC);
+	if (buf == NULL || rb == NULL || bfd < 0) {
+		diag_add(d, "setup: %s", strerror(errno));
+		goto out;
+	}
+	pat_fill(buf, RESIZE_LEN, 0, 1);
+	pid = fork();
+	if (pid < 0) {
+		diag_add(d, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		resize_loop(env->path, buf);
+	for (iter = 1; iter <= RESIZE_ROUNDS && bad == 0; iter++) {
+		int rfd = (iter % 3 == 0) ? bfd : fd;
+		ssize_t r = pwrite(fd, buf, RESIZE_LEN, 0);
+		long long i;
+
+		if (r != RESIZE_LEN) {
+			diag_add(d, "iteration %u: direct write of 65536 at 0 returned %zd%s%s",
+				 iter, r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+			bad++;
+			break;
+		}
+		r = pread(rfd, rb, RESIZE_LEN, 0);
+		if (r < 0) {
+			diag_add(d, "iteration %u: %s read: %s", iter,
+				 rfd == fd ? "direct" : "buffered", strerror(errno));
+			bad++;
+			break;
+		}
+		for (i = 0; i < r; i++)
+			if (rb[i] != 0 && rb[i] != buf[i])
+				break;
+		if (i < r) {
+			diag_add(d, "iteration %u of %d: %s read: byte at %lld is %02x, expected %02x or 00 (stale data)",
+				 iter, RESIZE_ROUNDS, rfd == fd ? "direct" : "buffered",
+				 i, rb[i], buf[i]);
+			bad++;
+		}
+	}
+	if (bad > 0)
+		kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) == pid && bad == 0 &&
+	    (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		diag_add(d, "the resizing process failed (status %#x)", status);
+		bad++;
+	}
+	st = bad == 0 ? TEST_PASS : TEST_FAIL;
+out:
+	if (bfd >= 0)
+		close(bfd);
+	close(fd);
+	free(buf);
+	free(rb);
+	return st;
+}
