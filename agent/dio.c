@@ -1735,6 +1735,62 @@ out:
 }
 
 /*
+ * The set-up of a test on two files: images a (the test's file) and b (a
+ * second file, env->path + suffix, created with O_DIRECT; its name in
+ * path2), both of cap bytes, and a buffer of cap bytes in *buf. The second
+ * file's descriptor, or -1 with a->bad counted; the images and *buf can be
+ * freed either way.
+ */
+static int two_files(const struct suite_env *env, const char *suffix,
+		     size_t cap, struct image *a, struct image *b,
+		     unsigned char **buf, char *path2, size_t len2,
+		     struct diag *d)
+{
+	int fd2;
+
+	memset(b, 0, sizeof(*b));
+	*buf = NULL;
+	snprintf(path2, len2, "%s%s", env->path, suffix);
+	if (image_init(a, cap, d) != 0 || image_init(b, cap, d) != 0) {
+		a->bad++;
+		return -1;
+	}
+	*buf = aligned(cap, d);
+	fd2 = open(path2, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+	if (*buf == NULL || fd2 < 0) {
+		diag_add(d, "create %s: %s", path2, strerror(errno));
+		a->bad++;
+		if (fd2 >= 0) {
+			close(fd2);
+			unlink(path2);
+		}
+		return -1;
+	}
+	return fd2;
+}
+
+/* The end of a test on two files: closes both (removing the second),
+ * frees what two_files() made; the verdict from both images unless st
+ * is a skip. */
+static enum test_status two_files_end(int fd, int fd2, const char *path2,
+				      struct image *a, struct image *b,
+				      unsigned char *buf, enum test_status st)
+{
+	a->bad += b->bad;
+	if (fd2 >= 0) {
+		close(fd2);
+		unlink(path2);
+	}
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(a);
+	image_free(b);
+	image_free(a);
+	return st;
+}
+
+/*
  * Shared extents: FICLONE a file, FICLONERANGE part of it, then direct
  * writes into the clone. The clone changes where written, the source
  * never (copy on write under O_DIRECT).
@@ -1747,27 +1803,16 @@ enum test_status test_reflink(const struct suite_test *t,
 	struct file_clone_range fcr;
 	unsigned char *buf = NULL;
 	char srcpath[4200];
-	int fd, sfd = -1;
+	int fd, sfd;
 
 	(void)t;
-	memset(&src, 0, sizeof(src));
 	fd = create(env, 0, &st, d);
 	if (fd < 0)
 		return st;
-	snprintf(srcpath, sizeof(srcpath), "%s.src", env->path);
-	if (image_init(&dst, 128 * KIB, d) != 0)
+	sfd = two_files(env, ".src", 128 * KIB, &dst, &src, &buf, srcpath,
+			sizeof(srcpath), d);
+	if (sfd < 0)
 		goto out;
-	if (image_init(&src, 128 * KIB, d) != 0) {
-		dst.bad++;
-		goto out;
-	}
-	buf = aligned(64 * KIB, d);
-	sfd = open(srcpath, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
-	if (buf == NULL || sfd < 0) {
-		diag_add(d, "create %s: %s", srcpath, strerror(errno));
-		dst.bad++;
-		goto out;
-	}
 	if (put(sfd, buf, 0, 64 * KIB, 1, &src, "source", d) != 0)
 		goto out;
 	if (ioctl(fd, FICLONE, sfd) != 0) {
@@ -1806,25 +1851,22 @@ enum test_status test_reflink(const struct suite_test *t,
 	verify(srcpath, &src, "source after FICLONERANGE and writes", VIA_ALL, d);
 	verify(env->path, &dst, "clone after FICLONERANGE and writes", VIA_ALL, d);
 out:
-	dst.bad += src.bad;
-	if (sfd >= 0) {
-		close(sfd);
-		unlink(srcpath);
-	}
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&dst);
-	image_free(&src);
-	image_free(&dst);
-	return st;
+	return two_files_end(fd, sfd, srcpath, &dst, &src, buf, st);
 }
 
+/* Whether the test's file (not created yet: its directory is asked) is
+ * on btrfs. */
 static int on_btrfs(const char *path)
 {
 	struct statfs sf;
+	char dir[4096];
+	char *slash;
 
-	return statfs(path, &sf) == 0 && (uint32_t)sf.f_type == BTRFS_MAGIC;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	return statfs(dir, &sf) == 0 && (uint32_t)sf.f_type == BTRFS_MAGIC;
 }
 
 /*
@@ -1844,21 +1886,11 @@ enum test_status test_btrfs_extents(const struct suite_test *t,
 	int bfd = -1, fd = -1;
 
 	memset(&im, 0, sizeof(im));
-	{
-		/* The directory, not the file: the test creates the file. */
-		char dir[4096];
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", env->path);
-		slash = strrchr(dir, '/');
-		if (slash != NULL)
-			*slash = '\0';
-		if (!on_btrfs(dir)) {
-			snprintf(d->skip_reason, sizeof(d->skip_reason),
-				 "%s extents exist on btrfs only",
-				 (t->flags & ST_INLINE) ? "inline" : "compressed");
-			return TEST_SKIP;
-		}
+	if (!on_btrfs(env->path)) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "%s extents exist on btrfs only",
+			 (t->flags & ST_INLINE) ? "inline" : "compressed");
+		return TEST_SKIP;
 	}
 	if (image_init(&im, 256 * KIB, d) != 0)
 		return TEST_FAIL;
@@ -1961,37 +1993,22 @@ enum test_status test_reflink_nocow(const struct suite_test *t,
 	struct image im, cl;
 	struct file_clone_range fcr;
 	unsigned char *buf = NULL;
-	char clpath[4200], dir[4096], *slash;
-	int fd, cfd = -1;
+	char clpath[4200];
+	int fd, cfd;
 
 	(void)t;
-	snprintf(dir, sizeof(dir), "%s", env->path);
-	slash = strrchr(dir, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	if (!on_btrfs(dir)) {
+	if (!on_btrfs(env->path)) {
 		snprintf(d->skip_reason, sizeof(d->skip_reason),
 			 "no-CoW files and clones: btrfs only here");
 		return TEST_SKIP;
 	}
-	memset(&cl, 0, sizeof(cl));
 	fd = create(env, 0, &st, d);
 	if (fd < 0)
 		return st;
-	snprintf(clpath, sizeof(clpath), "%s.clone", env->path);
-	if (image_init(&im, 64 * KIB, d) != 0)
+	cfd = two_files(env, ".clone", 64 * KIB, &im, &cl, &buf, clpath,
+			sizeof(clpath), d);
+	if (cfd < 0)
 		goto out;
-	if (image_init(&cl, 64 * KIB, d) != 0) {
-		im.bad++;
-		goto out;
-	}
-	buf = aligned(64 * KIB, d);
-	cfd = open(clpath, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
-	if (buf == NULL || cfd < 0) {
-		diag_add(d, "create %s: %s", clpath, strerror(errno));
-		im.bad++;
-		goto out;
-	}
 	if (set_nocow(fd) != 0 || set_nocow(cfd) != 0) {
 		diag_add(d, "chattr +C (FS_IOC_SETFLAGS FS_NOCOW_FL): %s",
 			 strerror(errno));
@@ -2030,18 +2047,7 @@ enum test_status test_reflink_nocow(const struct suite_test *t,
 	verify(env->path, &im, "no-CoW file after a write over [own][shared]",
 	       VIA_ALL, d);
 out:
-	im.bad += cl.bad;
-	if (cfd >= 0) {
-		close(cfd);
-		unlink(clpath);
-	}
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&cl);
-	image_free(&im);
-	return st;
+	return two_files_end(fd, cfd, clpath, &im, &cl, buf, st);
 }
 
 /* ---- page cache coherence and a race ---- */
