@@ -139,7 +139,7 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("efault_buffer", RCGATE_ALL_FS,                                      \
 	  "Direct write and read with a buffer whose third page is unmapped: EFAULT or a short count of at most the mapped part, with the file exactly as the count says; a read into a read-only buffer fails with EFAULT, a write from one works.", \
 	  "A faulting user buffer makes direct I/O report data it did not write, extend the file with garbage, or report end of file in the middle of one.", \
-	  "42c498c18a94 iomap: Fix iomap_dio_rw return value for user copies") \
+	  "42c498c18a94 iomap: Fix iomap_dio_rw return value for user copies; ff66fe666233 btrfs: fix incorrect buffered IO fallback for append direct writes") \
 	X("fresh_mmap_read", RCGATE_ALL_FS,                                    \
 	  "A 256 KiB direct read into a freshly mmap'd, never-touched buffer: the kernel must fault every page in.", \
 	  "Direct reads into untouched memory return short or wrong data.",   \
@@ -177,6 +177,10 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("reflink", "xfs btrfs",                                              \
 	  "FICLONE a file and FICLONERANGE part of it, then direct writes into clone and source: each changes only itself.", \
 	  "A direct write into shared extents changes the other file (broken copy on write).", "") \
+	X("reflink_nocow", "btrfs",                                           \
+	  "A no-CoW (chattr +C) file of two 32 KiB extents, the second cloned into another file; one direct write over both: the clone keeps its bytes.", \
+	  "A direct write into a no-CoW file overwrites blocks another file shares (a reflink or snapshot silently changes).", \
+	  "7833b865953c btrfs: fix iomap_begin length for nocow writes") \
 	X("btrfs_compressed", "btrfs",                                         \
 	  "chattr +c, buffered writes and fsync make compressed extents; a direct read, a direct overwrite inside them and an extending direct write must give the right bytes.", \
 	  "Direct I/O on compressed extents returns compressed or stale bytes or loses a write.", "") \
@@ -189,6 +193,9 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("race_append_read", RCGATE_ALL_FS,                                   \
 	  "A process appends 256 blocks with O_DIRECT|O_APPEND while another reads the file's end as it grows; no byte below the st_size it saw may be missing (reports the iteration).", \
 	  "st_size runs ahead of the data: a concurrent reader sees zeros or stale bytes (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_resize", RCGATE_ALL_FS,                                       \
+	  "Direct writes and reads of one pattern over 64 KiB while another process truncates down and up, punches, zeroes and rewrites parts with buffered writes: every byte read is the pattern or zero (reports the iteration).", \
+	  "Direct I/O racing truncate or fallocate exposes stale blocks or loses a write (a race; the iteration count tells flaky from reproduced).", "") \
 	X("crash_osync_extend", "ext4",                                        \
 	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
 	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \

@@ -1735,6 +1735,62 @@ out:
 }
 
 /*
+ * The set-up of a test on two files: images a (the test's file) and b (a
+ * second file, env->path + suffix, created with O_DIRECT; its name in
+ * path2), both of cap bytes, and a buffer of cap bytes in *buf. The second
+ * file's descriptor, or -1 with a->bad counted; the images and *buf can be
+ * freed either way.
+ */
+static int two_files(const struct suite_env *env, const char *suffix,
+		     size_t cap, struct image *a, struct image *b,
+		     unsigned char **buf, char *path2, size_t len2,
+		     struct diag *d)
+{
+	int fd2;
+
+	memset(b, 0, sizeof(*b));
+	*buf = NULL;
+	snprintf(path2, len2, "%s%s", env->path, suffix);
+	if (image_init(a, cap, d) != 0 || image_init(b, cap, d) != 0) {
+		a->bad++;
+		return -1;
+	}
+	*buf = aligned(cap, d);
+	fd2 = open(path2, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+	if (*buf == NULL || fd2 < 0) {
+		diag_add(d, "create %s: %s", path2, strerror(errno));
+		a->bad++;
+		if (fd2 >= 0) {
+			close(fd2);
+			unlink(path2);
+		}
+		return -1;
+	}
+	return fd2;
+}
+
+/* The end of a test on two files: closes both (removing the second),
+ * frees what two_files() made; the verdict from both images unless st
+ * is a skip. */
+static enum test_status two_files_end(int fd, int fd2, const char *path2,
+				      struct image *a, struct image *b,
+				      unsigned char *buf, enum test_status st)
+{
+	a->bad += b->bad;
+	if (fd2 >= 0) {
+		close(fd2);
+		unlink(path2);
+	}
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(a);
+	image_free(b);
+	image_free(a);
+	return st;
+}
+
+/*
  * Shared extents: FICLONE a file, FICLONERANGE part of it, then direct
  * writes into the clone. The clone changes where written, the source
  * never (copy on write under O_DIRECT).
@@ -1747,27 +1803,16 @@ enum test_status test_reflink(const struct suite_test *t,
 	struct file_clone_range fcr;
 	unsigned char *buf = NULL;
 	char srcpath[4200];
-	int fd, sfd = -1;
+	int fd, sfd;
 
 	(void)t;
-	memset(&src, 0, sizeof(src));
 	fd = create(env, 0, &st, d);
 	if (fd < 0)
 		return st;
-	snprintf(srcpath, sizeof(srcpath), "%s.src", env->path);
-	if (image_init(&dst, 128 * KIB, d) != 0)
+	sfd = two_files(env, ".src", 128 * KIB, &dst, &src, &buf, srcpath,
+			sizeof(srcpath), d);
+	if (sfd < 0)
 		goto out;
-	if (image_init(&src, 128 * KIB, d) != 0) {
-		dst.bad++;
-		goto out;
-	}
-	buf = aligned(64 * KIB, d);
-	sfd = open(srcpath, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
-	if (buf == NULL || sfd < 0) {
-		diag_add(d, "create %s: %s", srcpath, strerror(errno));
-		dst.bad++;
-		goto out;
-	}
 	if (put(sfd, buf, 0, 64 * KIB, 1, &src, "source", d) != 0)
 		goto out;
 	if (ioctl(fd, FICLONE, sfd) != 0) {
@@ -1806,25 +1851,22 @@ enum test_status test_reflink(const struct suite_test *t,
 	verify(srcpath, &src, "source after FICLONERANGE and writes", VIA_ALL, d);
 	verify(env->path, &dst, "clone after FICLONERANGE and writes", VIA_ALL, d);
 out:
-	dst.bad += src.bad;
-	if (sfd >= 0) {
-		close(sfd);
-		unlink(srcpath);
-	}
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&dst);
-	image_free(&src);
-	image_free(&dst);
-	return st;
+	return two_files_end(fd, sfd, srcpath, &dst, &src, buf, st);
 }
 
+/* Whether the test's file (not created yet: its directory is asked) is
+ * on btrfs. */
 static int on_btrfs(const char *path)
 {
 	struct statfs sf;
+	char dir[4096];
+	char *slash;
 
-	return statfs(path, &sf) == 0 && (uint32_t)sf.f_type == BTRFS_MAGIC;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	return statfs(dir, &sf) == 0 && (uint32_t)sf.f_type == BTRFS_MAGIC;
 }
 
 /*
@@ -1844,21 +1886,11 @@ enum test_status test_btrfs_extents(const struct suite_test *t,
 	int bfd = -1, fd = -1;
 
 	memset(&im, 0, sizeof(im));
-	{
-		/* The directory, not the file: the test creates the file. */
-		char dir[4096];
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", env->path);
-		slash = strrchr(dir, '/');
-		if (slash != NULL)
-			*slash = '\0';
-		if (!on_btrfs(dir)) {
-			snprintf(d->skip_reason, sizeof(d->skip_reason),
-				 "%s extents exist on btrfs only",
-				 (t->flags & ST_INLINE) ? "inline" : "compressed");
-			return TEST_SKIP;
-		}
+	if (!on_btrfs(env->path)) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "%s extents exist on btrfs only",
+			 (t->flags & ST_INLINE) ? "inline" : "compressed");
+		return TEST_SKIP;
 	}
 	if (image_init(&im, 256 * KIB, d) != 0)
 		return TEST_FAIL;
@@ -1933,6 +1965,89 @@ out:
 		st = verdict(&im);
 	image_free(&im);
 	return st;
+}
+
+/* Sets chattr +C (no data CoW) on an empty file: 0, or -1 with errno. */
+static int set_nocow(int fd)
+{
+	int iattr = 0;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &iattr) != 0)
+		return -1;
+	iattr |= FS_NOCOW_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &iattr);
+}
+
+/*
+ * btrfs only. A no-CoW file (chattr +C) written as two extents of 32 KiB,
+ * the second cloned into another no-CoW file: one direct write over both
+ * may go in place into the first extent only, the shared second one must
+ * be copied. If the filesystem maps the whole write to the first extent's
+ * disk blocks (7833b865953c), the bytes after it land in the blocks the
+ * clone shares, and the clone changes.
+ */
+enum test_status test_reflink_nocow(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im, cl;
+	struct file_clone_range fcr;
+	unsigned char *buf = NULL;
+	char clpath[4200];
+	int fd, cfd;
+
+	(void)t;
+	if (!on_btrfs(env->path)) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "no-CoW files and clones: btrfs only here");
+		return TEST_SKIP;
+	}
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	cfd = two_files(env, ".clone", 64 * KIB, &im, &cl, &buf, clpath,
+			sizeof(clpath), d);
+	if (cfd < 0)
+		goto out;
+	if (set_nocow(fd) != 0 || set_nocow(cfd) != 0) {
+		diag_add(d, "chattr +C (FS_IOC_SETFLAGS FS_NOCOW_FL): %s",
+			 strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	/* Two extents: each write is on disk before the next is allocated. */
+	if (put(fd, buf, 0, 32 * KIB, 1, &im, "first extent", d) != 0 ||
+	    fsync(fd) != 0 ||
+	    put(fd, buf, 32 * KIB, 32 * KIB, 2, &im, "second extent", d) != 0 ||
+	    fsync(fd) != 0)
+		goto out;
+	fcr.src_fd = fd;
+	fcr.src_offset = 32 * KIB;
+	fcr.src_length = 32 * KIB;
+	fcr.dest_offset = 0;
+	if (ioctl(cfd, FICLONERANGE, &fcr) != 0) {
+		diag_add(d, "FICLONERANGE 32K+32K of a no-CoW file: %s",
+			 strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	memcpy(cl.want, im.want + 32 * KIB, 32 * KIB);
+	cl.size = 32 * KIB;
+	/* Read it whole first: the two extents' maps are then cached (and
+	 * merged where the blocks are contiguous). */
+	if (pread(fd, buf, 64 * KIB, 0) != 64 * KIB) {
+		diag_add(d, "direct read of 64 KiB: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	if (put(fd, buf, 0, 64 * KIB, 3, &im, "write over [own][shared]", d) != 0)
+		goto out;
+	verify(clpath, &cl, "clone after a direct write over its source's no-CoW and shared extents",
+	       VIA_ALL, d);
+	verify(env->path, &im, "no-CoW file after a write over [own][shared]",
+	       VIA_ALL, d);
+out:
+	return two_files_end(fd, cfd, clpath, &im, &cl, buf, st);
 }
 
 /* ---- page cache coherence and a race ---- */
@@ -2114,6 +2229,130 @@ enum test_status test_race_append(const struct suite_test *t,
 out:
 	if (rfd >= 0)
 		close(rfd);
+	close(fd);
+	free(buf);
+	free(rb);
+	return st;
+}
+
+#define RESIZE_ROUNDS 150
+#define RESIZE_LEN (64 * KIB)
+
+/* The resizer of test_race_resize: each round cuts, extends, punches,
+ * zeroes or rewrites (buffered, the same pattern) the range the direct
+ * writer works on. Exits 0, or 1 when an operation fails. */
+static void resize_loop(const char *path, const unsigned char *pat1)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	unsigned int i;
+
+	if (fd < 0)
+		_exit(1);
+	for (i = 0; i < 2 * RESIZE_ROUNDS; i++) {
+		long long off = (long long)(i % 4) * 16 * KIB;
+		int r = 0;
+
+		switch (i % 5) {
+		case 0:
+			r = ftruncate(fd, (off_t)off);
+			break;
+		case 1:
+			r = ftruncate(fd, RESIZE_LEN);
+			break;
+		case 2:
+			r = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)off, 16 * KIB);
+			break;
+		case 3:
+			r = fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)off, 16 * KIB);
+			break;
+		default:
+			r = pwrite(fd, pat1 + off, 16 * KIB, (off_t)off) ==
+				    16 * KIB ? 0 : -1;
+			break;
+		}
+		if (r != 0 && errno != EOPNOTSUPP)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * Direct writes and reads of one pattern over 64 KiB while another process
+ * truncates the file down and up, punches holes, zeroes ranges and rewrites
+ * parts with buffered writes of the same pattern: every byte a read
+ * returns (direct or buffered) is that pattern or zero, never anything
+ * else (stale blocks), and a direct write is never short. A failure names
+ * its iteration, so a rerun tells flaky from reproduced.
+ */
+enum test_status test_race_resize(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	unsigned char *buf = NULL, *rb = NULL;
+	unsigned int iter, bad = 0;
+	pid_t pid;
+	int fd, bfd = -1, status = 0;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	buf = aligned(RESIZE_LEN, d);
+	rb = aligned(RESIZE_LEN, d);
+	bfd = open(env->path, O_RDONLY | O_CLOEXEC);
+	if (buf == NULL || rb == NULL || bfd < 0) {
+		diag_add(d, "setup: %s", strerror(errno));
+		goto out;
+	}
+	pat_fill(buf, RESIZE_LEN, 0, 1);
+	pid = fork();
+	if (pid < 0) {
+		diag_add(d, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		resize_loop(env->path, buf);
+	for (iter = 1; iter <= RESIZE_ROUNDS && bad == 0; iter++) {
+		int rfd = (iter % 3 == 0) ? bfd : fd;
+		ssize_t r = pwrite(fd, buf, RESIZE_LEN, 0);
+		long long i;
+
+		if (r != RESIZE_LEN) {
+			diag_add(d, "iteration %u: direct write of 65536 at 0 returned %zd%s%s",
+				 iter, r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+			bad++;
+			break;
+		}
+		r = pread(rfd, rb, RESIZE_LEN, 0);
+		if (r < 0) {
+			diag_add(d, "iteration %u: %s read: %s", iter,
+				 rfd == fd ? "direct" : "buffered", strerror(errno));
+			bad++;
+			break;
+		}
+		for (i = 0; i < r; i++)
+			if (rb[i] != 0 && rb[i] != buf[i])
+				break;
+		if (i < r) {
+			diag_add(d, "iteration %u of %d: %s read: byte at %lld is %02x, expected %02x or 00 (stale data)",
+				 iter, RESIZE_ROUNDS, rfd == fd ? "direct" : "buffered",
+				 i, rb[i], buf[i]);
+			bad++;
+		}
+	}
+	if (bad > 0)
+		kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) == pid && bad == 0 &&
+	    (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		diag_add(d, "the resizing process failed (status %#x)", status);
+		bad++;
+	}
+	st = bad == 0 ? TEST_PASS : TEST_FAIL;
+out:
+	if (bfd >= 0)
+		close(bfd);
 	close(fd);
 	free(buf);
 	free(rb);

@@ -804,10 +804,12 @@ static const struct suite_test tests[] = {
 	DIO("truncate_updown", test_truncate, 4096, 0, 0),
 	DIO("punch_zero_collapse", test_punch, 4096, 0, 0),
 	DIO("reflink", test_reflink, 4096, 0, 0),
+	DIO("reflink_nocow", test_reflink_nocow, 4096, 0, 0),
 	DIO("btrfs_compressed", test_btrfs_extents, 4096, 0, 0),
 	DIO("btrfs_inline", test_btrfs_extents, 4096, ST_INLINE, 0),
 	DIO("coherence", test_coherence, 4096, 0, 0),
 	DIO("race_append_read", test_race_append, 4096, 0, 0),
+	DIO("race_resize", test_race_resize, 4096, 0, 0),
 };
 
 #define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \

@@ -261,6 +261,11 @@ enum test_status test_reflink(const struct suite_test *t,
 enum test_status test_btrfs_extents(const struct suite_test *t,
 				    const struct suite_env *env,
 				    struct diag *d);
+enum test_status test_reflink_nocow(const struct suite_test *t,
+				    const struct suite_env *env,
+				    struct diag *d);
+enum test_status test_race_resize(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
 enum test_status test_coherence(const struct suite_test *t,
 				const struct suite_env *env, struct diag *d);
 enum test_status test_race_append(const struct suite_test *t,
