@@ -24,32 +24,6 @@ static const char *const sha =
 	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
 static const char *const bad = "c97d13d25d29b3b73348e209d928bb7b98c50fff";
 
-struct fixture {
-	char dir[64];
-	char db[128];
-	struct store *st;
-};
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (f == NULL)
-		return -1;
-	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
-	*state = f;
-	return f->st != NULL ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	test_store_free(f->st, f->dir);
-	free(f);
-	return 0;
-}
-
 /* Announces version with deadline (UTC ISO 8601, as intake stores it). */
 static void announce(struct store *st, const char *version,
 		     const char *branch, long patch, const char *deadline)
@@ -111,7 +85,7 @@ static int64_t claim(struct store *st, const char *version, int step)
 
 /* Job job_id of release version built bad and regressed: a confirmed
  * regression, its bisection, and one queued step. */
-static void bisect(struct fixture *f, int64_t job_id, const char *version)
+static void bisect(struct test_store *f, int64_t job_id, const char *version)
 {
 	const struct bisect_candidate *c;
 	const struct bisection_row *b;
@@ -150,7 +124,7 @@ static void bisect(struct fixture *f, int64_t job_id, const char *version)
 
 static void test_deadline_order(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	struct job job;
 	char err[256];
 	int64_t id;
@@ -181,7 +155,7 @@ static void test_deadline_order(void **state)
  * releases without one: after every rc with a deadline, oldest first. */
 static void test_no_deadline_after(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 
 	announce(f->st, "6.1.66-rc1", "6.1", 66, NULL);
 	post(f->st, "6.1.66-rc1", 1);
@@ -196,9 +170,9 @@ static void test_no_deadline_after(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_deadline_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_deadline_after, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_deadline_order, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_no_deadline_after, test_store_setup,
+						test_store_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
