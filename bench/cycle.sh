@@ -61,8 +61,8 @@ REPO=$SRV/linux-stable-rc.git UP=$SRV/linux.git
 good=$(GIT_DIR=$REPO git rev-parse refs/heads/linux-6.1.y)
 GIT_DIR=$UP git update-ref refs/heads/master "$good"
 GIT_DIR=$UP git tag v6.1 "$good"
-m1=$(git_commit "$UP" master "iomap: say where the I/O began" "" \
-	"sed:$IOMAP:s|^${T}loff_t offset = iocb->ki_pos;\$|${T}loff_t offset = iocb->ki_pos;${T}/* where the I/O began */|")
+git_commit "$UP" master "iomap: say where the I/O began" "" \
+	"sed:$IOMAP:s|^${T}loff_t offset = iocb->ki_pos;\$|${T}loff_t offset = iocb->ki_pos;${T}/* where the I/O began */|" >/dev/null
 UPSTREAM=$(git_commit "$UP" master "ext4: properly sync file size update after O_DIRECT write" \
 	"(rcgate's bench tree: reverting 936e114a245b stands in for the change.)" \
 	"patch:$SRC/tests/kernels/936e114a245b-revert.patch")

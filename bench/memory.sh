@@ -24,8 +24,10 @@ chmod 755 "$WORK"	# the daemon's user keeps its cache there
 export RCGATE_TEST_CACHE=$WORK/cache
 [ -n "${BENCH_ARENAS:-}" ] && export MALLOC_ARENA_MAX=$BENCH_ARENAS
 start_httpd "$KERNEL_CACHE" >/dev/null
+# The clients all come from 127.0.0.1: the per-address limit (64) would
+# turn most of them away, as it should one real client.
 start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
-	"timeout = 600" >"$WORK/daemon.out" 2>&1
+	"timeout = 600" "[daemon]" "max_connections_per_ip = 512" >"$WORK/daemon.out" 2>&1
 unset MALLOC_ARENA_MAX
 trap 'stop_daemon; stop_httpd; rm -rf "$STATE" "$WORK"' EXIT
 
@@ -58,6 +60,25 @@ done
 echo "($N releases in $((SECONDS - t0)) s; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 sleep 10
 memory "idle after $N"
+# BENCH_CLIENTS (default 300) keep-alive connections held at once: two
+# thirds idle between requests, a third slow readers of a large answer
+# (the last release's KCIDB JSON, BENCH_SLOW_PATH), each with rcgated's response unsent (bench/clients.py).
+C=${BENCH_CLIENTS:-300}
+if [ "$C" -gt 0 ]; then
+	slow=$((C / 3))
+	coproc CLIENTS { exec python3 "$SRC/bench/clients.py" "$PORT" "$((C - slow))" "$slow" \
+		"${BENCH_SLOW_PATH:-/api/v1/releases/$v/kcidb.json}" 25 2>&1; }
+	while read -r -t 120 line <&"${CLIENTS[0]}"; do
+		echo "clients: $line"
+		case $line in ready*) break ;; esac
+	done
+	sleep 5
+	memory "with $C clients"
+	read -r -t 60 line <&"${CLIENTS[0]}" && echo "clients: $line"
+	wait "$CLIENTS_PID" 2>/dev/null
+	sleep 5
+	memory "after the $C clients left"
+fi
 if command -v gdb >/dev/null; then
 	gdb -p "$DAEMON_PID" -batch -ex 'call (int) malloc_trim(0)' >/dev/null 2>&1
 	memory "after malloc_trim(0)"

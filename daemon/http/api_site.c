@@ -201,6 +201,14 @@ int h_metrics(struct http_request *req, struct http_response *resp)
 		" Connections cut because their headers or body did not arrive in"
 		" time.\n# TYPE rcgate_http_deadline_closes_total counter\n"
 		"rcgate_http_deadline_closes_total %lu\n", hs.deadline_closes);
+	g_string_append_printf(out, "# HELP rcgate_http_unsent_bytes Bytes of"
+		" large uncached answers made and not yet sent (capped).\n"
+		"# TYPE rcgate_http_unsent_bytes gauge\nrcgate_http_unsent_bytes"
+		" %zu\n# HELP rcgate_http_unsent_refused_total Large answers"
+		" refused with 503 while that cap was reached.\n"
+		"# TYPE rcgate_http_unsent_refused_total counter\n"
+		"rcgate_http_unsent_refused_total %lu\n", hs.unsent_bytes,
+		hs.unsent_refused);
 	g_string_append_printf(out, "# HELP rcgate_http_cache_requests_total"
 		" Cacheable reads, answered from the response cache (hit) or made"
 		" (miss).\n# TYPE rcgate_http_cache_requests_total counter\n"

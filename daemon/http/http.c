@@ -71,6 +71,20 @@ static atomic_ulong request_counter;
 static atomic_ulong status_counts[6];
 static _Atomic unsigned long long handling_us;
 static atomic_ulong deadline_closes;
+/* An answer made for one request (not the cache's shared ones: a job's
+ * log, its .config) is a copy until MHD has sent it, so a slow reader
+ * holds its copy: 100 slow readers of a 300 KiB log would hold 30 MiB.
+ * The bytes of such answers over UNSENT_SMALL held at once are capped;
+ * past the cap a large answer is 503 with Retry-After (one alone is
+ * always sent, whatever its size). */
+#define UNSENT_CAP ((size_t)8 << 20)
+#define UNSENT_SMALL ((size_t)64 << 10)
+static atomic_size_t unsent_bytes;
+static atomic_ulong unsent_refused;
+struct unsent {
+	char *body;
+	size_t len;
+};
 static struct respcache *stats_cache;	/* the running server's */
 
 void http_stats_get(struct http_stats *out)
@@ -81,6 +95,8 @@ void http_stats_get(struct http_stats *out)
 		out->requests[i] = atomic_load(&status_counts[i]);
 	out->seconds = (double)atomic_load(&handling_us) / 1e6;
 	out->deadline_closes = atomic_load(&deadline_closes);
+	out->unsent_bytes = atomic_load(&unsent_bytes);
+	out->unsent_refused = atomic_load(&unsent_refused);
 	if (stats_cache != NULL)
 		respcache_stats(stats_cache, &cs);
 	out->cache_hits = cs.hits;
@@ -388,6 +404,51 @@ int http_route_match(const char *pattern, char *buf, const char **params,
 	return *p == '\0' && *s == '\0';
 }
 
+/* Counts len against UNSENT_CAP: 1 taken, 0 over the cap. */
+static int unsent_take(size_t len)
+{
+	size_t cur = atomic_load(&unsent_bytes);
+
+	do {
+		if (cur != 0 && cur + len > UNSENT_CAP)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&unsent_bytes, &cur, cur + len));
+	return 1;
+}
+
+static void unsent_free(void *cls)
+{
+	struct unsent *u = cls;
+
+	atomic_fetch_sub(&unsent_bytes, u->len);
+	free(u->body);
+	free(u);
+}
+
+/* The MHD response of body (taken, freed when sent): large ones counted
+ * against UNSENT_CAP. NULL when out of memory (body freed). */
+static struct MHD_Response *body_response(char *body, size_t len)
+{
+	struct MHD_Response *r;
+	struct unsent *u;
+
+	if (len <= UNSENT_SMALL)
+		return MHD_create_response_from_buffer(len, body,
+						       MHD_RESPMEM_MUST_FREE);
+	u = malloc(sizeof(*u));
+	if (u == NULL) {
+		free(body);
+		return NULL;
+	}
+	u->body = body;
+	u->len = len;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(
+		len, body, unsent_free, u);
+	if (r == NULL)
+		unsent_free(u);
+	return r;
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn,
 				     const char *method,
 				     struct http_response *resp,
@@ -423,13 +484,17 @@ static enum MHD_Result send_response(struct MHD_Connection *conn,
 			http_error(resp, 416, "range not satisfiable");
 		}
 	}
-	r = MHD_create_response_from_buffer(resp->len, resp->body,
-					    MHD_RESPMEM_MUST_FREE);
-	if (r == NULL) {
-		free(resp->body);
-		return MHD_NO;
+	if (resp->len > UNSENT_SMALL && !unsent_take(resp->len)) {
+		atomic_fetch_add(&unsent_refused, 1);
+		http_error(resp, 503, "too many large answers are being sent"
+			   " to slow readers; retry");
+		resp->retry_after = 5;
+		etag[0] = crange[0] = '\0';
 	}
+	r = body_response(resp->body, resp->len);
 	resp->body = NULL;
+	if (r == NULL)
+		return MHD_NO;
 	add_headers(r, resp->status == 304 ? NULL : resp->content_type != NULL
 		    ? resp->content_type : "application/json", request_id, is_get,
 		    etag);

@@ -74,6 +74,8 @@ struct http_stats {
 	unsigned long requests[6];	/* by status class: [2] = 2xx ... */
 	double seconds;			/* total handling time */
 	unsigned long deadline_closes;	/* connections cut at a deadline */
+	size_t unsent_bytes;		/* large answers held until sent */
+	unsigned long unsent_refused;	/* 503s: over that cap */
 	unsigned long cache_hits, cache_misses;	/* cached reads (respcache) */
 	size_t cache_bytes;
 };

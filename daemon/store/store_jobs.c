@@ -184,11 +184,16 @@ int store_job_claim_kind(struct store *st, const char *worker,
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.state = 'queued'"
-		/* The rc whose review deadline is nearest goes first; releases
-		 * without a deadline (baselines, CI) after, oldest first;
-		 * bisection steps only when no review is waiting. */
-		" ORDER BY j.bisection_id IS NOT NULL, r.deadline IS NULL,"
-		" r.deadline, j.id",
+		/* The rc whose "Responses should be made by" is nearest goes
+		 * first, its review jobs before its bisection steps (the
+		 * first report before the bisection), and a step of an rc
+		 * before the jobs of every rc due later: the culprit belongs
+		 * in its rc's reply. Releases without a deadline (baselines,
+		 * CI) after those with one, then in the same order, oldest
+		 * first. The deadline is UTC ISO 8601, so text order is time
+		 * order. */
+		" ORDER BY r.deadline IS NULL, r.deadline,"
+		" j.bisection_id IS NOT NULL, j.id",
 		err, errlen);
 	if (stmt == NULL) {
 		store_rollback(st);

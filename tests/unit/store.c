@@ -24,32 +24,6 @@
 static const char *const sha =
 	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
 
-struct fixture {
-	char dir[64];
-	char db[128];
-	struct store *st;
-};
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (f == NULL)
-		return -1;
-	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
-	*state = f;
-	return f->st != NULL ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	test_store_free(f->st, f->dir);
-	free(f);
-	return 0;
-}
-
 static void add_release(struct store *st, const char *version, size_t n)
 {
 	static const struct artifact_in arts[] = {
@@ -72,7 +46,7 @@ static void add_release(struct store *st, const char *version, size_t n)
 
 static void test_migrations(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256];
 	struct store *again;
 
@@ -89,7 +63,7 @@ static void test_migrations(void **state)
  * keeps every row and link, its state counts, and takes 'building'. */
 static void test_migration_rebuilds_job_table(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char db[300], err[256];
 	struct store *st;
 	sqlite3 *raw;
@@ -156,7 +130,7 @@ static void test_migration_rebuilds_job_table(void **state)
  * ends it. */
 static void test_bisection_round_trip(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	struct artifact_in a = { "x86_64", "git://127.0.0.1/linux.git", "", "git",
 				 NULL, NULL, 0, NULL, NULL, "linux-6.1.y" };
 	const char *bad = "c97d13d25d29b3b73348e209d928bb7b98c50fff";
@@ -271,7 +245,7 @@ static void test_bisection_round_trip(void **state)
 
 static void test_release_round_trip(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256];
 	json_t *rows, *jobs;
 	struct kversion kv;
@@ -307,7 +281,7 @@ static void test_release_round_trip(void **state)
  * the others, each in the claim order; any claimer takes either. */
 static void test_claim_kind(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	struct artifact_in in[2] = {
 		{ "x86_64", "https://cdn.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz",
 		  sha, "source", NULL, NULL, 0, NULL, NULL, NULL },
@@ -341,7 +315,7 @@ static void test_claim_kind(void **state)
 
 static void test_job_lifecycle(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256], st[32];
 	struct job job;
 	struct result_row rows[] = {
@@ -395,7 +369,7 @@ static void test_job_lifecycle(void **state)
 
 static void test_infra_retry(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256], st[32];
 	struct job job;
 	int requeued;
@@ -424,7 +398,7 @@ static void test_infra_retry(void **state)
 
 static void test_requeue_and_cancel(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256], st[32];
 	struct job a, b;
 	int n, failed;
@@ -460,7 +434,7 @@ static void test_requeue_and_cancel(void **state)
  * the next one, and a job that crashed the daemon on every attempt ends. */
 static void test_requeue_attempts(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256], st[32];
 	struct job a;
 	int n, failed;
@@ -490,7 +464,7 @@ static void test_requeue_attempts(void **state)
 
 static void test_tokens(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256];
 
 	assert_int_equal(store_token_add(f->st, "ci", "aa", "write", err,
@@ -519,7 +493,7 @@ static void sql_exec(const char *path, const char *sql)
 
 static void test_newer_schema_refused(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256];
 	struct store *st;
 	json_t *rows;
@@ -537,7 +511,7 @@ static void test_newer_schema_refused(void **state)
 /* An empty or damaged database is refused at start, never replaced. */
 static void test_check_refuses_damage(void **state)
 {
-	struct fixture *f = *state;
+	struct test_store *f = *state;
 	char err[256], path[160];
 	FILE *fp;
 	long size;
@@ -578,20 +552,20 @@ static void test_check_refuses_damage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrations, test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_migration_rebuilds_job_table,
-						setup, teardown),
+						test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_bisection_round_trip,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_claim_kind, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_job_lifecycle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_infra_retry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_requeue_attempts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_requeue_and_cancel, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_refuses_damage, setup, teardown),
+						test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_release_round_trip, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_kind, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_job_lifecycle, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_infra_retry, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_requeue_attempts, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_requeue_and_cancel, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_tokens, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_newer_schema_refused, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_check_refuses_damage, test_store_setup, test_store_teardown),
 	};
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

@@ -30,4 +30,15 @@ struct store;
 struct store *test_store_new(char *dir, size_t dirlen, char *db, size_t dblen);
 void test_store_free(struct store *, const char *dir);
 
+/* A cmocka fixture of one such store: test_store_setup and
+ * test_store_teardown as a test's setup and teardown, *state the
+ * struct test_store. */
+struct test_store {
+	char dir[64];
+	char db[128];
+	struct store *st;
+};
+int test_store_setup(void **state);
+int test_store_teardown(void **state);
+
 #endif

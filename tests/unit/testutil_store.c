@@ -41,6 +41,26 @@ void test_store_free(struct store *st, const char *dir)
 	rm_rf(dir);
 }
 
+int test_store_setup(void **state)
+{
+	struct test_store *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	f->st = test_store_new(f->dir, sizeof(f->dir), f->db, sizeof(f->db));
+	*state = f;
+	return f->st != NULL ? 0 : -1;
+}
+
+int test_store_teardown(void **state)
+{
+	struct test_store *f = *state;
+
+	test_store_free(f->st, f->dir);
+	free(f);
+	return 0;
+}
+
 /* ---- the engine fixture (testutil_store.h) ---- */
 
 static struct test_engine *current;

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unit test of the claim order (store_job_claim, issue 29) on a real
+ * SQLite store: the rc whose "Responses should be made by" comes first is
+ * claimed first whatever its age; an rc's review jobs before its
+ * bisection steps; a confirmed regression's steps before the review jobs
+ * of the rcs due later; releases without a deadline last, oldest first.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "base/base.h"
+#include "store/store.h"
+#include "testutil.h"
+
+static const char *const sha =
+	"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
+static const char *const bad = "c97d13d25d29b3b73348e209d928bb7b98c50fff";
+
+/* Announces version with deadline (UTC ISO 8601, as intake stores it). */
+static void announce(struct store *st, const char *version,
+		     const char *branch, long patch, const char *deadline)
+{
+	char mid[96], subject[96];
+	struct announce_in a = { 0 };
+	int64_t id;
+	char err[256];
+
+	snprintf(mid, sizeof(mid), "<%s@linuxfoundation.org>", version);
+	snprintf(subject, sizeof(subject), "[PATCH %s 000/100] %s review",
+		 branch, version);
+	a.version = version;
+	a.branch = branch;
+	a.subject = subject;
+	a.message_id = mid;
+	a.from = "Greg Kroah-Hartman <gregkh@linuxfoundation.org>";
+	a.to = "stable@vger.kernel.org";
+	a.cc = "";
+	a.date = "2023-12-05T03:15:00Z";
+	a.deadline = deadline;
+	a.rc = 1;
+	a.patch = patch;
+	assert_int_equal(store_release_announce(st, &a, &id, err, sizeof(err)), 0);
+}
+
+/* Posts version's kernels: x86_64 from git (so it can be bisected) and,
+ * with two, an arm64 deb. */
+static void post(struct store *st, const char *version, size_t n)
+{
+	struct artifact_in in[2] = {
+		{ "x86_64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
+		  0, NULL, NULL, "linux-6.1.y" },
+		{ "arm64", "file:///k/arm64.deb", sha, "deb", NULL, NULL, 0,
+		  NULL, NULL, NULL },
+	};
+	struct kversion kv;
+	int64_t id;
+	char err[256];
+
+	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(st, version, &kv, NULL, in, n,
+					      &id, err, sizeof(err)), 0);
+}
+
+/* Claims the next job: it must be version's, a step or not. */
+static int64_t claim(struct store *st, const char *version, int step)
+{
+	struct job job;
+	char err[256];
+
+	assert_int_equal(store_job_claim(st, "w0", &job, err, sizeof(err)), 1);
+	if (strcmp(job.version, version) != 0 || (job.bisection_id != 0) != step)
+		fail_msg("claimed %s%s, expected %s%s", job.version,
+			 job.bisection_id ? " (step)" : "", version,
+			 step ? " (step)" : "");
+	return job.id;
+}
+
+/* Job job_id of release version built bad and regressed: a confirmed
+ * regression, its bisection, and one queued step. */
+static void bisect(struct test_store *f, int64_t job_id, const char *version)
+{
+	const struct bisect_candidate *c;
+	const struct bisection_row *b;
+	struct rowset rows;
+	char err[256], sql[512];
+	int64_t bid;
+	sqlite3 *raw;
+
+	assert_int_equal(store_job_build_progress(f->st, job_id, "done", 10, 10,
+						  bad, err, sizeof(err)), 0);
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO regression (id, signature, test, target, fs, state,"
+		 " first_seen, updated) VALUES (5, 's', 'ext4.write_seq_4096',"
+		 " 'x86_64', 'ext4', 'confirmed', 'x', 'x');"
+		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
+		 " fails, seen) SELECT 5, release_id, id, 2, 2, 'x' FROM job"
+		 " WHERE id = %lld;", (long long)job_id);
+	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	assert_int_equal(store_bisect_candidates(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	c = rows.v;
+	assert_string_equal(c->version, version);
+	assert_int_equal(store_bisection_create(f->st, c,
+		"677341a7c35e42f60cb22f7eba28f3c42a76cc50", 1, bad, "running",
+		NULL, &bid, err, sizeof(err)), 0);
+	rowset_free(&rows);
+	assert_int_equal(store_bisections_running(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	b = rows.v;
+	assert_int_equal(store_bisect_step_add(f->st, b->id, b->job_id, bad,
+					       "write_seq_4096", err, sizeof(err)), 0);
+	rowset_free(&rows);
+}
+
+static void test_deadline_order(void **state)
+{
+	struct test_store *f = *state;
+	struct job job;
+	char err[256];
+	int64_t id;
+
+	/* Oldest first: a release without a deadline (CI's, a baseline),
+	 * then three rcs whose deadlines are not in their creation order. */
+	post(f->st, "6.1.65", 1);
+	announce(f->st, "6.1.66-rc1", "6.1", 66, "2023-12-07T03:15:00Z");
+	post(f->st, "6.1.66-rc1", 2);
+	announce(f->st, "6.7.2-rc1", "6.7", 2, "2023-12-08T10:00:00Z");
+	post(f->st, "6.7.2-rc1", 1);
+	announce(f->st, "6.6.5-rc1", "6.6", 5, "2023-12-06T09:00:00Z");
+	post(f->st, "6.6.5-rc1", 1);
+
+	claim(f->st, "6.6.5-rc1", 0);		/* due first, posted last */
+	id = claim(f->st, "6.1.66-rc1", 0);	/* its x86_64 */
+	/* It regressed: its bisection's step waits behind its own arm64
+	 * job, not behind 6.7.2-rc1's, which is due a day later. */
+	bisect(f, id, "6.1.66-rc1");
+	claim(f->st, "6.1.66-rc1", 0);		/* arm64 */
+	claim(f->st, "6.1.66-rc1", 1);
+	claim(f->st, "6.7.2-rc1", 0);
+	claim(f->st, "6.1.65", 0);		/* no deadline: last */
+	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 0);
+}
+
+/* A release whose announcement gave no parseable deadline goes with the
+ * releases without one: after every rc with a deadline, oldest first. */
+static void test_no_deadline_after(void **state)
+{
+	struct test_store *f = *state;
+
+	announce(f->st, "6.1.66-rc1", "6.1", 66, NULL);
+	post(f->st, "6.1.66-rc1", 1);
+	post(f->st, "6.1.65", 1);
+	announce(f->st, "6.6.5-rc1", "6.6", 5, "2023-12-06T09:00:00Z");
+	post(f->st, "6.6.5-rc1", 1);
+	claim(f->st, "6.6.5-rc1", 0);
+	claim(f->st, "6.1.66-rc1", 0);
+	claim(f->st, "6.1.65", 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_deadline_order, test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_no_deadline_after, test_store_setup,
+						test_store_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
