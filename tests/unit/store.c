@@ -166,7 +166,7 @@ static void test_bisection_round_trip(void **state)
 	struct rowset rows;
 	struct kversion kv;
 	char err[256], sql[512];
-	int64_t rel, bid;
+	int64_t rel, bid, b_job;
 	json_t *jobs;
 	sqlite3 *raw;
 
@@ -208,8 +208,10 @@ static void test_bisection_round_trip(void **state)
 	b = rows.v;
 	assert_int_equal(b->good_tested, 1);
 	assert_string_equal(b->commits, bad);
+	b_job = b->job_id;
 	assert_int_equal(store_bisect_step_add(f->st, b->id, b->job_id, bad,
-					       "write_seq_4096", err, sizeof(err)), 0);
+					       "write_seq_4096", NULL, err,
+					       sizeof(err)), 0);
 	rowset_free(&rows);
 	assert_int_equal(store_bisect_steps(f->st, bid, &rows, err, sizeof(err)), 0);
 	assert_int_equal(rows.n, 1);
@@ -236,6 +238,41 @@ static void test_bisection_round_trip(void **state)
 		"culprit")), bad);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
 		"prereq_state")), "pending");
+	assert_true(json_is_null(json_object_get(json_array_get(jobs, 0),
+		"revert_state")));
+	json_decref(jobs);
+	/* The revert check: one more job, not a step; pending until its
+	 * answer, which is kept once. */
+	assert_int_equal(store_bisect_step_add(f->st, bid, b_job, bad,
+					       "write_seq_4096", bad, err,
+					       sizeof(err)), 0);
+	assert_int_equal(store_bisect_steps(f->st, bid, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	rowset_free(&rows);
+	assert_int_equal(store_revert_pending(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	{
+		const struct revert_todo *t = rows.v;
+
+		assert_int_equal(t->id, bid);
+		assert_string_equal(t->state, "queued");
+		assert_string_equal(t->culprit, bad);
+		assert_null(t->status);
+	}
+	rowset_free(&rows);
+	assert_int_equal(store_revert_finish(f->st, bid, "pass", "it passes", err,
+					     sizeof(err)), 0);
+	assert_int_equal(store_revert_finish(f->st, bid, "fail", "again", err,
+					     sizeof(err)), 0);
+	assert_int_equal(store_revert_pending(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 0);
+	rowset_free(&rows);
+	jobs = store_rows(f->st, Q_REGRESSION_BISECTIONS, err, sizeof(err), "i",
+			  (int64_t)6);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"revert_state")), "pass");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 0),
+		"steps")), 1);
 	json_decref(jobs);
 	/* The rc's regressions name their culprit (KCIDB's issue). */
 	jobs = store_rows(f->st, Q_RELEASE_REGRESSIONS, err, sizeof(err), "i", rel);
