@@ -431,9 +431,7 @@ out:
 	return rc;
 }
 
-/* The revert check's answer from its job, in words for the follow-up
- * and the API; NULL while the job runs. */
-static const char *revert_verdict(const struct revert_todo *t, char *msg,
+const char *bisect_revert_verdict(const struct revert_todo *t, char *msg,
 				  size_t len)
 {
 	const char *culprit = t->culprit != NULL ? t->culprit : "";
@@ -466,13 +464,19 @@ static const char *revert_verdict(const struct revert_todo *t, char *msg,
 		return "infra";
 	}
 	if (strcmp(t->status, "pass") == 0) {
-		snprintf(msg, len, "reverting %.12s on top of %s makes %s %s",
-			 culprit, t->version, t->test, build ? "build" : "pass");
+		snprintf(msg, len, "reverting %.12s on top of %s makes %s%s",
+			 culprit, t->version, build ? "the kernel build" : t->test,
+			 build ? "" : " pass");
 		return "pass";
 	}
-	snprintf(msg, len, "with %.12s reverted on top of %s, still failing:"
-		 " %s", culprit, t->version, build ? t->test
-		 : t->failing != NULL ? t->failing : t->test);
+	if (build)
+		snprintf(msg, len, "with %.12s reverted on top of %s, the kernel"
+			 " still does not build: %s", culprit, t->version,
+			 t->build_sign != NULL ? t->build_sign : "no error line");
+	else
+		snprintf(msg, len, "with %.12s reverted on top of %s, still"
+			 " failing: %s", culprit, t->version,
+			 t->failing != NULL ? t->failing : t->test);
 	return "fail";
 }
 
@@ -486,7 +490,7 @@ static int revert_settle(struct store *st, const struct engine_context *c,
 	for (size_t i = 0; i < todo.n; i++) {
 		const struct revert_todo *t = &((const struct revert_todo *)todo.v)[i];
 		char msg[1024];
-		const char *state = revert_verdict(t, msg, sizeof(msg));
+		const char *state = bisect_revert_verdict(t, msg, sizeof(msg));
 
 		if (state == NULL)
 			continue;
