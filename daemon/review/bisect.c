@@ -237,6 +237,41 @@ static int start(struct store *st, const struct engine_context *c,
 	return rc;
 }
 
+/* A confirmed regression of an rc not built from git: never silently
+ * nothing. A failed bisection says why, in the log and the API. */
+static void unbisectable(struct store *st, const struct bisect_candidate *cd)
+{
+	char msg[1400], err[512];
+	int posted = strcmp(cd->bad, "source") != 0;
+	struct bisect_candidate c = *cd;
+	int64_t id;
+
+	if (cd->tree[0] != '\0')
+		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
+			 " %s, not built here from git; its announcement names"
+			 " the tree %s, but rcgate bisects only the rcs it built"
+			 " from git", cd->version, cd->target, posted ? "posted"
+			 " by CI" : "built from the release tarball and patch",
+			 cd->tree);
+	else
+		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
+			 " %s, and neither its announcement (X-KernelTest-Tree,"
+			 " X-KernelTest-Branch) nor its source names a git tree"
+			 " to build the steps from", cd->version, cd->target,
+			 posted ? "posted by CI" : "built from the release tarball"
+			 " and patch");
+	/* The row needs a tree and ends: none to bisect, no commit known. */
+	c.tree = cd->tree[0] != '\0' ? cd->tree : "-";
+	c.bad = "";
+	if (store_bisection_create(st, &c, NULL, 0, NULL, "failed", msg, &id,
+				   err, sizeof(err)) < 0)
+		log_err("bisection of %s on %s: %s", cd->version, cd->target, err);
+	else
+		log_warn("regression %lld (%s on %s) in %s: %s",
+			 (long long)cd->regression_id, cd->test, cd->target,
+			 cd->version, msg);
+}
+
 /* The line of text starting at offset at into out (cut to fit); returns
  * the offset of the next line. */
 static size_t line_at(const char *text, size_t at, char *out, size_t len)
@@ -535,6 +570,11 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 		return -1;
 	for (size_t i = 0; i < todo.n; i++)
 		start(st, c, &((const struct bisect_candidate *)todo.v)[i]);
+	rowset_free(&todo);
+	if (store_bisect_unbisectable(st, &todo, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < todo.n; i++)
+		unbisectable(st, &((const struct bisect_candidate *)todo.v)[i]);
 	rowset_free(&todo);
 	if (store_bisections_running(st, &todo, err, errlen) < 0)
 		return -1;

@@ -86,6 +86,7 @@ enum store_query {
 	Q_FEED,			/* limit: newest regression events and reports */
 	Q_SOURCES_UNRESOLVED,	/* none: announced rcs to build (source.c) */
 	Q_BISECT_CANDIDATES,	/* none: confirmed regressions of git rcs */
+	Q_BISECT_UNBISECTABLE,	/* none: ... of rcs not built from git */
 	Q_BISECT_GOOD,		/* release id, target, test: a passing commit */
 	Q_BISECTIONS_RUNNING,	/* none */
 	Q_BISECT_STEPS,		/* bisection id */
@@ -201,6 +202,12 @@ struct bisect_candidate {
 };
 int store_bisect_candidates(struct store *, struct rowset *out, char *err,
 			    size_t errlen);
+/* The confirmed regressions that cannot be bisected (no job of the
+ * release on the target was built from git), as candidates whose tree is
+ * the announcement's "tree branch" ("" none) and whose bad is the kind
+ * of artifact tested instead ("image", "deb", "source"). */
+int store_bisect_unbisectable(struct store *, struct rowset *out, char *err,
+			      size_t errlen);
 struct bisection_row {
 	int64_t id, regression_id, release_id, job_id;
 	long good_tested;

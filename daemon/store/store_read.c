@@ -252,6 +252,31 @@ static const char *const query_sql[] = {
 		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
 		" GROUP BY r.id, g.target, g.test = 'build.kernel'"
 		" ORDER BY r.id, g.target",
+	/* Confirmed regressions of releases that cannot be bisected: no
+	 * job of theirs on the target was built from git (CI posted the
+	 * kernels, or rcgate built the tarball and patch). tree is the
+	 * announcement's, and kind says what was tested instead. */
+	[Q_BISECT_UNBISECTABLE] =
+		"SELECT min(g.id) AS regression_id, r.id AS release_id, r.version,"
+		" r.branch, g.target, g.test, j.id AS job_id, j.artifact_id,"
+		" coalesce(r.git_tree || ' ' || coalesce(r.git_branch, ''), '') AS tree,"
+		" a.kind AS bad,"
+		" ',' || group_concat(substr(g.test, instr(g.test, '.') + 1), ',')"
+		"  || ',' AS tests"
+		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
+		" JOIN release r ON r.id = o.release_id"
+		" JOIN release_job j ON j.id = (SELECT max(k.id) FROM release_job k"
+		"  WHERE k.release_id = r.id AND k.target = g.target)"
+		" JOIN artifact a ON a.id = j.artifact_id"
+		" WHERE g.state = 'confirmed' AND o.flaky = 0 AND NOT EXISTS"
+		" (SELECT 1 FROM release_job k JOIN artifact b ON b.id = k.artifact_id"
+		"  WHERE k.release_id = r.id AND k.target = g.target"
+		"  AND b.kind = 'git') AND NOT EXISTS"
+		" (SELECT 1 FROM bisection b WHERE b.release_id = r.id"
+		"  AND b.target = g.target"
+		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
+		" GROUP BY r.id, g.target, g.test = 'build.kernel'"
+		" ORDER BY r.id, g.target",
 	[Q_BISECT_GOOD] =
 		"SELECT j.built_commit AS good FROM release r"
 		" JOIN release b ON b.branch = r.branch AND b.id != r.id"
@@ -680,6 +705,13 @@ int store_bisect_candidates(struct store *st, struct rowset *out, char *err,
 {
 	return typed(st, out, sizeof(struct bisect_candidate), bisect_candidate_cols,
 		     NULL, Q_BISECT_CANDIDATES, err, errlen, "");
+}
+
+int store_bisect_unbisectable(struct store *st, struct rowset *out,
+			      char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct bisect_candidate), bisect_candidate_cols,
+		     NULL, Q_BISECT_UNBISECTABLE, err, errlen, "");
 }
 
 int store_bisections_running(struct store *st, struct rowset *out, char *err,
