@@ -174,7 +174,7 @@ check "the revert check is a job of the rc: its commit with the culprit reverted
 	[ "$(jqb .git_commit)" = "$rc1" -a "$(jqb .revert_commit)" = "$culprit" -a \
 	  "$(jqb .state)" = done -a "$(jqb '[.results[] | select(.test | startswith("ext4."))] | length')" -ge 1 -a \
 	  "$(jqb '[.results[] | select(.status == "fail")] | length')" = 0 ]
-step=$(jqb '.bisections[0].jobs[0]')
+step=$(jq -r '.bisections[0].jobs[0]' "$work/regression.json")
 req GET "/api/v1/jobs/$step"
 printf '%s' "$BODY" > "$work/step.json"
 check "a step is a job: one commit, only the failing tests, not the rc's version" \
