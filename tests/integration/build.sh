@@ -157,6 +157,7 @@ armcfg=$BODY
 req GET "/api/v1/jobs/$armid"
 check "a build that fails still says what it was: its compiler and its .config (GET /api/v1/jobs/$armid/config)" \
 	sh -c "[ \"\$(printf '%s' \"\$1\" | jq -r .compiler)\" != null ] && printf '%s' \"\$2\" | grep -q '^CONFIG_CC_VERSION_TEXT=\"' && printf '%s' \"\$2\" | grep -q '^CONFIG_ARM64=y'" _ "$BODY" "$armcfg"
+req GET /api/v1/releases/6.1.193-rc2
 check "x86_64 builds and boots" [ "$(echo "$x86" | jq -r .state)" = done -a "$(echo "$x86" | jq -r '[.results[] | select(.test == "build.kernel")][0].status')" = pass ]
 check "one build regression, on arm64 only; the gate blocks" \
 	[ "$(jqb '[.regressions[] | select(.test == "build.kernel")] | map(.target) | join(",")')" = arm64 -a "$(jqb .gate.verdict)" = block ]
