@@ -712,12 +712,15 @@
           : dash(b.message) },
       { label: 'Upstream', cell: (b) => b.culprit_upstream ? h('code', null, b.culprit_upstream.slice(0, 12)) : '—' },
       { label: 'Steps', cell: (b) => dash(b.steps), cls: 'num' },
+      // The revert check: the rc with the culprit reverted, the tests again.
+      { label: 'Revert', cell: (b) => b.revert_state
+        ? h('span', { title: b.revert_message || '' }, badge(b.revert_state)) : '—' },
       { label: 'Same cause', cell: (b) => (b.same_cause || []).length
         ? h('span', null, ...b.same_cause.map((r, i) => [i ? ', ' : '', regressionLink(r)]).flat()) : '—' },
     ];
     const bis = g.bisections || [];
     out.push(section('Bisection', 'bisect',
-      bis.length ? table(null, bisCols, bis, { rowHeader: true }) : note('Not bisected (only confirmed regressions of rcs built from git are).')));
+      bis.length ? table(null, bisCols, bis, { rowHeader: true }) : note('Not bisected yet.')));
     // Prerequisite candidates: a hint from the upstream tree, per bisection.
     const preCols = [
       { label: 'Upstream commit', cell: (p) => h('code', null, p.commit.slice(0, 12)) },

@@ -416,9 +416,11 @@ void build_config_compiler(const char *config, char *out, size_t len)
 	out[o] = '\0';
 }
 
-/* The final .config beside the image (res->image + ".config"): the tree
- * it is in may go; what it says of the compiler into res. */
-static void keep_config(const char *bdir, struct build_result *res)
+/* The final .config beside the image (base + ".config": res->image, or a
+ * name of its own for a build that failed): the tree it is in may go;
+ * what it says of the compiler into res. */
+static void keep_config(const char *bdir, const char *base,
+			struct build_result *res)
 {
 	char path[PATH_MAX];
 	size_t n;
@@ -431,7 +433,7 @@ static void keep_config(const char *bdir, struct build_result *res)
 	if (text == NULL)
 		return;
 	build_config_compiler(text, res->compiler, sizeof(res->compiler));
-	if (pathf(res->config, sizeof(res->config), "%s.config", res->image) < 0 ||
+	if (pathf(res->config, sizeof(res->config), "%s.config", base) < 0 ||
 	    file_write_atomic(res->config, text, n, NULL, 0) < 0)
 		res->config[0] = '\0';
 	free(text);
@@ -717,7 +719,7 @@ static int kbuild_keep(struct kbuild *k)
 			 (int)strcspn(kr, "\n"), kr);
 		free(kr);
 	}
-	keep_config(k->bdir, res);
+	keep_config(k->bdir, res->image, res);
 	/* A whole build's count is the next one's estimate; an incremental
 	 * build's says only what changed. */
 	if (!k->incremental)
@@ -777,9 +779,19 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		st = kbuild_compile(k);
 	if (st < 0)
 		goto out;
-	if (st != 0)
+	if (st != 0) {
+		char base[PATH_MAX];
+
 		rc = kbuild_failed(k, st);
-	else if (kbuild_keep(k) == 0)
+		/* What it was still says: its .config and compiler, once
+		 * make olddefconfig wrote them. */
+		if (rc == 1 &&
+		    pathf(base, sizeof(base), "%s/out", o->root) == 0 &&
+		    mkdir_p(base, 0755, NULL, 0) == 0 &&
+		    pathf(base, sizeof(base), "%s/out/%s-failed.%ld", o->root,
+			  t->name, (long)getpid()) == 0)
+			keep_config(k->bdir, base, res);
+	} else if (kbuild_keep(k) == 0)
 		rc = 0;
 out:
 	if (k->dc.nrelay > 0) {

@@ -55,6 +55,8 @@ struct config;
 /* The result a job of kind source records for its kernel build (pass, or
  * fail with the first error): KCIDB carries it as the build's status. */
 #define BUILD_TEST "build.kernel"
+/* Its signature when the revert check's revert does not apply. */
+#define BUILD_REVERT_CONFLICT "-: the revert does not apply"
 
 /* make's output for a job's build, beside its job.log. */
 #define BUILD_LOG "build.log"
@@ -251,6 +253,13 @@ int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len);
 int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		    int logfd, const struct build_options *o, char *tree,
 		    size_t tlen, int *lockfd, char *err, size_t errlen);
+/* The revert check: undoes commit in tree (checked out by gitsrc_checkout)
+ * with `git revert --no-commit`, in the same sandbox. 0 if it applied, 1 if
+ * it does not (a conflict, or git refuses: the tree is left as checked
+ * out), -1 with err if git could not run. */
+int gitsrc_revert(const char *gitdir, const char *tree, const char *commit,
+		  int logfd, const struct build_options *o, char *err,
+		  size_t errlen);
 /* The version tree's Makefile says ("6.1.64-rc1"); -1 if unreadable. */
 int gitsrc_makefile_version(const char *tree, char *out, size_t outlen);
 /* Checks the clear-signed file signed (sha256sums.asc) with gpgv against

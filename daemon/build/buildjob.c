@@ -173,6 +173,42 @@ static void build_facts(const struct build_result *res,
 	}
 }
 
+/* The revert check's job: the culprit reverted in the checked-out rc, in
+ * the sandbox like every git command. 0 (reverted, or no revert asked), 1
+ * when it does not apply (res->diag says so: the job's result, not an
+ * infra error), -1. */
+static int revert_culprit(const struct job *job, const struct job_build *b,
+			  const char *gitdir, const char *tree, FILE *joblog,
+			  struct build_result *res, char *err, size_t errlen)
+{
+	FILE *blog;
+	int rc;
+
+	if (job->revert_commit[0] == '\0')
+		return 0;
+	blog = fopen(b->logpath, "ae");
+	if (blog == NULL) {
+		errf(err, errlen, "build log %s: %s", b->logpath, strerror(errno));
+		return -1;
+	}
+	rc = gitsrc_revert(gitdir, tree, job->revert_commit, fileno(blog), &b->o,
+			   err, errlen);
+	fclose(blog);
+	if (joblog != NULL && rc >= 0)
+		joblog_write(joblog, "git: revert %.12s %s", job->revert_commit,
+			     rc == 0 ? "applied" : "does not apply");
+	if (rc == 1) {
+		snprintf(res->diag.message, sizeof(res->diag.message),
+			 "%.12s does not revert cleanly", job->revert_commit);
+		snprintf(res->diag.signature_text,
+			 sizeof(res->diag.signature_text), BUILD_REVERT_CONFLICT);
+		snprintf(res->diag.line, sizeof(res->diag.line),
+			 "git revert --no-commit %.12s failed (see " BUILD_LOG ")",
+			 job->revert_commit);
+	}
+	return rc;
+}
+
 int buildjob_build(const struct job *job, const struct target *t,
 		   const struct config *cfg, const char *cache_dir,
 		   const char *job_dir, FILE *joblog, const atomic_int *cancel,
@@ -184,7 +220,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 	char image[PATH_MAX], tree[PATH_MAX], said[64];
 	struct build_source src = { 0 };
 	struct job_build b;
-	struct build_result res;
+	struct build_result res = { 0 };
 	double waited = now_monotonic();
 	int rc, lockfd = -1;
 
@@ -240,6 +276,10 @@ int buildjob_build(const struct job *job, const struct target *t,
 			goto unlock;
 		}
 		src.tree = tree;
+		rc = revert_culprit(job, &b, s->gitdir, tree, joblog, &res, err,
+				    errlen);
+		if (rc != 0)
+			goto unlock;
 	} else {
 		src = (struct build_source){ s->tarball, job->sha256,
 			job->patch_url[0] != '\0' ? s->patch : NULL,
@@ -264,6 +304,7 @@ unlock:
 	out->seconds = res.seconds;
 	if (rc == 1) {
 		out->diag = res.diag;
+		build_facts(&res, s, &b, job_dir, out);
 		if (joblog != NULL) {
 			joblog_write(joblog, "build: %s does not build: %s", t->name,
 				res.diag.line[0] != '\0' ? res.diag.line

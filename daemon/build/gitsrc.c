@@ -566,6 +566,34 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 	return 0;
 }
 
+int gitsrc_revert(const char *gitdir, const char *tree, const char *commit,
+		  int logfd, const struct build_options *o, char *err,
+		  size_t errlen)
+{
+	struct sandbox sb = { { NULL }, { tree, gitdir }, 0, 1 };
+	double deadline = now_monotonic() +
+			  (double)(o->timeout > 0 ? o->timeout : 3600);
+	const char *rv[] = { "git", "-C", tree, "revert", "--no-commit",
+			     commit, NULL };
+	const char *abort_[] = { "git", "-C", tree, "revert", "--abort", NULL };
+	const char *reset[] = { "git", "-C", tree, "reset", "--quiet", "--hard",
+				NULL };
+	int st;
+
+	if (!gitsrc_is_commit(commit)) {
+		errf(err, errlen, "not a commit id: %.50s", commit);
+		return -1;
+	}
+	st = git_in(rv, &sb, logfd, o, deadline, err, errlen);
+	if (st <= 0)
+		return st;
+	/* Nothing of the attempt is left for the next checkout. */
+	git_in(abort_, &sb, logfd, o, deadline, err, errlen);
+	if (git_in(reset, &sb, logfd, o, deadline, err, errlen) < 0)
+		return -1;
+	return 1;
+}
+
 int gitsrc_makefile_version(const char *tree, char *out, size_t outlen)
 {
 	char path[PATH_MAX], *text, *p;

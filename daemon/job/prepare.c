@@ -100,7 +100,7 @@ static int build_exec(struct jobrun *r)
 			    build_progress, r, out, err, sizeof(err));
 	store_job_built(r->st, job->id, rc == 0 ? out->sha256 : NULL,
 			out->seconds, NULL, 0);
-	if (rc == 0)
+	if (rc >= 0)	/* a build that fails still says what it was */
 		store_job_build_facts(r->st, job->id, out->compiler,
 				      out->describe, NULL, 0);
 	if (rc < 0) {

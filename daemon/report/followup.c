@@ -48,6 +48,26 @@ static void bisection_log(GString *s, json_t *steps, const char *good,
 	}
 }
 
+/* The revert check in KernelCI's form: "revert: PASS (reverting ... on
+ * top of 6.1.64-rc1 makes ... pass)". */
+static void revert_line(GString *s, const char *state, const char *msg)
+{
+	const char *word = state == NULL ? NULL
+		: strcmp(state, "pass") == 0 ? "PASS"
+		: strcmp(state, "fail") == 0 ? "FAIL"
+		: strcmp(state, "conflict") == 0 ? "does not apply"
+		: strcmp(state, "infra") == 0 ? "not checked" : NULL;
+	gchar *line;
+
+	if (word == NULL)
+		return;
+	line = g_strdup_printf("revert: %s%s%s%s", word, msg != NULL ? " (" : "",
+			       msg != NULL ? msg : "", msg != NULL ? ")" : "");
+	g_string_append_c(s, '\n');
+	report_wrap(s, line, "  ", WRAP_DROP_LEAD);
+	g_free(line);
+}
+
 /*
  * The culprit as the series under review names it: when the bisected
  * range is exactly the series ("[PATCH 6.1 000/372]": 372 commits from
@@ -137,6 +157,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		bisection_log(s, steps, F("good"), F("bad"));
+		revert_line(s, F("revert_state"), F("revert_message"));
 		if (upstream != NULL && others != NULL) {
 			line = g_strdup_printf("The same upstream commit was found"
 					       " by bisection in %s: one cause, in"
@@ -222,6 +243,18 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 			rows == NULL ? err : "no such bisection");
 		json_decref(rows);
 		return;
+	}
+	/* Said once, with everything: the follow-up waits for the revert
+	 * check and the prerequisite search (each calls here when done). */
+	{
+		const char *rs = json_string_value(json_object_get(b, "revert_state")),
+			*ps = json_string_value(json_object_get(b, "prereq_state"));
+
+		if ((rs != NULL && strcmp(rs, "pending") == 0) ||
+		    (ps != NULL && strcmp(ps, "pending") == 0)) {
+			json_decref(rows);
+			return;
+		}
 	}
 	m.release_id = json_integer_value(json_object_get(b, "release_id"));
 	rel = reply_release_of(st, m.release_id, &rels);

@@ -539,7 +539,10 @@ static void add_built(const char *base, json_t *built, struct report_parts *p,
 			p->rt[k].accel = json_string_value(json_object_get(jr, "accel"));
 			p->rt[k].compiler = json_string_value(
 				json_object_get(jr, "compiler"));
-			if (json_string_value(json_object_get(jr, "built_sha256")) &&
+			/* a build that failed kept its .config too (its
+			 * compiler comes from it) */
+			if ((json_string_value(json_object_get(jr, "built_sha256")) ||
+			     p->rt[k].compiler != NULL) &&
 			    asprintf(&p->config_urls[k], "%s/api/v1/jobs/%lld/config",
 				     base, (long long)jid) >= 0)
 				p->rt[k].config_url = p->config_urls[k];

@@ -19,6 +19,12 @@
  * incremental build) and runs only the failing tests (rcgate.only), or
  * only builds for a build regression; claimed after every review job. The
  * answer goes into the store and, as a follow-up, into the rc's thread.
+ *
+ * A culprit found is then checked the way KernelCI does: one more job of
+ * the rc builds the rc's commit with the culprit reverted (buildjob.c)
+ * and runs the same tests; the follow-up waits for it and says "revert:
+ * PASS" or "revert: FAIL" (or that the revert does not apply, or that the
+ * farm could not check it: never a FAIL).
  */
 #include <ctype.h>
 #include <limits.h>
@@ -104,6 +110,16 @@ static void only_tests(const char *tests, char *out, size_t len)
 	}
 	n = strlen(tests);
 	snprintf(out, len, "%.*s", (int)(n >= 2 ? n - 2 : 0), tests + 1);
+}
+
+/* What a step (and the revert check) runs for b: a list that would not
+ * fit the kernel command line (armv7's is 1024 bytes) becomes the whole
+ * suite, judged by the same tests. */
+static void step_only(const struct bisection_row *b, char *out, size_t len)
+{
+	only_tests(b->tests, out, len);
+	if (strlen(out) > 700)
+		out[0] = '\0';
 }
 
 static void opts(struct build_options *o, const struct engine_context *c,
@@ -221,6 +237,41 @@ static int start(struct store *st, const struct engine_context *c,
 	return rc;
 }
 
+/* A confirmed regression of an rc not built from git: never silently
+ * nothing. A failed bisection says why, in the log and the API. */
+static void unbisectable(struct store *st, const struct bisect_candidate *cd)
+{
+	char msg[1400], err[512];
+	int posted = strcmp(cd->bad, "source") != 0;
+	struct bisect_candidate c = *cd;
+	int64_t id;
+
+	if (cd->tree[0] != '\0')
+		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
+			 " %s, not built here from git; its announcement names"
+			 " the tree %s, but rcgate bisects only the rcs it built"
+			 " from git", cd->version, cd->target, posted ? "posted"
+			 " by CI" : "built from the release tarball and patch",
+			 cd->tree);
+	else
+		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
+			 " %s, and neither its announcement (X-KernelTest-Tree,"
+			 " X-KernelTest-Branch) nor its source names a git tree"
+			 " to build the steps from", cd->version, cd->target,
+			 posted ? "posted by CI" : "built from the release tarball"
+			 " and patch");
+	/* The row needs a tree and ends: none to bisect, no commit known. */
+	c.tree = cd->tree[0] != '\0' ? cd->tree : "-";
+	c.bad = "";
+	if (store_bisection_create(st, &c, NULL, 0, NULL, "failed", msg, &id,
+				   err, sizeof(err)) < 0)
+		log_err("bisection of %s on %s: %s", cd->version, cd->target, err);
+	else
+		log_warn("regression %lld (%s on %s) in %s: %s",
+			 (long long)cd->regression_id, cd->test, cd->target,
+			 cd->version, msg);
+}
+
 /* The line of text starting at offset at into out (cut to fit); returns
  * the offset of the next line. */
 static size_t line_at(const char *text, size_t at, char *out, size_t len)
@@ -231,6 +282,8 @@ static size_t line_at(const char *text, size_t at, char *out, size_t len)
 	return at + n + (text[at + n] == '\n');
 }
 
+/* The bisection's answer into the store, its revert check queued when it
+ * found a culprit: 1 if a job was queued, 0, -1. */
 static int finish(struct store *st, const struct engine_context *c,
 		  const struct bisection_row *b, int outcome, size_t lo,
 		  size_t hi, const char *why)
@@ -246,6 +299,7 @@ static int finish(struct store *st, const struct engine_context *c,
 	struct strbuf sb;
 	const char *state, *prereq = NULL;
 	char *log = NULL;
+	int queued = 0;
 
 	opts(&o, c, root, sizeof(root));
 	strbuf_init(&sb, text, sizeof(text));
@@ -297,6 +351,21 @@ static int finish(struct store *st, const struct engine_context *c,
 				    people[0] ? people : NULL, err,
 				    sizeof(err)) < 0)
 		log_warn("bisection %lld: %s", (long long)b->id, err);
+	if (outcome == BISECT_FOUND) {
+		char only[1024];
+
+		step_only(b, only, sizeof(only));
+		if (store_bisect_step_add(st, b->id, b->job_id, b->bad, only, last,
+					  err, sizeof(err)) < 0)
+			log_warn("bisection %lld: no revert check: %s",
+				 (long long)b->id, err);
+		else {
+			log_info("bisection %lld: revert check queued: %.12s"
+				 " reverted on %.12s", (long long)b->id, last,
+				 b->bad);
+			queued = 1;
+		}
+	}
 	log_info("bisection %lld: %s%s%s%s", (long long)b->id, state,
 		 outcome == BISECT_FOUND ? ": " : "",
 		 outcome == BISECT_FOUND ? last : "",
@@ -307,7 +376,7 @@ static int finish(struct store *st, const struct engine_context *c,
 	}
 	else if (outcome != BISECT_EMPTY)
 		reply_bisection(st, c->cfg, b->id);
-	return 0;
+	return queued;
 }
 
 static int drive(struct store *st, const struct engine_context *c,
@@ -320,11 +389,7 @@ static int drive(struct store *st, const struct engine_context *c,
 	char err[512], why[600], only[1024], commit[41];
 	int rc = -1, outcome, good_checked = b->good_tested != 0;
 
-	only_tests(b->tests, only, sizeof(only));
-	/* A list that would not fit the kernel command line (armv7's is
-	 * 1024 bytes): the whole suite then, judged by the same tests. */
-	if (strlen(only) > 700)
-		only[0] = '\0';
+	step_only(b, only, sizeof(only));
 	if (store_bisect_steps(st, b->id, &steps, err, sizeof(err)) < 0)
 		return -1;
 	s = steps.v;
@@ -378,14 +443,14 @@ static int drive(struct store *st, const struct engine_context *c,
 	}
 	if (!good_checked) {
 		rc = store_bisect_step_add(st, b->id, b->job_id, b->good, only,
-					   err, sizeof(err)) < 0 ? -1 : 1;
+					   NULL, err, sizeof(err)) < 0 ? -1 : 1;
 		goto out;
 	}
 	outcome = bisect_next(v, n, &next, &lo, &hi);
 	if (outcome == BISECT_STEP) {
 		commit_at(b->commits, next, commit);
-		rc = store_bisect_step_add(st, b->id, b->job_id, commit, only, err,
-					   sizeof(err)) < 0 ? -1 : 1;
+		rc = store_bisect_step_add(st, b->id, b->job_id, commit, only,
+					   NULL, err, sizeof(err)) < 0 ? -1 : 1;
 		if (rc > 0)
 			log_info("bisection %lld: step %zu tests %.12s (%zu of %zu"
 				 " commits left)", (long long)b->id, judged + 1,
@@ -399,6 +464,80 @@ out:
 	free(v);
 	rowset_free(&steps);
 	return rc;
+}
+
+const char *bisect_revert_verdict(const struct revert_todo *t, char *msg,
+				  size_t len)
+{
+	const char *culprit = t->culprit != NULL ? t->culprit : "";
+	int build = t->test != NULL && strcmp(t->test, BUILD_TEST) == 0;
+
+	if (!job_state_final(t->state))
+		return NULL;
+	if (strcmp(t->state, JS_DONE) != 0) {
+		snprintf(msg, len, "the farm could not build or boot %s with"
+			 " %.12s reverted: %s", t->version, culprit,
+			 strcmp(t->state, JS_CANCELLED) == 0 ? "the job was"
+			 " cancelled" : t->error != NULL ? t->error : t->state);
+		return "infra";
+	}
+	if (t->build_sign != NULL &&
+	    strcmp(t->build_sign, BUILD_REVERT_CONFLICT) == 0) {
+		snprintf(msg, len, "%.12s does not revert cleanly on top of %s",
+			 culprit, t->version);
+		return "conflict";
+	}
+	if (!build && t->build != NULL && strcmp(t->build, "fail") == 0) {
+		snprintf(msg, len, "with %.12s reverted on top of %s, the kernel"
+			 " does not build: %s", culprit, t->version,
+			 t->build_sign != NULL ? t->build_sign : "no error line");
+		return "fail";
+	}
+	if (t->status == NULL) {
+		snprintf(msg, len, "the tests did not run on %s with %.12s"
+			 " reverted", t->version, culprit);
+		return "infra";
+	}
+	if (strcmp(t->status, "pass") == 0) {
+		snprintf(msg, len, "reverting %.12s on top of %s makes %s%s",
+			 culprit, t->version, build ? "the kernel build" : t->test,
+			 build ? "" : " pass");
+		return "pass";
+	}
+	if (build)
+		snprintf(msg, len, "with %.12s reverted on top of %s, the kernel"
+			 " still does not build: %s", culprit, t->version,
+			 t->build_sign != NULL ? t->build_sign : "no error line");
+	else
+		snprintf(msg, len, "with %.12s reverted on top of %s, still"
+			 " failing: %s", culprit, t->version,
+			 t->failing != NULL ? t->failing : t->test);
+	return "fail";
+}
+
+static int revert_settle(struct store *st, const struct engine_context *c,
+			 char *err, size_t errlen)
+{
+	struct rowset todo = { 0 };
+
+	if (store_revert_pending(st, &todo, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < todo.n; i++) {
+		const struct revert_todo *t = &((const struct revert_todo *)todo.v)[i];
+		char msg[1024];
+		const char *state = bisect_revert_verdict(t, msg, sizeof(msg));
+
+		if (state == NULL)
+			continue;
+		log_info("bisection %lld: revert check (job %lld): %s: %s",
+			 (long long)t->id, (long long)t->job_id, state, msg);
+		if (store_revert_finish(st, t->id, state, msg, err, errlen) == 0)
+			reply_bisection(st, c->cfg, t->id);
+		else
+			log_err("bisection %lld: %s", (long long)t->id, err);
+	}
+	rowset_free(&todo);
+	return 0;
 }
 
 int bisect_run_once(struct store *st, const struct engine_context *c,
@@ -425,10 +564,17 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 		}
 		rowset_free(&p);
 	}
+	if (revert_settle(st, c, err, errlen) < 0)
+		return -1;
 	if (store_bisect_candidates(st, &todo, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < todo.n; i++)
 		start(st, c, &((const struct bisect_candidate *)todo.v)[i]);
+	rowset_free(&todo);
+	if (store_bisect_unbisectable(st, &todo, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < todo.n; i++)
+		unbisectable(st, &((const struct bisect_candidate *)todo.v)[i]);
 	rowset_free(&todo);
 	if (store_bisections_running(st, &todo, err, errlen) < 0)
 		return -1;

@@ -96,6 +96,13 @@ enum { BISECT_STEP, BISECT_FOUND, BISECT_AMBIGUOUS, BISECT_EMPTY };
  * *hi]), BISECT_EMPTY for n = 0. */
 int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
 		size_t *lo, size_t *hi);
+struct revert_todo;
+/* The revert check's answer from its job (state done, its build and test
+ * results; or infra_error, cancelled): "pass", "fail", "conflict" (the
+ * revert does not apply) or "infra" (never "fail"), with msg its words
+ * for the follow-up and the API; NULL while the job is not final. */
+const char *bisect_revert_verdict(const struct revert_todo *t, char *msg,
+				  size_t len);
 /* The engine's bisection pass: starts a bisection for each confirmed
  * regression of an rc built from git, turns each finished step into the
  * next one or the answer, and sends the answer to every affected rc's

@@ -86,12 +86,15 @@ enum store_query {
 	Q_FEED,			/* limit: newest regression events and reports */
 	Q_SOURCES_UNRESOLVED,	/* none: announced rcs to build (source.c) */
 	Q_BISECT_CANDIDATES,	/* none: confirmed regressions of git rcs */
+	Q_BISECT_UNBISECTABLE,	/* none: ... of rcs not built from git */
 	Q_BISECT_GOOD,		/* release id, target, test: a passing commit */
 	Q_BISECTIONS_RUNNING,	/* none */
 	Q_BISECT_STEPS,		/* bisection id */
 	Q_BISECTION,		/* bisection id */
 	Q_REGRESSION_BISECTIONS,	/* regression id: its bisections, and
 				 * the regressions that share a culprit */
+	Q_REVERT_PENDING,	/* (none): bisections whose revert check
+				 * waits, with its job (bisect.c) */
 	Q_PREREQ_PENDING,	/* (none): bisections whose prerequisite
 				 * search is to run (prereq.c) */
 	/* issue 28, reply.c: the mails of the conversation */
@@ -199,6 +202,12 @@ struct bisect_candidate {
 };
 int store_bisect_candidates(struct store *, struct rowset *out, char *err,
 			    size_t errlen);
+/* The confirmed regressions that cannot be bisected (no job of the
+ * release on the target was built from git), as candidates whose tree is
+ * the announcement's "tree branch" ("" none) and whose bad is the kind
+ * of artifact tested instead ("image", "deb", "source"). */
+int store_bisect_unbisectable(struct store *, struct rowset *out, char *err,
+			      size_t errlen);
 struct bisection_row {
 	int64_t id, regression_id, release_id, job_id;
 	long good_tested;
@@ -223,10 +232,25 @@ int store_bisection_create(struct store *, const struct bisect_candidate *,
 			   const char *message, int64_t *id, char *err,
 			   size_t errlen);
 /* Queues a step: a job of the release on the rc job's artifact, building
- * commit and running only_tests (NULL: the build alone). */
+ * commit and running only_tests (NULL: the build alone). With revert (the
+ * culprit) it is the revert check instead: commit with revert reverted,
+ * and the bisection's revert_state becomes 'pending'. */
 int store_bisect_step_add(struct store *, int64_t bisection_id,
 			  int64_t rc_job_id, const char *commit,
-			  const char *only_tests, char *err, size_t errlen);
+			  const char *only_tests, const char *revert,
+			  char *err, size_t errlen);
+/* Bisections whose revert check waits (revert_state 'pending'), with
+ * their revert job's state and verdict, oldest first. */
+struct revert_todo {
+	int64_t id, job_id;
+	const char *version, *test, *culprit, *state, *error, *build,
+		*build_sign, *status, *failing;
+};
+int store_revert_pending(struct store *, struct rowset *out, char *err,
+			 size_t errlen);
+/* The revert check's answer (state pass, fail, conflict, infra). */
+int store_revert_finish(struct store *, int64_t id, const char *state,
+			const char *message, char *err, size_t errlen);
 /* prereq_state: NULL, or "pending" when the follow-up waits for the
  * prerequisite search (prereq.c). */
 int store_bisection_finish(struct store *, int64_t id, const char *state,
@@ -274,6 +298,8 @@ struct job {
 	int64_t bisection_id;		/* 0, or the bisection this step is of */
 	char git_commit[41];		/* a step: this commit, not git_ref */
 	char only_tests[1024];		/* a step: only these ("" all; "-" none) */
+	char revert_commit[41];		/* the revert check: git_commit with
+					 * this commit reverted ("" none) */
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */

@@ -66,7 +66,7 @@ static const char *const query_sql[] = {
 		" a.patch_sha256, a.git_ref, j.built_sha256, j.build_seconds,"
 		" j.built_commit, j.build_step, j.build_done, j.build_total,"
 		" j.host, j.bisection_id, j.git_commit, j.only_tests, j.compiler,"
-		" j.git_describe"
+		" j.git_describe, j.revert_commit"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
@@ -252,6 +252,31 @@ static const char *const query_sql[] = {
 		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
 		" GROUP BY r.id, g.target, g.test = 'build.kernel'"
 		" ORDER BY r.id, g.target",
+	/* Confirmed regressions of releases that cannot be bisected: no
+	 * job of theirs on the target was built from git (CI posted the
+	 * kernels, or rcgate built the tarball and patch). tree is the
+	 * announcement's, and kind says what was tested instead. */
+	[Q_BISECT_UNBISECTABLE] =
+		"SELECT min(g.id) AS regression_id, r.id AS release_id, r.version,"
+		" r.branch, g.target, g.test, j.id AS job_id, j.artifact_id,"
+		" coalesce(r.git_tree || ' ' || coalesce(r.git_branch, ''), '') AS tree,"
+		" a.kind AS bad,"
+		" ',' || group_concat(substr(g.test, instr(g.test, '.') + 1), ',')"
+		"  || ',' AS tests"
+		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
+		" JOIN release r ON r.id = o.release_id"
+		" JOIN release_job j ON j.id = (SELECT max(k.id) FROM release_job k"
+		"  WHERE k.release_id = r.id AND k.target = g.target)"
+		" JOIN artifact a ON a.id = j.artifact_id"
+		" WHERE g.state = 'confirmed' AND o.flaky = 0 AND NOT EXISTS"
+		" (SELECT 1 FROM release_job k JOIN artifact b ON b.id = k.artifact_id"
+		"  WHERE k.release_id = r.id AND k.target = g.target"
+		"  AND b.kind = 'git') AND NOT EXISTS"
+		" (SELECT 1 FROM bisection b WHERE b.release_id = r.id"
+		"  AND b.target = g.target"
+		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
+		" GROUP BY r.id, g.target, g.test = 'build.kernel'"
+		" ORDER BY r.id, g.target",
 	[Q_BISECT_GOOD] =
 		"SELECT j.built_commit AS good FROM release r"
 		" JOIN release b ON b.branch = r.branch AND b.id != r.id"
@@ -279,18 +304,21 @@ static const char *const query_sql[] = {
 		"  instr(b.tests, ',' || substr(x.test, instr(x.test, '.') + 1)"
 		"   || ',') > 0)) AS status"
 		" FROM job j JOIN bisection b ON b.id = j.bisection_id"
-		" WHERE j.bisection_id = ? ORDER BY j.id",
+		" WHERE j.bisection_id = ? AND j.revert_commit IS NULL"
+		" ORDER BY j.id",
 	[Q_BISECTION] =
 		"SELECT b.id, b.regression_id, b.release_id, r.version, r.branch,"
 		" b.target, b.test, b.tree, b.good, b.bad, b.state, b.culprit,"
 		" b.culprit_subject, b.culprit_upstream, b.range_first,"
 		" b.range_last, b.message, b.prereq_state, b.prerequisites,"
 		" b.prereq_message, b.culprit_author, b.culprit_date, b.culprit_people,"
+		" b.revert_state, b.revert_message, b.revert_job,"
 		" length(b.commits) / 41 + (length(b.commits) % 41 > 0) AS commits,"
 		/* the culprit's place in the range, 1 = the oldest */
 		" CASE WHEN b.culprit IS NOT NULL AND instr(b.commits, b.culprit) > 0"
 		"  THEN (instr(b.commits, b.culprit) - 1) / 41 + 1 END AS culprit_index,"
-		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
+		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id"
+		"  AND j.revert_commit IS NULL) AS steps,"
 		/* the other rcs whose bisection named the same upstream commit */
 		" (SELECT group_concat(r2.version || ' (' || r2.branch || ')', ', ')"
 		"  FROM bisection c JOIN release r2 ON r2.id = c.release_id"
@@ -306,9 +334,11 @@ static const char *const query_sql[] = {
 		"SELECT b.id, r.version, b.state, b.culprit, b.culprit_subject,"
 		" b.culprit_upstream, b.range_first, b.range_last, b.message,"
 		" b.prereq_state, b.prerequisites, b.prereq_message,"
-		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id) AS steps,"
-		" (SELECT group_concat(j.id) FROM job j"
-		"  WHERE j.bisection_id = b.id) AS jobs,"
+		" b.revert_state, b.revert_message, b.revert_job,"
+		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id"
+		"  AND j.revert_commit IS NULL) AS steps,"
+		" (SELECT group_concat(j.id) FROM job j WHERE j.bisection_id = b.id"
+		"  AND j.revert_commit IS NULL) AS jobs,"
 		" (SELECT group_concat(DISTINCT o2.regression_id) FROM bisection c"
 		"  JOIN occurrence o2 ON o2.release_id = c.release_id"
 		"  JOIN regression g2 ON g2.id = o2.regression_id"
@@ -322,6 +352,24 @@ static const char *const query_sql[] = {
 		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel')"
 		" JOIN release r ON r.id = b.release_id"
 		" WHERE g.id = ? ORDER BY b.id",
+	[Q_REVERT_PENDING] =
+		"SELECT b.id, j.id AS job_id, r.version, b.test, b.culprit, j.state,"
+		" j.error,"
+		" (SELECT x.status FROM result x WHERE x.job_id = j.id"
+		"  AND x.test = 'build.kernel') AS build,"
+		" (SELECT x.diagnostic FROM result x WHERE x.job_id = j.id"
+		"  AND x.test = 'build.kernel') AS build_sign,"
+		/* as a step's: fail when any of the bisected tests fails */
+		" (SELECT CASE WHEN sum(x.status = 'fail') > 0 THEN 'fail'"
+		"  WHEN sum(x.status = 'pass') > 0 THEN 'pass' END"
+		"  FROM result x WHERE x.job_id = j.id AND (x.test = b.test OR"
+		"  instr(b.tests, ',' || substr(x.test, instr(x.test, '.') + 1)"
+		"   || ',') > 0)) AS status,"
+		" (SELECT group_concat(x.test, ', ') FROM result x"
+		"  WHERE x.job_id = j.id AND x.status = 'fail') AS failing"
+		" FROM bisection b JOIN release r ON r.id = b.release_id"
+		" JOIN job j ON j.id = b.revert_job"
+		" WHERE b.revert_state = 'pending' ORDER BY b.id",
 	[Q_PREREQ_PENDING] =
 		"SELECT b.id, r.version, b.tree, b.culprit, b.culprit_upstream, b.bad"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
@@ -537,6 +585,14 @@ static const struct column step_cols[] = {
 	COL(row, build, 's'), COL(row, status, 's'), { NULL, 0, 0 },
 };
 #undef row
+#define row revert_todo
+static const struct column revert_cols[] = {
+	COL(row, id, 'i'), COL(row, job_id, 'i'), COL(row, version, 's'),
+	COL(row, test, 's'), COL(row, culprit, 's'), COL(row, state, 's'),
+	COL(row, error, 's'), COL(row, build, 's'), COL(row, build_sign, 's'),
+	COL(row, status, 's'), COL(row, failing, 's'), { NULL, 0, 0 },
+};
+#undef row
 #define row prereq_todo
 static const struct column prereq_cols[] = {
 	COL(row, id, 'i'), COL(row, version, 's'), COL(row, tree, 's'),
@@ -651,6 +707,13 @@ int store_bisect_candidates(struct store *st, struct rowset *out, char *err,
 		     NULL, Q_BISECT_CANDIDATES, err, errlen, "");
 }
 
+int store_bisect_unbisectable(struct store *st, struct rowset *out,
+			      char *err, size_t errlen)
+{
+	return typed(st, out, sizeof(struct bisect_candidate), bisect_candidate_cols,
+		     NULL, Q_BISECT_UNBISECTABLE, err, errlen, "");
+}
+
 int store_bisections_running(struct store *st, struct rowset *out, char *err,
 			     size_t errlen)
 {
@@ -663,6 +726,13 @@ int store_bisect_steps(struct store *st, int64_t bisection_id,
 {
 	return typed(st, out, sizeof(struct bisect_step_row), step_cols, NULL,
 		     Q_BISECT_STEPS, err, errlen, "i", bisection_id);
+}
+
+int store_revert_pending(struct store *st, struct rowset *out, char *err,
+			 size_t errlen)
+{
+	return typed(st, out, sizeof(struct revert_todo), revert_cols, NULL,
+		     Q_REVERT_PENDING, err, errlen, "");
 }
 
 int store_prereq_pending(struct store *st, struct rowset *out, char *err,

@@ -51,7 +51,8 @@ int store_bisection_create(struct store *st, const struct bisect_candidate *c,
 
 int store_bisect_step_add(struct store *st, int64_t bisection_id,
 			  int64_t rc_job_id, const char *git_commit,
-			  const char *only_tests, char *err, size_t errlen)
+			  const char *only_tests, const char *revert,
+			  char *err, size_t errlen)
 {
 	char now[32];
 	int64_t job_id;
@@ -60,16 +61,21 @@ int store_bisect_step_add(struct store *st, int64_t bisection_id,
 	if (store_begin(st, err, errlen) < 0)
 		return -1;
 	if (store_run(st, "INSERT INTO job (release_id, artifact_id, target, suite,"
-		    " created, bisection_id, git_commit, only_tests)"
-		    " SELECT release_id, artifact_id, target, suite, ?, ?, ?, ?"
-		    " FROM job WHERE id = ?", err, errlen, "siss" "i", now,
+		    " created, bisection_id, git_commit, only_tests, revert_commit)"
+		    " SELECT release_id, artifact_id, target, suite, ?, ?, ?, ?, ?"
+		    " FROM job WHERE id = ?", err, errlen, "siss" "si", now,
 		bisection_id, git_commit, only_tests != NULL ? only_tests : "-",
-		rc_job_id) <= 0)
+		revert, rc_job_id) <= 0)
 		goto fail;
 	job_id = sqlite3_last_insert_rowid(st->db);
+	if (revert != NULL &&
+	    store_run(st, "UPDATE bisection SET revert_state = 'pending',"
+		      " revert_message = NULL, revert_job = ? WHERE id = ?", err,
+		      errlen, "ii", job_id, bisection_id) < 0)
+		goto fail;
 	if (store_run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
 		    " VALUES (?, ?, 'queued', 1, ?)", err, errlen, "iss", job_id,
-		now, "bisection step") < 0 ||
+		now, revert != NULL ? "revert check" : "bisection step") < 0 ||
 	    store_commit(st, err, errlen) < 0)
 		goto fail;
 	return 0;
@@ -93,6 +99,14 @@ int store_bisection_finish(struct store *st, int64_t id, const char *state,
 		       " WHERE id = ? AND state = 'running'", err, errlen,
 		   "sssssssssi", state, culprit, subject, upstream, range_first,
 		   range_last, message, now, prereq_state, id) < 0 ? -1 : 0;
+}
+
+int store_revert_finish(struct store *st, int64_t id, const char *state,
+			const char *message, char *err, size_t errlen)
+{
+	return store_run(st, "UPDATE bisection SET revert_state = ?,"
+		       " revert_message = ? WHERE id = ? AND revert_state = 'pending'",
+		       err, errlen, "ssi", state, message, id) < 0 ? -1 : 0;
 }
 
 int store_prereq_finish(struct store *st, int64_t id, const char *state,

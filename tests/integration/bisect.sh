@@ -30,7 +30,7 @@
 # found in 6.1.193-rc1; its branch lacks m3 and m5, so they are listed too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 21 "bisect"
+git_test_begin 23 "bisect"
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
 IOMAP=fs/iomap/direct-io.c
 T=$(printf '\t')
@@ -96,13 +96,15 @@ start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" 
 # announce VERSION SERIES BRANCH MSGID-SUFFIX: prints its Message-ID.
 announce() { git_announce "$1" "$2" "$3" "$4" "$work"; }
 # bisected REGRESSION VERSION: waits for the regression's bisection in
-# VERSION to end (and its prerequisite search); BODY is the regression.
+# VERSION to end (and its prerequisite search and revert check); BODY is
+# the regression.
 bisected() {
 	local deadline=$((SECONDS + 2400))
 	while [ $SECONDS -lt $deadline ]; do
 		req GET "/api/v1/regressions/$1"
-		case "$(jqb --arg v "$2" '[.bisections[] | select(.version == $v)][0] | (.state // "none") + "/" + (.prereq_state // "none")')" in
-		found/done|found/failed|found/none|ambiguous/*|failed/*) return 0 ;;
+		case "$(jqb --arg v "$2" '[.bisections[] | select(.version == $v)][0] | (.state // "none") + "/" + (.prereq_state // "none") + "/" + (.revert_state // "none")')" in
+		found/pending/*|found/*/pending) ;;
+		found/*|ambiguous/*|failed/*) return 0 ;;
 		esac
 		sleep 5
 	done
@@ -163,7 +165,16 @@ check "prerequisite candidates: m1 (changes iomap_dio_complete) then m4 (changes
 	  "$(jqb '.bisections[0].prereq_state')" = done ]
 check "the regression is valid for schemas/regression.json (jsonschema)" \
 	sh -c "/usr/bin/python3 '$SRC/tests/integration/validate.py' '$SRC/schemas' regression < '$work/regression.json'"
-step=$(jqb '.bisections[0].jobs[0]')
+revjob=$(jqb '.bisections[0].revert_job')
+check "revert: pass: the rc with the culprit reverted passes the failing tests ($(jqb '.bisections[0].revert_message'))" \
+	[ "$(jqb '.bisections[0].revert_state')" = pass -a "$revjob" != null -a \
+	  "$(jqb '.bisections[0].jobs | index('"$revjob"')')" = null ]
+req GET "/api/v1/jobs/$revjob"
+check "the revert check is a job of the rc: its commit with the culprit reverted, the failing tests, all pass" \
+	[ "$(jqb .git_commit)" = "$rc1" -a "$(jqb .revert_commit)" = "$culprit" -a \
+	  "$(jqb .state)" = done -a "$(jqb '[.results[] | select(.test | startswith("ext4."))] | length')" -ge 1 -a \
+	  "$(jqb '[.results[] | select(.status == "fail")] | length')" = 0 ]
+step=$(jq -r '.bisections[0].jobs[0]' "$work/regression.json")
 req GET "/api/v1/jobs/$step"
 printf '%s' "$BODY" > "$work/step.json"
 check "a step is a job: one commit, only the failing tests, not the rc's version" \
@@ -186,6 +197,8 @@ check "the follow-up names the culprit as git show does, its upstream commit and
 		grep -q '^Possible dependencies' '$sent' &&
 		grep -q '^    ${m1:0:12} (\"iomap: say where the I/O began\")' '$sent' &&
 		grep -q '^        changes iomap_dio_complete(), as the culprit does' '$sent' &&
+		grep -q '^revert: PASS (reverting ${culprit:0:12} on top of 6.1.193-rc1 makes' '$sent' &&
+		/usr/bin/python3 '$SRC/tests/integration/formats.py' reply '$sent' &&
 		! grep -q '${m3:0:12}' '$sent' && ! grep -q 'regression #' '$sent'"
 # KCIDB: the issue says the code is the culprit and names the commit.
 req GET /api/v1/releases/6.1.193-rc1/kcidb.json
@@ -214,7 +227,7 @@ diag "bisection: $(jqb -c '[.bisections[] | select(.version == "6.6.64-rc1")][0]
 b6='[.bisections[] | select(.version == "6.6.64-rc1")][0]'
 check "linux-6.6.y's own culprit found, the same upstream commit" \
 	[ "$(jqb "$b6.state")" = found -a "$(jqb "$b6.culprit")" = "$culprit6" -a \
-	  "$(jqb "$b6.culprit_upstream")" = "$UPSTREAM" ]
+	  "$(jqb "$b6.culprit_upstream")" = "$UPSTREAM" -a "$(jqb "$b6.revert_state")" = pass ]
 steps6=$(jqb "$b6.steps")
 check "within ceil(log2(3)) + 1 = 3 builds, the tag v6.6.63 checked first ($steps6)" \
 	[ "$steps6" -ge 2 -a "$steps6" -le 3 ]

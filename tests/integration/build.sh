@@ -11,11 +11,11 @@
 # Builds share tests/kernels/build-kernels' compiler cache, so x86_64
 # takes a minute or two; arm64 fails within its first minute.
 . "$(dirname "$0")/lib.sh"
-echo "1..17"
+echo "1..18"
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -r "$TARBALL" ] || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
-	for i in $(seq 1 17); do skip_test "build $i" "no linux-source-6.1 or cross compiler (scripts/setup)"; done
+	for i in $(seq 1 18); do skip_test "build $i" "no linux-source-6.1 or cross compiler (scripts/setup)"; done
 	exit 0
 fi
 
@@ -151,6 +151,13 @@ diagnostic=$(echo "$arm" | jq -r '[.results[] | select(.test == "build.kernel")]
 diag "arm64 build diagnostic: $diagnostic"
 check "the diagnostic is the compiler's first error, path relative, no line number" \
 	sh -c "printf '%s' \"\$1\" | grep -q '^arch/arm64/kernel/asm-offsets.c: error: ' && ! printf '%s' \"\$1\" | grep -q ':[0-9]'" _ "$diagnostic"
+armid=$(echo "$arm" | jq -r .id)
+req GET "/api/v1/jobs/$armid/config"
+armcfg=$BODY
+req GET "/api/v1/jobs/$armid"
+check "a build that fails still says what it was: its compiler and its .config (GET /api/v1/jobs/$armid/config)" \
+	sh -c "[ \"\$(printf '%s' \"\$1\" | jq -r .compiler)\" != null ] && printf '%s' \"\$2\" | grep -q '^CONFIG_CC_VERSION_TEXT=\"' && printf '%s' \"\$2\" | grep -q '^CONFIG_ARM64=y'" _ "$BODY" "$armcfg"
+req GET /api/v1/releases/6.1.193-rc2
 check "x86_64 builds and boots" [ "$(echo "$x86" | jq -r .state)" = done -a "$(echo "$x86" | jq -r '[.results[] | select(.test == "build.kernel")][0].status')" = pass ]
 check "one build regression, on arm64 only; the gate blocks" \
 	[ "$(jqb '[.regressions[] | select(.test == "build.kernel")] | map(.target) | join(",")')" = arm64 -a "$(jqb .gate.verdict)" = block ]

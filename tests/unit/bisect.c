@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "build/build.h"
+#include "store/store.h"
 #include "review/review.h"
 
 static int ceil_log2(size_t n)
@@ -131,12 +132,65 @@ static void test_upstream_id(void **state)
 	assert_int_equal(gitsrc_upstream_id("", id), -1);
 }
 
+/* The revert check's words: PASS and FAIL only from tests that ran; a
+ * revert that does not apply, and the farm's own failure, are neither. */
+static void test_revert_verdict(void **state)
+{
+	const char *c = "c97d13d25d29b3b73348e209d928bb7b98c50fff";
+	struct revert_todo t = { 1, 9, "6.1.64-rc1", "ext4.write_seq_512", c,
+				 "running", NULL, NULL, NULL, NULL, NULL };
+	char msg[512];
+
+	(void)state;
+	assert_null(bisect_revert_verdict(&t, msg, sizeof(msg)));
+	t.state = "done";
+	t.build = "pass";
+	t.status = "pass";
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "pass");
+	assert_string_equal(msg, "reverting c97d13d25d29 on top of 6.1.64-rc1"
+			    " makes ext4.write_seq_512 pass");
+	t.status = "fail";
+	t.failing = "ext4.write_seq_512, ext4.append_512";
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "fail");
+	assert_string_equal(msg, "with c97d13d25d29 reverted on top of 6.1.64-rc1,"
+			    " still failing: ext4.write_seq_512, ext4.append_512");
+	t.build = "fail";
+	t.status = NULL;
+	t.build_sign = BUILD_REVERT_CONFLICT;
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "conflict");
+	assert_string_equal(msg, "c97d13d25d29 does not revert cleanly on top of"
+			    " 6.1.64-rc1");
+	t.build_sign = "fs/ext4/file.c: error: 'x' undeclared";
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "fail");
+	assert_non_null(strstr(msg, "the kernel does not build: fs/ext4/file.c"));
+	/* A build regression: its revert check is the build alone. */
+	t.test = BUILD_TEST;
+	t.status = "pass";
+	t.build = "pass";
+	t.build_sign = NULL;
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "pass");
+	assert_non_null(strstr(msg, "makes the kernel build"));
+	/* The farm's failures: infra, never fail. */
+	t.test = "ext4.write_seq_512";
+	t.state = "infra_error";
+	t.error = "boot: guest did not start";
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "infra");
+	assert_non_null(strstr(msg, "guest did not start"));
+	t.state = "cancelled";
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "infra");
+	t.state = "done";
+	t.build = "pass";
+	t.status = NULL;
+	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "infra");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_culprit),
 		cmocka_unit_test(test_skips),
 		cmocka_unit_test(test_upstream_id),
+		cmocka_unit_test(test_revert_verdict),
 	};
 	return cmocka_run_group_tests_name("bisect", tests, NULL, NULL);
 }

@@ -118,7 +118,7 @@ static void bisect(struct test_store *f, int64_t job_id, const char *version)
 	assert_int_equal(rows.n, 1);
 	b = rows.v;
 	assert_int_equal(store_bisect_step_add(f->st, b->id, b->job_id, bad,
-					       "write_seq_4096", err, sizeof(err)), 0);
+					       "write_seq_4096", NULL, err, sizeof(err)), 0);
 	rowset_free(&rows);
 }
 

@@ -580,7 +580,7 @@ static void test_bisection_followup(void **state)
 			 " target, test, tests, tree, good, bad, good_tested, commits,"
 			 " state, culprit, culprit_subject, culprit_upstream, created,"
 			 " prereq_state, prerequisites, culprit_author, culprit_date,"
-			 " culprit_people) VALUES (1, 2, 2, '%s', 'ext4.write_seq_512',"
+			 " culprit_people, revert_state) VALUES (1, 2, 2, '%s', 'ext4.write_seq_512',"
 			 " ',write_seq_512,', 'git://git.kernel.org/stable-rc.git',"
 			 " 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',"
 			 " 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1, '%s', 'found',"
@@ -588,13 +588,22 @@ static void test_bisection_followup(void **state)
 			 " 'ext4: properly sync file size update after O_SYNC direct IO',"
 			 " '91562895f8030cb9a0470b1db49de79346a69f91', 'x', 'done', '%s',"
 			 " 'Jan Kara <jack@suse.cz>', 'Fri, 13 Oct 2023 14:13:50 +0200',"
-			 " '%s')", t ? "i386" : "x86_64", commits, prereqs,
+			 " '%s', 'pending')", t ? "i386" : "x86_64", commits, prereqs,
 			 "Jan Kara <jack@suse.cz>,"
 			 " Theodore Ts''o <tytso@mit.edu>, Greg Kroah-Hartman"
 			 " <gregkh@linuxfoundation.org>");
 		assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
 	sqlite3_close(raw);
+	/* The follow-up waits for the revert check. */
+	reply_bisection(f->st, &f->cfg, 1);
+	outbox(f, &m);
+	assert_int_equal(m.n, 1);
+	mails_free(&m);
+	for (int64_t id = 1; id <= 2; id++)
+		assert_int_equal(store_revert_finish(f->st, id, "pass", "reverting"
+			" c97d13d25d29 on top of 6.1.64-rc1 makes ext4.write_seq_512"
+			" pass", err, sizeof(err)), 0);
 	reply_bisection(f->st, &f->cfg, 1);
 	reply_bisection(f->st, &f->cfg, 2);	/* the same culprit */
 	reply_bisection(f->st, &f->cfg, 1);	/* again: once */
@@ -613,6 +622,10 @@ static void test_bisection_followup(void **state)
 			       "    ext4: properly sync file size update after O_SYNC direct IO\n\n"
 			       "    commit 91562895f8030cb9a0470b1db49de79346a69f91 upstream.\n"));
 	assert_non_null(strstr(m.text[1], "\nPossible dependencies"));
+	/* KernelCI's form, wrapped at 78 */
+	assert_non_null(strstr(m.text[1], "\nrevert: PASS (reverting c97d13d25d29 on"
+			       " top of 6.1.64-rc1 makes\n  ext4.write_seq_512"
+			       " pass)\n"));
 	assert_non_null(strstr(m.text[1], "\n    936e114a245b (\"iomap: update ki_pos a little"
 			       " later in iomap_dio_complete\")\n"));
 	assert_non_null(strstr(m.text[1], "jack@suse.cz"));

@@ -128,6 +128,52 @@ static void test_migration_rebuilds_job_table(void **state)
 /* A bisection's life in the store: a confirmed regression of a git rc is
  * a candidate once; steps are jobs that are not the rc's own; the answer
  * ends it. */
+/* A confirmed regression of an rc whose kernels CI posted is no
+ * bisection candidate, but it is listed as one that cannot be bisected
+ * (bisect.c says why in the log and the API), once. */
+static void test_unbisectable(void **state)
+{
+	struct test_store *f = *state;
+	struct artifact_in a = { "x86_64", "https://ci.example/bzImage",
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"image", NULL, NULL, 0, NULL, NULL, NULL };
+	const struct bisect_candidate *c;
+	struct rowset rows;
+	struct kversion kv;
+	char err[256], sql[512];
+	int64_t rel, bid;
+	sqlite3 *raw;
+
+	assert_int_equal(kversion_parse("6.1.64-rc1", &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, "6.1.64-rc1", &kv, NULL, &a, 1,
+					      &rel, err, sizeof(err)), 0);
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO regression (id, signature, test, target, fs, state,"
+		 " first_seen, updated) VALUES (5, 's', 'ext4.write_seq_4096',"
+		 " 'x86_64', 'ext4', 'confirmed', 'x', 'x');"
+		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
+		 " fails, seen) VALUES (5, %lld, 1, 2, 2, 'x');", (long long)rel);
+	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	assert_int_equal(store_bisect_candidates(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 0);
+	rowset_free(&rows);
+	assert_int_equal(store_bisect_unbisectable(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	c = rows.v;
+	assert_int_equal(c->regression_id, 5);
+	assert_string_equal(c->tree, "");	/* no announcement names one */
+	assert_string_equal(c->bad, "image");
+	assert_int_equal(store_bisection_create(f->st, c, NULL, 0, NULL, "failed",
+						"not bisected: why", &bid, err,
+						sizeof(err)), 0);
+	rowset_free(&rows);
+	assert_int_equal(store_bisect_unbisectable(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 0);
+	rowset_free(&rows);
+}
+
 static void test_bisection_round_trip(void **state)
 {
 	struct test_store *f = *state;
@@ -140,7 +186,7 @@ static void test_bisection_round_trip(void **state)
 	struct rowset rows;
 	struct kversion kv;
 	char err[256], sql[512];
-	int64_t rel, bid;
+	int64_t rel, bid, b_job;
 	json_t *jobs;
 	sqlite3 *raw;
 
@@ -161,6 +207,10 @@ static void test_bisection_round_trip(void **state)
 	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 
+	/* Built from git: not one that cannot be bisected. */
+	assert_int_equal(store_bisect_unbisectable(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 0);
+	rowset_free(&rows);
 	/* Both regressions: one candidate, judged by both tests. */
 	assert_int_equal(store_bisect_candidates(f->st, &rows, err, sizeof(err)), 0);
 	assert_int_equal(rows.n, 1);
@@ -182,8 +232,10 @@ static void test_bisection_round_trip(void **state)
 	b = rows.v;
 	assert_int_equal(b->good_tested, 1);
 	assert_string_equal(b->commits, bad);
+	b_job = b->job_id;
 	assert_int_equal(store_bisect_step_add(f->st, b->id, b->job_id, bad,
-					       "write_seq_4096", err, sizeof(err)), 0);
+					       "write_seq_4096", NULL, err,
+					       sizeof(err)), 0);
 	rowset_free(&rows);
 	assert_int_equal(store_bisect_steps(f->st, bid, &rows, err, sizeof(err)), 0);
 	assert_int_equal(rows.n, 1);
@@ -210,6 +262,41 @@ static void test_bisection_round_trip(void **state)
 		"culprit")), bad);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
 		"prereq_state")), "pending");
+	assert_true(json_is_null(json_object_get(json_array_get(jobs, 0),
+		"revert_state")));
+	json_decref(jobs);
+	/* The revert check: one more job, not a step; pending until its
+	 * answer, which is kept once. */
+	assert_int_equal(store_bisect_step_add(f->st, bid, b_job, bad,
+					       "write_seq_4096", bad, err,
+					       sizeof(err)), 0);
+	assert_int_equal(store_bisect_steps(f->st, bid, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	rowset_free(&rows);
+	assert_int_equal(store_revert_pending(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 1);
+	{
+		const struct revert_todo *t = rows.v;
+
+		assert_int_equal(t->id, bid);
+		assert_string_equal(t->state, "queued");
+		assert_string_equal(t->culprit, bad);
+		assert_null(t->status);
+	}
+	rowset_free(&rows);
+	assert_int_equal(store_revert_finish(f->st, bid, "pass", "it passes", err,
+					     sizeof(err)), 0);
+	assert_int_equal(store_revert_finish(f->st, bid, "fail", "again", err,
+					     sizeof(err)), 0);
+	assert_int_equal(store_revert_pending(f->st, &rows, err, sizeof(err)), 0);
+	assert_int_equal(rows.n, 0);
+	rowset_free(&rows);
+	jobs = store_rows(f->st, Q_REGRESSION_BISECTIONS, err, sizeof(err), "i",
+			  (int64_t)6);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0),
+		"revert_state")), "pass");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 0),
+		"steps")), 1);
 	json_decref(jobs);
 	/* The rc's regressions name their culprit (KCIDB's issue). */
 	jobs = store_rows(f->st, Q_RELEASE_REGRESSIONS, err, sizeof(err), "i", rel);
@@ -555,6 +642,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrations, test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_migration_rebuilds_job_table,
 						test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_unbisectable, test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_bisection_round_trip,
 						test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_release_round_trip, test_store_setup, test_store_teardown),
