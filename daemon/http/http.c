@@ -437,6 +437,7 @@ static struct MHD_Response *body_response(char *body, size_t len)
 						       MHD_RESPMEM_MUST_FREE);
 	u = malloc(sizeof(*u));
 	if (u == NULL) {
+		atomic_fetch_sub(&unsent_bytes, len);	/* unsent_take's */
 		free(body);
 		return NULL;
 	}
