@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "base/base.h"
 #include "store/store.h"
@@ -90,22 +89,12 @@ static void bisect(struct test_store *f, int64_t job_id, const char *version)
 	const struct bisect_candidate *c;
 	const struct bisection_row *b;
 	struct rowset rows;
-	char err[256], sql[512];
+	char err[256];
 	int64_t bid;
-	sqlite3 *raw;
 
 	assert_int_equal(store_job_build_progress(f->st, job_id, "done", 10, 10,
 						  bad, err, sizeof(err)), 0);
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO regression (id, signature, test, target, fs, state,"
-		 " first_seen, updated) VALUES (5, 's', 'ext4.write_seq_4096',"
-		 " 'x86_64', 'ext4', 'confirmed', 'x', 'x');"
-		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
-		 " fails, seen) SELECT 5, release_id, id, 2, 2, 'x' FROM job"
-		 " WHERE id = %lld;", (long long)job_id);
-	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(raw);
+	assert_int_equal(test_store_add_regression(f, 5, job_id), 0);
 	assert_int_equal(store_bisect_candidates(f->st, &rows, err, sizeof(err)), 0);
 	assert_int_equal(rows.n, 1);
 	c = rows.v;

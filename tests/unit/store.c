@@ -140,22 +140,13 @@ static void test_unbisectable(void **state)
 	const struct bisect_candidate *c;
 	struct rowset rows;
 	struct kversion kv;
-	char err[256], sql[512];
+	char err[256];
 	int64_t rel, bid;
-	sqlite3 *raw;
 
 	assert_int_equal(kversion_parse("6.1.64-rc1", &kv, err, sizeof(err)), 0);
 	assert_int_equal(store_release_create(f->st, "6.1.64-rc1", &kv, NULL, &a, 1,
 					      &rel, err, sizeof(err)), 0);
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO regression (id, signature, test, target, fs, state,"
-		 " first_seen, updated) VALUES (5, 's', 'ext4.write_seq_4096',"
-		 " 'x86_64', 'ext4', 'confirmed', 'x', 'x');"
-		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
-		 " fails, seen) VALUES (5, %lld, 1, 2, 2, 'x');", (long long)rel);
-	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(raw);
+	assert_int_equal(test_store_add_regression(f, 5, 1), 0);
 	assert_int_equal(store_bisect_candidates(f->st, &rows, err, sizeof(err)), 0);
 	assert_int_equal(rows.n, 0);
 	rowset_free(&rows);

@@ -40,5 +40,10 @@ struct test_store {
 };
 int test_store_setup(void **state);
 int test_store_teardown(void **state);
+/* A confirmed regression (ext4.write_seq_4096 on x86_64) with id, seen
+ * twice in two runs of job_id's release on that job, written with SQL
+ * as the engine would leave it; 0, or -1. */
+int test_store_add_regression(const struct test_store *f, long long id,
+			      long long job_id);
 
 #endif

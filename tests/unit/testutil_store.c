@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "base/base.h"
 #include "store/store.h"
@@ -139,4 +140,27 @@ int test_engine_run(struct test_engine *f)
 	if (n < 0)
 		fail_msg("engine: %s", err);
 	return n;
+}
+
+int test_store_add_regression(const struct test_store *f, long long id,
+			      long long job_id)
+{
+	char sql[512];
+	sqlite3 *raw;
+	int rc;
+
+	if (sqlite3_open(f->db, &raw) != SQLITE_OK) {
+		sqlite3_close(raw);
+		return -1;
+	}
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO regression (id, signature, test, target, fs, state,"
+		 " first_seen, updated) VALUES (%lld, 's', 'ext4.write_seq_4096',"
+		 " 'x86_64', 'ext4', 'confirmed', 'x', 'x');"
+		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
+		 " fails, seen) SELECT %lld, release_id, id, 2, 2, 'x' FROM job"
+		 " WHERE id = %lld;", id, id, job_id);
+	rc = sqlite3_exec(raw, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	sqlite3_close(raw);
+	return rc;
 }
