@@ -180,6 +180,30 @@ static int sparsify(int fd, char *err, size_t errlen)
 	return 0;
 }
 
+/* The formatted tmp becomes the template tpl: its zeros punched out,
+ * readable by every daemon sharing the cache (an empty filesystem),
+ * durable, then renamed into place. */
+static int template_finish(const char *tmp, const char *tpl, char *err,
+			   size_t errlen)
+{
+	int fd = open(tmp, O_RDWR | O_CLOEXEC), rc = -1;
+
+	if (fd < 0) {
+		errf(err, errlen, "open %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	if (sparsify(fd, err, errlen) == 0) {
+		if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 ||
+		    rename(tmp, tpl) < 0)
+			errf(err, errlen, "disk template %s: %s", tpl,
+			     strerror(errno));
+		else
+			rc = 0;
+	}
+	close(fd);
+	return rc;
+}
+
 /* The template for fs at mb MiB formatted by the mkfs at tool, made now
  * if the cache lacks it: <cache>/disks/<fs>-<mb>M-<key>.img, where key
  * names the mkfs binary (device, inode, size, mtime), so an upgraded
@@ -192,7 +216,6 @@ static int template_get(struct jobrun *r, const char *tool,
 {
 	char dir[PATH_MAX], tmp[PATH_MAX];
 	struct stat st;
-	int fd;
 
 	if (stat(tool, &st) < 0) {
 		errf(err, errlen, "%s: %s", tool, strerror(errno));
@@ -220,19 +243,10 @@ static int template_get(struct jobrun *r, const char *tool,
 		unlink(tmp);
 		return -1;
 	}
-	fd = open(tmp, O_RDWR | O_CLOEXEC);
-	/* Readable by every daemon sharing the cache: an empty filesystem. */
-	if (fd < 0 || sparsify(fd, err, errlen) < 0 || fchmod(fd, 0644) < 0 ||
-	    fsync(fd) < 0 || rename(tmp, tpl) < 0) {
-		if (fd < 0 || err[0] == '\0')
-			errf(err, errlen, "disk template %s: %s", tpl,
-			     strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (template_finish(tmp, tpl, err, errlen) < 0) {
 		unlink(tmp);
 		return -1;
 	}
-	close(fd);
 	jlog(r, "disk template %s: %ld MiB %s formatted", tpl, mb, fs->name);
 	return 0;
 }
@@ -327,7 +341,6 @@ int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
 		errf(err, errlen, "%s is not installed on this host", fs->mkfs[0]);
 		return -1;
 	}
-	err[0] = '\0';
 	if (template_get(r, tool, fs, mb, tpl, sizeof(tpl), err, errlen) < 0 ||
 	    copy_template(tpl, path, err, errlen) < 0)
 		return -1;
