@@ -21,6 +21,28 @@
 #include "store_internal.h"
 
 
+
+/* The two bisection queries (Q_BISECT_CANDIDATES, Q_BISECT_UNBISECTABLE)
+ * read the same rows: confirmed, never flaky regressions of an rc with no
+ * bisection yet, one per rc, target and kind (build or tests). Only the
+ * job they name and what "tree" and "bad" say differ. */
+#define BISECT_REGRESSION_COLS \
+	"min(g.id) AS regression_id, r.id AS release_id, r.version," \
+	" r.branch, g.target, g.test, j.id AS job_id, j.artifact_id"
+#define BISECT_TESTS \
+	"',' || group_concat(substr(g.test, instr(g.test, '.') + 1), ',')" \
+	"  || ',' AS tests"
+#define BISECT_REGRESSIONS \
+	"occurrence o JOIN regression g ON g.id = o.regression_id" \
+	" JOIN release r ON r.id = o.release_id"
+#define BISECT_NOT_YET \
+	"g.state = 'confirmed' AND o.flaky = 0 AND NOT EXISTS" \
+	" (SELECT 1 FROM bisection b WHERE b.release_id = r.id" \
+	"  AND b.target = g.target" \
+	"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
+#define BISECT_GROUP \
+	"r.id, g.target, g.test = 'build.kernel' ORDER BY r.id, g.target"
+
 static const char *const query_sql[] = {
 	/* One query for a whole page: what the release's state and its
 	 * gate's unfinished and infra counts are derived from (job_states,
@@ -234,49 +256,33 @@ static const char *const query_sql[] = {
 	/* Confirmed (never flaky) regressions in an rc whose failing job was
 	 * built from git, not bisected there yet (bisect.c). */
 	[Q_BISECT_CANDIDATES] =
-		"SELECT min(g.id) AS regression_id, r.id AS release_id, r.version,"
-		" r.branch, g.target, g.test, j.id AS job_id, j.artifact_id,"
-		" a.url AS tree, j.built_commit AS bad,"
-		" ',' || group_concat(substr(g.test, instr(g.test, '.') + 1), ',')"
-		"  || ',' AS tests"
-		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
-		" JOIN release r ON r.id = o.release_id"
+		"SELECT " BISECT_REGRESSION_COLS ", a.url AS tree,"
+		" j.built_commit AS bad, " BISECT_TESTS
+		" FROM " BISECT_REGRESSIONS
 		" JOIN release_job j ON j.id = (SELECT max(k.id) FROM release_job k"
 		"  JOIN artifact b ON b.id = k.artifact_id AND b.kind = 'git'"
 		"  WHERE k.release_id = r.id AND k.target = g.target"
 		"  AND k.built_commit IS NOT NULL)"
 		" JOIN artifact a ON a.id = j.artifact_id"
-		" WHERE g.state = 'confirmed' AND o.flaky = 0 AND NOT EXISTS"
-		" (SELECT 1 FROM bisection b WHERE b.release_id = r.id"
-		"  AND b.target = g.target"
-		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
-		" GROUP BY r.id, g.target, g.test = 'build.kernel'"
-		" ORDER BY r.id, g.target",
+		" WHERE " BISECT_NOT_YET
+		" GROUP BY " BISECT_GROUP,
 	/* Confirmed regressions of releases that cannot be bisected: no
 	 * job of theirs on the target was built from git (CI posted the
 	 * kernels, or rcgate built the tarball and patch). tree is the
 	 * announcement's, and kind says what was tested instead. */
 	[Q_BISECT_UNBISECTABLE] =
-		"SELECT min(g.id) AS regression_id, r.id AS release_id, r.version,"
-		" r.branch, g.target, g.test, j.id AS job_id, j.artifact_id,"
+		"SELECT " BISECT_REGRESSION_COLS ","
 		" coalesce(r.git_tree || ' ' || coalesce(r.git_branch, ''), '') AS tree,"
-		" a.kind AS bad,"
-		" ',' || group_concat(substr(g.test, instr(g.test, '.') + 1), ',')"
-		"  || ',' AS tests"
-		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
-		" JOIN release r ON r.id = o.release_id"
+		" a.kind AS bad, " BISECT_TESTS
+		" FROM " BISECT_REGRESSIONS
 		" JOIN release_job j ON j.id = (SELECT max(k.id) FROM release_job k"
 		"  WHERE k.release_id = r.id AND k.target = g.target)"
 		" JOIN artifact a ON a.id = j.artifact_id"
-		" WHERE g.state = 'confirmed' AND o.flaky = 0 AND NOT EXISTS"
+		" WHERE NOT EXISTS"
 		" (SELECT 1 FROM release_job k JOIN artifact b ON b.id = k.artifact_id"
 		"  WHERE k.release_id = r.id AND k.target = g.target"
-		"  AND b.kind = 'git') AND NOT EXISTS"
-		" (SELECT 1 FROM bisection b WHERE b.release_id = r.id"
-		"  AND b.target = g.target"
-		"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
-		" GROUP BY r.id, g.target, g.test = 'build.kernel'"
-		" ORDER BY r.id, g.target",
+		"  AND b.kind = 'git') AND " BISECT_NOT_YET
+		" GROUP BY " BISECT_GROUP,
 	[Q_BISECT_GOOD] =
 		"SELECT j.built_commit AS good FROM release r"
 		" JOIN release b ON b.branch = r.branch AND b.id != r.id"
