@@ -296,8 +296,8 @@ static int boot_guest(struct jobrun *r, struct guest_spec *specp,
 
 	seq = r->prio + (plan->phase == NULL);
 	waited = now_monotonic();
-	if (slot_acquire(host, 0, r->target, plan->phase, seq,
-			 r->cancel, NULL) < 0) {
+	if (slot_acquire(host, 0, r->target, plan->phase, r->job->deadline,
+			 seq, r->cancel, NULL) < 0) {
 		*outcome = GUEST_CANCELLED;
 		return 0;
 	}
@@ -311,8 +311,8 @@ static int boot_guest(struct jobrun *r, struct guest_spec *specp,
 		return -1;
 	}
 	mark = now_monotonic();
-	if (slot_acquire(host, 1, r->target, plan->phase, seq,
-			 r->cancel, &planned) < 0) {
+	if (slot_acquire(host, 1, r->target, plan->phase, r->job->deadline,
+			 seq, r->cancel, &planned) < 0) {
 		guest_discard(g);
 		slot_release(host, 0, seq, 0);
 		*outcome = GUEST_CANCELLED;

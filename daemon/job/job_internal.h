@@ -202,13 +202,23 @@ unsigned slots_reset(void);
 void slots_wake(void);
 /*
  * A domain slot (run 0) or a run slot (run 1) of host. 0 with the slot
- * held, -1 when *cancel or the daemon stops first; seq is unique among the
+ * held, -1 when *cancel or the daemon stops first; due is the job's rc's
+ * deadline (UTC ISO 8601, "" or NULL none); seq is unique among the
  * host's boots. *planned (may be NULL) tells whether the plan of the end
  * (not longest first) chose this boot.
  */
 int slot_acquire(unsigned host, int run, const struct target *t,
-		 const char *phase, uint64_t seq, const atomic_int *cancel,
-		 int *planned);
+		 const char *phase, const char *due, uint64_t seq,
+		 const atomic_int *cancel, int *planned);
+/* A boot waiting for a slot, and the order slots are handed out in: the
+ * rc due first (none last), then the longest chain, then claim order. */
+struct slot_waiter {
+	char due[24];		/* the rc's deadline, UTC ISO 8601, or "" */
+	double length;		/* expected seconds until its chain ends */
+	uint64_t seq;		/* claim order, then the job's chain */
+};
+int slot_waiter_before(const struct slot_waiter *a,
+		       const struct slot_waiter *b);
 /* Gives a slot of host back. The boot is done with the host unless
  * follows: a crash-write whose crash-verify comes after the power cut. */
 void slot_release(unsigned host, int run, uint64_t seq, int follows);

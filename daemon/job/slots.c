@@ -4,6 +4,7 @@
  * and who may start one, in the order that leaves the host idle least at
  * the end of a batch.
  */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,12 +21,16 @@
  * next boot is made, paused, while the others run, and a run slot is not
  * spent waiting on libvirt, and no more domains wait than can start soon.
  *
- * Both are handed out in the order that leaves the host idle least at the
- * end of a batch: the longest chain first (list scheduling, longest
- * processing time first), a chain's length being what it took the last
- * time on that target: the suite boot, or the crash test's two boots with
- * the power cut and the new domain between them. Unknown lengths go first;
- * equal ones in the order the jobs were claimed. At the end of a batch,
+ * Both go first to the boots of the rc whose "Responses should be made by"
+ * comes first (rcs without one last), as jobs are claimed: with several
+ * rcs in flight, a later rc's long boot does not take a slot from the
+ * earlier rc's last ones. Among boots due at the same time, in the order
+ * that leaves the host idle least at the end of a batch: the longest chain
+ * first (list scheduling, longest processing time first), a chain's length
+ * being what it took the last time on that target: the suite boot, or the
+ * crash test's two boots with the power cut and the new domain between
+ * them. Unknown lengths go first; equal ones in the order the jobs were
+ * claimed. At the end of a batch,
  * when the boots a host has to come are few and their lengths known,
  * slotplan.c plays them out and may start another run waiter first: with
  * slots freeing at different times, longest first can leave one guest
@@ -36,11 +41,6 @@
 /* What the plan of a release's end must gain over longest first: lengths
  * vary by 5-10 % from one boot to the next (bench/README.md). */
 #define PLAN_MARGIN_S 0.25
-
-struct slot_waiter {
-	double length;		/* expected seconds until its chain ends */
-	uint64_t seq;		/* claim order, then the job's chain */
-};
 
 struct slot_pool {
 	unsigned free;
@@ -188,9 +188,14 @@ static void boot_set(unsigned host, uint64_t seq, enum boot_state state,
 	slots.gen++;
 }
 
-static int waiter_before(const struct slot_waiter *a,
-			 const struct slot_waiter *b)
+int slot_waiter_before(const struct slot_waiter *a,
+		       const struct slot_waiter *b)
 {
+	/* UTC ISO 8601 of one format: text order is time order. */
+	int due = strcmp(a->due, b->due);
+
+	if (due != 0)
+		return b->due[0] == '\0' || (a->due[0] != '\0' && due < 0);
 	return a->length > b->length ||
 	       (a->length == b->length && a->seq < b->seq);
 }
@@ -243,6 +248,11 @@ static const struct slot_waiter *endgame_pick(unsigned host)
 	if (p->free == 0 || p->nwaiting < 2 ||
 	    p->nwaiting > SLOTPLAN_TASKS_MAX)
 		return NULL;
+	/* Boots of rcs due at different times: the earlier rc's go first,
+	 * whatever ends the host's work soonest. */
+	for (unsigned i = 1; i < p->nwaiting; i++)
+		if (strcmp(p->waiting[i].due, p->waiting[0].due) != 0)
+			return NULL;
 	/* The candidates first: pt[i] is p->waiting[i]'s. */
 	for (unsigned i = 0; i < p->nwaiting; i++) {
 		struct slot_boot *b = boot_entry(host, p->waiting[i].seq, 0);
@@ -251,7 +261,7 @@ static const struct slot_waiter *endgame_pick(unsigned host)
 			return NULL;
 		pt[nt] = b->plan;
 		pt[nt].ready = 0;
-		if (waiter_before(&p->waiting[i], &p->waiting[longest]))
+		if (slot_waiter_before(&p->waiting[i], &p->waiting[longest]))
 			longest = i;
 		nt++;
 	}
@@ -296,7 +306,7 @@ static int slot_is_next(struct slot_pool *p, unsigned host, int is_run,
 	if (is_run && p->plan_set)
 		return p->plan_seq == me->seq;
 	for (unsigned i = 0; i < p->nwaiting; i++) {
-		if (waiter_before(&p->waiting[i], me))
+		if (slot_waiter_before(&p->waiting[i], me))
 			return 0;
 	}
 	return 1;
@@ -314,16 +324,17 @@ static void slot_forget(struct slot_pool *p, uint64_t seq)
 }
 
 int slot_acquire(unsigned host, int run, const struct target *t,
-		 const char *phase, uint64_t seq, const atomic_int *cancel,
-		 int *planned)
+		 const char *phase, const char *due, uint64_t seq,
+		 const atomic_int *cancel, int *planned)
 {
 	struct slot_pool *p = run ? &slots.run[host] : &slots.domains[host];
-	struct slot_waiter me = { 0, seq };
+	struct slot_waiter me = { .seq = seq };
 	struct plan_task pt;
 	int rc = -1;
 
 	pthread_mutex_lock(&slots.lock);
 	me.length = chain_length(t, phase);
+	snprintf(me.due, sizeof(me.due), "%s", due != NULL ? due : "");
 	pt = boot_plan_task(t, phase);
 	if (p->nwaiting < sizeof(p->waiting) / sizeof(p->waiting[0]))
 		p->waiting[p->nwaiting++] = me;

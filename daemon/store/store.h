@@ -300,6 +300,8 @@ struct job {
 	char only_tests[1024];		/* a step: only these ("" all; "-" none) */
 	char revert_commit[41];		/* the revert check: git_commit with
 					 * this commit reverted ("" none) */
+	char deadline[24];		/* its release's "Responses should be
+					 * made by", UTC ISO 8601 ("" none) */
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */

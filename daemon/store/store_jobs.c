@@ -181,7 +181,8 @@ int store_job_claim_kind(struct store *st, const char *worker,
 		" r.version, a.url, a.sha256, a.kind, a.modules_url,"
 		" a.modules_sha256, a.custom, a.patch_url, a.patch_sha256,"
 		" a.git_ref, j.bisection_id, j.git_commit, j.only_tests,"
-		" j.revert_commit FROM job j JOIN release r ON r.id = j.release_id"
+		" j.revert_commit, r.deadline"
+		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id"
 		" WHERE j.state = 'queued'"
 		/* The rc whose "Responses should be made by" is nearest goes
@@ -230,6 +231,7 @@ int store_job_claim_kind(struct store *st, const char *worker,
 	store_copy_col(out->git_commit, sizeof(out->git_commit), stmt, 16);
 	store_copy_col(out->only_tests, sizeof(out->only_tests), stmt, 17);
 	store_copy_col(out->revert_commit, sizeof(out->revert_commit), stmt, 18);
+	store_copy_col(out->deadline, sizeof(out->deadline), stmt, 19);
 	sqlite3_finalize(stmt);
 	now_iso8601(now);
 	if (store_run(st, "UPDATE job SET state = 'fetching', worker = ?,"

@@ -68,18 +68,21 @@ static void post(struct store *st, const char *version, size_t n)
 					      &id, err, sizeof(err)), 0);
 }
 
+/* The job claim() claimed last. */
+static struct job claimed;
+
 /* Claims the next job: it must be version's, a step or not. */
 static int64_t claim(struct store *st, const char *version, int step)
 {
-	struct job job;
 	char err[256];
 
-	assert_int_equal(store_job_claim(st, "w0", &job, err, sizeof(err)), 1);
-	if (strcmp(job.version, version) != 0 || (job.bisection_id != 0) != step)
-		fail_msg("claimed %s%s, expected %s%s", job.version,
-			 job.bisection_id ? " (step)" : "", version,
+	assert_int_equal(store_job_claim(st, "w0", &claimed, err, sizeof(err)), 1);
+	if (strcmp(claimed.version, version) != 0 ||
+	    (claimed.bisection_id != 0) != step)
+		fail_msg("claimed %s%s, expected %s%s", claimed.version,
+			 claimed.bisection_id ? " (step)" : "", version,
 			 step ? " (step)" : "");
-	return job.id;
+	return claimed.id;
 }
 
 /* Job job_id of release version built bad and regressed: a confirmed
@@ -129,6 +132,9 @@ static void test_deadline_order(void **state)
 	post(f->st, "6.6.5-rc1", 1);
 
 	claim(f->st, "6.6.5-rc1", 0);		/* due first, posted last */
+	/* The job carries its rc's deadline: its boots take guest slots in
+	 * the same order (job/slots.c). */
+	assert_string_equal(claimed.deadline, "2023-12-06T09:00:00Z");
 	id = claim(f->st, "6.1.66-rc1", 0);	/* its x86_64 */
 	/* It regressed: its bisection's step waits behind its own arm64
 	 * job, not behind 6.7.2-rc1's, which is due a day later. */
@@ -137,6 +143,7 @@ static void test_deadline_order(void **state)
 	claim(f->st, "6.1.66-rc1", 1);
 	claim(f->st, "6.7.2-rc1", 0);
 	claim(f->st, "6.1.65", 0);		/* no deadline: last */
+	assert_string_equal(claimed.deadline, "");
 	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 0);
 }
 

@@ -4,15 +4,19 @@
  * unless another waiter ends the release sooner by more than the margin;
  * slots freeing at different times (the case bench/matrix.sh measured),
  * the follow-up of a crash chain, running or waiting, and the limits.
+ * And the order slots.c hands slots out in: the rc due first, then the
+ * longest chain, then claim order.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
 #include "job/job.h"
+#include "job/job_internal.h"
 
 /* bench/matrix.sh, 2026-12-04: one slot free at 22.08 s, the other's guest
  * ending at 22.55 s, three crash-verify boots left. Longest first runs
@@ -112,6 +116,48 @@ static void test_limits(void **state)
 	assert_int_equal(slotplan_pick(free1, 1, many, 3, 2, 0.2), 2);
 }
 
+static struct slot_waiter waiter(const char *due, double length,
+				 uint64_t seq)
+{
+	struct slot_waiter w = { .length = length, .seq = seq };
+
+	snprintf(w.due, sizeof(w.due), "%s", due);
+	return w;
+}
+
+/* Two rcs in flight (issue 29): 6.1.64-rc1 due Thursday 03:15, 6.6.5-rc1
+ * due Thursday 03:40. 6.6's long crash chain waits behind 6.1's short
+ * crash-verify; a release with no deadline (a baseline) after both. */
+static void test_waiter_order(void **state)
+{
+	const struct slot_waiter due61 = waiter("2023-11-30T03:15:00Z", 3, 9),
+		due66 = waiter("2023-11-30T03:40:00Z", 20, 2),
+		due61_long = waiter("2023-11-30T03:15:00Z", 20, 11),
+		due61_again = waiter("2023-11-30T03:15:00Z", 20, 13),
+		baseline = waiter("", 50, 1);
+
+	(void)state;
+	assert_true(slot_waiter_before(&due61, &due66));
+	assert_false(slot_waiter_before(&due66, &due61));
+	assert_true(slot_waiter_before(&due66, &baseline));
+	assert_false(slot_waiter_before(&baseline, &due66));
+	assert_true(slot_waiter_before(&due61, &baseline));
+	/* The same rc: the longest chain first, then claim order. */
+	assert_true(slot_waiter_before(&due61_long, &due61));
+	assert_false(slot_waiter_before(&due61, &due61_long));
+	assert_true(slot_waiter_before(&due61_long, &due61_again));
+	assert_false(slot_waiter_before(&due61_again, &due61_long));
+	assert_false(slot_waiter_before(&due61_long, &due61_long));
+	/* Two without a deadline: length, as before deadlines counted. */
+	{
+		const struct slot_waiter a = waiter("", 5, 1),
+			b = waiter("", 7, 2);
+
+		assert_true(slot_waiter_before(&b, &a));
+		assert_false(slot_waiter_before(&a, &b));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_follow_up_of_a_running_slot),
 		cmocka_unit_test(test_not_ready_tasks),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_waiter_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
