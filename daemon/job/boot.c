@@ -319,6 +319,9 @@ static int boot_guest(struct jobrun *r, struct guest_spec *specp,
 		return 0;
 	}
 	waited += now_monotonic() - mark;
+	/* Running, it holds a run slot: its domain slot goes to the next
+	 * boot, whose domain is then made while this one runs. */
+	slot_release(host, 0, seq, -1);
 	if (planned)
 		jlog(r, "guest %s starts before the longest waiting chain: it"
 		     " ends the host's last boots sooner (slotplan.c)", name);
@@ -332,7 +335,6 @@ static int boot_guest(struct jobrun *r, struct guest_spec *specp,
 	/* A crash-write that completed has its crash-verify to come: the
 	 * plan of the end counts it from now on. */
 	slot_release(host, 1, seq, completed && kind == BOOT_CRASH_WRITE);
-	slot_release(host, 0, seq, -1);
 	if (rc < 0)
 		host_check(r, err, errlen);
 	if (completed)	/* a crash-write's chain is learned after both */

@@ -17,9 +17,15 @@
 /*
  * Guests at once. A boot holds a run slot ([jobs] workers of them) from
  * the start of its CPUs to its outcome, and before that a domain slot
- * (twice as many) from the creation of its domain: so the domain of the
- * next boot is made, paused, while the others run, and a run slot is not
- * spent waiting on libvirt, and no more domains wait than can start soon.
+ * (twice as many) from the creation of its domain to its start: so the
+ * domains of the next boots are made, paused, while the others run, a run
+ * slot is not spent waiting on libvirt, and at most two boots per guest
+ * running wait with a domain made. Twice, not once: a crash-verify whose
+ * power cut came while the slots were taken has its domain ready when a
+ * slot frees, so the plan of the end (slotplan.c) can choose it (with
+ * only `workers` domains, the crash-verify boots queued for a domain
+ * behind the boots already waiting, and the end ran one guest alone for
+ * up to 2.9 s, bench/README.md).
  *
  * Both go first to the boots of the rc whose "Responses should be made by"
  * comes first (rcs without one last), as jobs are claimed: with several
