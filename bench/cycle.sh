@@ -24,8 +24,10 @@
 #   - minutes from the first mail to each reply (the report, each
 #     follow-up naming a culprit) and to the last one;
 #   - the CPU-bound limit: CPU seconds of rcgated and everything it ran
-#     (builds, git, mkfs: its reaped children) and of its guests (qemu),
-#     sampled every second from /proc, divided by the cores; wall / limit,
+#     (builds, git, mkfs) and of its guests (qemu), divided by the cores;
+#     read every second from a cgroup of its own (cpuacct.usage, or
+#     cpu.stat's usage_usec with cgroup v2) when the bench may make one,
+#     else summed over its process tree from /proc; wall / limit,
 #     and the idle gaps (fewer cores busy with our work than there are);
 #   - bytes the week's fetches added to the cached clone.
 # The machine's other load is printed too: the limit counts our CPU only,
@@ -99,6 +101,7 @@ cleanup_bench() {
 	stop_smtpd
 	stop_git_daemon
 	rm -rf "$STATE" "$WORK"
+	[ -n "$CG" ] && rmdir "$CG" 2>/dev/null
 }
 trap cleanup_bench EXIT
 conf=("workers = $CORES" "attempts = 1" "crash_test = 1" "timeout = 1200"
@@ -114,6 +117,7 @@ restart_daemon() {
 	rm -f "$STATE/rcgated.port"
 	"$RCGATED" -d -f "$STATE/rcgated.conf" >>"$WORK/daemon.out" 2>&1 &
 	DAEMON_PID=$!
+	cg_join "$DAEMON_PID"
 	for _ in $(seq 1 100); do
 		[ -s "$STATE/rcgated.port" ] && break
 		sleep 0.1
@@ -123,11 +127,39 @@ restart_daemon() {
 }
 
 # ---- the CPU of rcgated, its descendants and its guests, every second ----
+# A cgroup of the daemon's own counts every process it starts, and its
+# guests (the embedded driver's qemu is its child), exactly: the sum over
+# its process tree in /proc loses the time of a process that left the
+# tree (an orphan reaped by init) and sees a short-lived one only once it
+# is reaped. Made when this is root with a cgroup hierarchy to write.
+CG='' CG_FILE=''
+if [ -w /sys/fs/cgroup/cpuacct ] && [ -e /sys/fs/cgroup/cpuacct/cpuacct.usage ]; then
+	CG=/sys/fs/cgroup/cpuacct/rcgate-cycle.$$ CG_FILE=cpuacct.usage
+elif [ -w /sys/fs/cgroup ] && [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+	CG=/sys/fs/cgroup/rcgate-cycle.$$ CG_FILE=cpu.stat
+fi
+if [ -n "$CG" ] && ! mkdir "$CG" 2>/dev/null; then
+	CG='' CG_FILE=''
+fi
+cg_join() {	# PID: the daemon (its children follow it)
+	[ -n "$CG" ] && { echo "$1" > "$CG/cgroup.procs"; } 2>/dev/null
+	return 0
+}
 SAMPLER_PID=
 start_sampler() {	# OUT
-	python3 - "$DAEMON_PID" "$1" <<'EOF' &
+	python3 - "$DAEMON_PID" "$1" "${CG:+$CG/$CG_FILE}" <<'EOF' &
 import os, sys, time
 root, out = int(sys.argv[1]), open(sys.argv[2], "w", buffering=1)
+cgfile = sys.argv[3]
+def cg_cpu():
+    with open(cgfile) as f:
+        text = f.read()
+    if cgfile.endswith("cpuacct.usage"):
+        return int(text) / 1e9
+    for line in text.splitlines():
+        if line.startswith("usage_usec "):
+            return int(line.split()[1]) / 1e6
+    raise ValueError("no usage_usec in " + cgfile)
 hz = os.sysconf("SC_CLK_TCK")
 seen_qemu = {}	# pid -> last CPU seconds: qemu is daemonised away from us
 def stat(pid):
@@ -166,6 +198,8 @@ def sample():
             if "rcgate-" in cmd and os.environ.get("RCGATE_PREFIX", "rcgate-") in cmd:
                 seen_qemu[pid] = (t[0] + t[1]) / hz
                 guests += 1
+    if cgfile:
+        return cg_cpu(), builds, guests
     return ours + sum(seen_qemu.values()), builds, guests
 try:
     while os.path.exists("/proc/%d" % root):
@@ -307,6 +341,8 @@ EOF
 
 # The baselines, untimed: the releases the rcs are compared with.
 start_daemon "${conf[@]}" >"$WORK/daemon.out" 2>&1
+cg_join "$DAEMON_PID"
+echo "bench: our CPU from ${CG:+the cgroup $CG}${CG:-the process tree in /proc (no cgroup could be made)}"
 sleep 3
 memory "idle, fresh"
 export RCGATE_PREFIX
