@@ -237,9 +237,12 @@ static int start(struct store *st, const struct engine_context *c,
 	return rc;
 }
 
-/* A confirmed regression of an rc not built from git: never silently
- * nothing. A failed bisection says why, in the log and the API. */
-static void unbisectable(struct store *st, const struct bisect_candidate *cd)
+/* A confirmed regression of an rc not built from git that cannot be
+ * bisected from its announcement's tree either (why says what stopped
+ * it; NULL: no bisections here): never silently nothing. A failed
+ * bisection says why, in the log and the API. */
+static void unbisectable(struct store *st, const struct bisect_candidate *cd,
+			 const char *why)
 {
 	char msg[1400], err[512];
 	int posted = strcmp(cd->bad, "source") != 0;
@@ -248,11 +251,10 @@ static void unbisectable(struct store *st, const struct bisect_candidate *cd)
 
 	if (cd->tree[0] != '\0')
 		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
-			 " %s, not built here from git; its announcement names"
-			 " the tree %s, but rcgate bisects only the rcs it built"
-			 " from git", cd->version, cd->target, posted ? "posted"
-			 " by CI" : "built from the release tarball and patch",
-			 cd->tree);
+			 " %s, not built here from git; %s", cd->version,
+			 cd->target, posted ? "posted by CI" : "built from the"
+			 " release tarball and patch", why != NULL ? why
+			 : "this rcgated does not bisect (no cache directory)");
 	else
 		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
 			 " %s, and neither its announcement (X-KernelTest-Tree,"
@@ -270,6 +272,34 @@ static void unbisectable(struct store *st, const struct bisect_candidate *cd)
 		log_warn("regression %lld (%s on %s) in %s: %s",
 			 (long long)cd->regression_id, cd->test, cd->target,
 			 cd->version, msg);
+}
+
+/* A confirmed regression of an rc whose kernels were posted (or built
+ * from the tarball and patch) and whose announcement names a tree and
+ * branch: the branch fetched (bisect_tree.c: the URL checked first) and
+ * bisected from its head, when that is the rc, with rcgated's own builds
+ * (the steps' source is the bisection's tree: store.h JOB_SRC). */
+static void posted(struct store *st, const struct engine_context *c,
+		   const struct bisect_candidate *cd)
+{
+	char url[2100], commit[41], why[1200];
+	struct bisect_candidate b = *cd;
+
+	if (c->cache_dir == NULL || cd->tree[0] == '\0') {
+		unbisectable(st, cd, NULL);
+		return;
+	}
+	if (bisect_tree_fetch(c->cfg, c->cache_dir, cd->tree, cd->version, url,
+			      sizeof(url), commit, why, sizeof(why)) < 0) {
+		unbisectable(st, cd, why);
+		return;
+	}
+	log_info("bisection of %s on %s: its kernels were posted; the branch"
+		 " head %.12s of %s says %s: bisecting from there", cd->version,
+		 cd->target, commit, url, cd->version);
+	b.tree = url;
+	b.bad = commit;
+	start(st, c, &b);
 }
 
 /* The line of text starting at offset at into out (cut to fit); returns
@@ -574,7 +604,7 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 	if (store_bisect_unbisectable(st, &todo, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < todo.n; i++)
-		unbisectable(st, &((const struct bisect_candidate *)todo.v)[i]);
+		posted(st, c, &((const struct bisect_candidate *)todo.v)[i]);
 	rowset_free(&todo);
 	if (store_bisections_running(st, &todo, err, errlen) < 0)
 		return -1;
