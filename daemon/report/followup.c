@@ -49,8 +49,10 @@ static void bisection_log(GString *s, json_t *steps, const char *good,
 }
 
 /* The revert check in KernelCI's form: "revert: PASS (reverting ... on
- * top of 6.1.64-rc1 makes ... pass)". */
-static void revert_line(GString *s, const char *state, const char *msg)
+ * top of 6.1.64-rc1 makes ... pass)"; "revert on arm64: ..." for each
+ * target (arch) when several bisected to the same commit. */
+static void revert_line(GString *s, const char *arch, const char *state,
+			const char *msg)
 {
 	const char *word = state == NULL ? NULL
 		: strcmp(state, "pass") == 0 ? "PASS"
@@ -61,11 +63,34 @@ static void revert_line(GString *s, const char *state, const char *msg)
 
 	if (word == NULL)
 		return;
-	line = g_strdup_printf("revert: %s%s%s%s", word, msg != NULL ? " (" : "",
-			       msg != NULL ? msg : "", msg != NULL ? ")" : "");
-	g_string_append_c(s, '\n');
+	line = g_strdup_printf("revert%s%s: %s%s%s%s", arch != NULL ? " on " : "",
+			       arch != NULL ? arch : "", word,
+			       msg != NULL ? " (" : "", msg != NULL ? msg : "",
+			       msg != NULL ? ")" : "");
 	report_wrap(s, line, "  ", WRAP_DROP_LEAD);
 	g_free(line);
+}
+
+/* "x86_64", or "x86_64 and arm64", "x86_64, arm64 and arm": the kernel
+ * arches of the targets that bisected to one culprit (group's rows),
+ * target alone when there is no group. Caller g_free's. */
+static gchar *group_arches(const json_t *group, const char *target)
+{
+	GString *a = g_string_new(NULL);
+	size_t i, n = json_array_size(group);
+	json_t *g;
+
+	if (n < 2) {
+		g_string_append(a, reply_kernel_arch(target));
+		return g_string_free(a, FALSE);
+	}
+	json_array_foreach(group, i, g) {
+		if (i > 0)
+			g_string_append(a, i + 1 == n ? " and " : ", ");
+		g_string_append(a, reply_kernel_arch(json_string_value(
+				json_object_get(g, "target"))));
+	}
+	return g_string_free(a, FALSE);
 }
 
 /*
@@ -102,7 +127,8 @@ static void series_name(const char *ann_subject, long long ncommits,
  * bisection gave no answer. Caller g_free's. */
 static char *bisection_text(const json_t *b, const struct config *cfg,
 			    const char *base, json_t *steps,
-			    const char *ann_subject, const char *patch_id)
+			    const char *ann_subject, const char *patch_id,
+			    const json_t *group)
 {
 #define F(k) json_string_value(json_object_get(b, k))
 	const char *state = F("state"), *upstream = F("culprit_upstream"),
@@ -113,10 +139,12 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 	gchar *line;
 
 	if (state != NULL && strcmp(state, "found") == 0) {
+		gchar *arches = group_arches(group, F("target"));
+
 		line = g_strdup_printf("%s bisected the failure of %s on %s in"
 				       " %s to this commit:", cfg->farm,
-				       F("test"), reply_kernel_arch(F("target")),
-				       F("version"));
+				       F("test"), arches, F("version"));
+		g_free(arches);
 		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		{
@@ -157,7 +185,18 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		bisection_log(s, steps, F("good"), F("bad"));
-		revert_line(s, F("revert_state"), F("revert_message"));
+		g_string_append_c(s, '\n');
+		if (json_array_size(group) > 1) {
+			size_t i;
+			json_t *g;
+
+			json_array_foreach(group, i, g)
+				revert_line(s, reply_kernel_arch(json_string_value(
+						json_object_get(g, "target"))),
+					    json_string_value(json_object_get(g, "revert_state")),
+					    json_string_value(json_object_get(g, "revert_message")));
+		} else
+			revert_line(s, NULL, F("revert_state"), F("revert_message"));
 		if (upstream != NULL && others != NULL) {
 			line = g_strdup_printf("The same upstream commit was found"
 					       " by bisection in %s: one cause, in"
@@ -223,7 +262,10 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 	return g_string_free(s, FALSE);
 }
 
-void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
+/* The follow-up of bisection id (group: the rows of the rc's bisections
+ * that found the same culprit, NULL for one without a culprit). */
+static void followup_one(struct store *st, const struct config *cfg,
+			 int64_t id, const json_t *group)
 {
 	struct rowset rels = { 0 };
 	const struct release_row *rel;
@@ -269,7 +311,7 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	}
 	text = bisection_text(b, cfg, base, steps,
 			      rel != NULL ? rel->subject : NULL,
-			      patch_id[0] != '\0' ? patch_id : NULL);
+			      patch_id[0] != '\0' ? patch_id : NULL, group);
 	json_decref(steps);
 	p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection", "version",
 		      json_string_value(json_object_get(b, "version")),
@@ -324,6 +366,69 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	g_free(cc);
 	rowset_free(&rels);
 	json_decref(rows);
+}
+
+static int same(const json_t *row, const char *key, const char *value)
+{
+	const char *v = json_string_value(json_object_get(row, key));
+
+	return v != NULL && value != NULL && strcmp(v, value) == 0;
+}
+
+/*
+ * One follow-up per culprit and rc: it waits until every bisection of the
+ * rc has its answer (and every one that found the culprit its revert
+ * check and prerequisite search), then names the culprit once with each
+ * target that bisected to it and each one's revert check. Whichever
+ * bisection ends last sends it; the mail table's key (kind and culprit)
+ * keeps it to one. A bisection without a culprit says why on its own.
+ */
+void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
+{
+	char err[512];
+	json_t *all = store_rows(st, Q_BISECTION_SIBLINGS, err, sizeof(err), "i",
+				 id), *r;
+	size_t i;
+	int running = 0;
+
+	if (all == NULL) {
+		log_err("bisection %lld: no follow-up: %s", (long long)id, err);
+		return;
+	}
+	json_array_foreach(all, i, r) {
+		if (json_integer_value(json_object_get(r, "id")) == id &&
+		    json_string_value(json_object_get(r, "culprit")) == NULL)
+			followup_one(st, cfg, id, NULL);	/* why none */
+		running |= same(r, "state", "running");
+	}
+	if (running) {
+		json_decref(all);	/* its answer may be the same culprit */
+		return;
+	}
+	json_array_foreach(all, i, r) {
+		const char *culprit = json_string_value(json_object_get(r, "culprit"));
+		json_t *group, *g;
+		size_t k;
+		int first = 1, pending = 0;
+
+		if (culprit == NULL)
+			continue;
+		group = json_array();
+		json_array_foreach(all, k, g) {
+			if (!same(g, "culprit", culprit))
+				continue;
+			if (k < i)
+				first = 0;	/* said with its first */
+			pending |= same(g, "revert_state", "pending") ||
+				   same(g, "prereq_state", "pending");
+			json_array_append(group, g);
+		}
+		if (first && !pending)
+			followup_one(st, cfg, json_integer_value(json_object_get(r,
+				     "id")), group);
+		json_decref(group);
+	}
+	json_decref(all);
 }
 
 /* ---- regzbot ---- */

@@ -332,6 +332,14 @@ static const char *const query_sql[] = {
 		"  AND c.state = 'found') AS same_cause_in"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.id = ?",
+	/* Every bisection of the rc of bisection ?, oldest first: the
+	 * follow-up waits for all of them and names a culprit once, with
+	 * each target that bisected to it. */
+	[Q_BISECTION_SIBLINGS] =
+		"SELECT b.id, b.target, b.state, b.culprit, b.revert_state,"
+		" b.revert_message, b.prereq_state FROM bisection b"
+		" WHERE b.release_id = (SELECT release_id FROM bisection"
+		"  WHERE id = ?) ORDER BY b.id",
 	/* The bisections of the rcs it occurs in, on its target, of its
 	 * kind (build or tests), with the other regressions whose
 	 * bisection named the same upstream commit. */
