@@ -11,7 +11,9 @@
  *
  * Then the engine's pass over bisections (bisect_run_once): a confirmed
  * regression (never a flaky one) of an rc whose failing job was built from
- * git starts one, between the newest earlier release of the branch that
+ * git starts one (so does one of an rc whose kernels CI posted, from the
+ * tree and branch its announcement names: bisect_tree.c checks and fetches
+ * them, and its head must be the rc), between the newest earlier release of the branch that
  * passed the test at a known commit (or, failing that, the tree's tag of
  * the previous release, checked first as a step of its own) and the rc's
  * commit. Each step is a job of the rc (store.c keeps them out of the rc's
