@@ -110,16 +110,6 @@ bisected() {
 	done
 	return 1
 }
-# followup MSGID TEXT: the mail in MSGID's thread that contains TEXT.
-followup() {
-	local f=""
-	for _ in $(seq 1 30); do
-		f=$(grep -l "^References: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l -F "$2" 2>/dev/null | head -1)
-		[ -n "$f" ] && break
-		sleep 1
-	done
-	printf '%s' "$f"
-}
 # under_report MSGID FILE: FILE replies to rcgate's own report in MSGID's
 # thread (the reply to the announcement itself), not to the announcement.
 under_report() {
@@ -189,7 +179,7 @@ check "steps are not the rc's own jobs: its jobs and gate are as before; its reg
 req GET "/api/v1/regressions/$(jqb '[.regressions[] | select(.test | startswith("ext4."))][-1].id')"
 check "every ext4 regression of the rc shows the same bisection" \
 	[ "$(jqb '.bisections[0].culprit')" = "$culprit" ]
-sent=$(followup "$msgid" "commit $culprit")
+sent=$(thread_mail "$msgid" "commit $culprit")
 check "the culprit is a follow-up in the rc's thread, under rcgate's own report" \
 	under_report "$msgid" "${sent:-/dev/null}"
 check "the follow-up names the culprit as git show does, its upstream commit and the possible dependencies" \
@@ -246,7 +236,7 @@ joined() {
 	fi
 }
 check "one cause in both branches: regression #$reg and 6.6.64-rc1's #$reg6 joined by the upstream commit" joined
-sent6=$(followup "$msgid6" "commit $culprit6")
+sent6=$(thread_mail "$msgid6" "commit $culprit6")
 check "6.6.64-rc1's thread gets its culprit, and that 6.1.193-rc1's bisection found the same upstream commit" \
 	sh -c "[ -n '$sent6' ] && grep -q 'found by bisection in 6.1.193-rc1' '$sent6' && grep -q '$UPSTREAM' '$sent6'"
 stop_smtpd
