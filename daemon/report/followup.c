@@ -121,6 +121,49 @@ static void series_name(const char *ann_subject, long long ncommits,
 		 (int)(end - (slash + 5)), index, total, subject);
 }
 
+/* The prerequisite search's answer in Greg's idiom ("Possible
+ * dependencies:", then "<12-hex> ("subject")" and why), or why none; nothing
+ * while it is pending or was never asked. */
+static void possible_dependencies(GString *s, const char *pstate,
+				  const char *prereqs, const char *pmsg)
+{
+	json_t *list, *c;
+	gchar *line;
+	size_t i;
+
+	if (pstate == NULL || strcmp(pstate, "pending") == 0)
+		return;
+	list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
+	if (json_array_size(list) == 0) {
+		line = g_strdup_printf("No possible dependencies found: %s.",
+				       pmsg != NULL ? pmsg : "none");
+		g_string_append_c(s, '\n');
+		report_wrap(s, line, "", WRAP_DROP_LEAD);
+		g_free(line);
+		json_decref(list);
+		return;
+	}
+	g_string_append(s, "\nPossible dependencies (a hint, not a finding:"
+			" upstream commits this branch\nlacks that touch what the"
+			" culprit touches, best match first):\n\n");
+	json_array_foreach(list, i, c) {
+		const char *why = json_string_value(json_object_get(c, "why"));
+
+		g_string_append_printf(s, "    %.12s (\"%s\")\n",
+			json_string_value(json_object_get(c, "commit")),
+			json_string_value(json_object_get(c, "subject")));
+		while (why != NULL && *why != '\0') {
+			size_t n = strcspn(why, ";");
+
+			g_string_append_printf(s, "        %.*s\n", (int)n, why);
+			why += n;
+			while (*why == ';' || *why == ' ')
+				why++;
+		}
+	}
+	json_decref(list);
+}
+
 /* The follow-up's text for a finished bisection row (Q_BISECTION): the
  * culprit as the series names it and as git show heads it, how it was
  * found, its possible dependencies in Greg's idiom, the page; or why the
@@ -219,41 +262,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				p++;
 		}
 	}
-	if (pstate != NULL && strcmp(pstate, "pending") != 0) {
-		json_t *list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
-		size_t i;
-		json_t *c;
-
-		if (json_array_size(list) > 0) {
-			g_string_append(s, "\nPossible dependencies (a hint, not a"
-					" finding: upstream commits this branch\n"
-					"lacks that touch what the culprit touches,"
-					" best match first):\n\n");
-			json_array_foreach(list, i, c) {
-				const char *why = json_string_value(json_object_get(c, "why"));
-
-				g_string_append_printf(s, "    %.12s (\"%s\")\n",
-					json_string_value(json_object_get(c, "commit")),
-					json_string_value(json_object_get(c, "subject")));
-				while (why != NULL && *why != '\0') {
-					size_t n = strcspn(why, ";");
-
-					g_string_append_printf(s, "        %.*s\n",
-							       (int)n, why);
-					why += n;
-					while (*why == ';' || *why == ' ')
-						why++;
-				}
-			}
-		} else {
-			line = g_strdup_printf("No possible dependencies found: %s.",
-					       pmsg != NULL ? pmsg : "none");
-			g_string_append_c(s, '\n');
-			report_wrap(s, line, "", WRAP_DROP_LEAD);
-			g_free(line);
-		}
-		json_decref(list);
-	}
+	possible_dependencies(s, pstate, prereqs, pmsg);
 	g_string_append_printf(s, "\nDetails and logs:\n  %s/#/regression/%lld\n",
 			       base, reg);
 	g_string_append_printf(s, "\n-- \n%s test farm, %s\nContact: %s\n",

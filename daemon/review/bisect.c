@@ -314,6 +314,26 @@ static size_t line_at(const char *text, size_t at, char *out, size_t len)
 	return at + n + (text[at + n] == '\n');
 }
 
+/* The culprit is the number-th commit after the good end: when that is
+ * the series (the follow-up checks) and its patch mail never reached
+ * intake, the announcement's thread is read from lore ([report]
+ * lore_url), so the follow-up can name the patch and link it. */
+static void culprit_patch(struct store *st, const struct engine_context *c,
+			  const struct bisection_row *b, size_t number)
+{
+	char id[512], err[512];
+	long n;
+
+	if (c->cfg->lore_url[0] == '\0' || c->cache_dir == NULL ||
+	    store_series_patch_id(st, b->release_id, (long)number, id, sizeof(id),
+				  err, sizeof(err)) != 0)
+		return;
+	if (lore_series_fetch(st, c->cfg, c->cache_dir, b->release_id, &n, err,
+			      sizeof(err)) == 0)
+		log_info("bisection %lld: %ld patch%s of the series read from"
+			 " lore", (long long)b->id, n, n == 1 ? "" : "es");
+}
+
 /* The bisection's answer into the store, its revert check queued when it
  * found a culprit: 1 if a job was queued, 0, -1. */
 static int finish(struct store *st, const struct engine_context *c,
@@ -378,6 +398,8 @@ static int finish(struct store *st, const struct engine_context *c,
 				   outcome == BISECT_FOUND ? NULL : text, prereq,
 				   err, sizeof(err)) < 0)
 		return -1;
+	if (outcome == BISECT_FOUND)
+		culprit_patch(st, c, b, hi + 1);
 	if (author[0] != '\0' &&
 	    store_bisection_culprit(st, b->id, author, adate[0] ? adate : NULL,
 				    people[0] ? people : NULL, err,
