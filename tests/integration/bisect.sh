@@ -60,12 +60,7 @@ h1=$(git_commit "$REPO" $B "iomap: name the private flags" "commit $m3 upstream.
 	"sed:$IOMAP:s|^ \\* iomap.h:\$| * iomap.h (m3, as backported):|")
 h2=$(git_commit "$REPO" $B "iomap: a comment on IOMAP_DIO_WRITE_FUA" "" \
 	"sed:$IOMAP:s|^#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)\$|#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)${T}/* m5 */|")
-culprit=$(git_commit "$REPO" $B "ext4: properly sync file size update after O_DIRECT write" \
-	"commit $UPSTREAM upstream.
-
-(rcgate's test tree: reverting 936e114a245b stands in for the iomap
-prerequisite the 2023 backport lacked.)" \
-	"patch:$SRC/tests/kernels/936e114a245b-revert.patch")
+culprit=$(git_culprit "$REPO" $B "$UPSTREAM")
 h4=$(git_commit "$REPO" $B "ext4: a comment" "commit 4444444444444444444444444444444444444444 upstream." \
 	'sed:fs/ext4/file.c:1s|$| /* h4 */|')
 rc1=$(git_version "$REPO" $B 193 -rc1)
