@@ -23,7 +23,7 @@
 # head is still 6.1.193-rc1 (the branch is not the rc that was tested).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-N=12
+N=13
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
 	echo "1..$N"
@@ -37,12 +37,7 @@ BAD="{\"target\":\"x86_64\",\"kind\":\"image\",\"url\":\"file://$KDIR/bad/bzImag
 
 h1=$(git_commit "$REPO" $B "CREDITS: a harmless backport" "commit 2222222222222222222222222222222222222222 upstream." \
 	'sed:CREDITS:1s/^/ /')
-culprit=$(git_commit "$REPO" $B "ext4: properly sync file size update after O_DIRECT write" \
-	"commit 91562895f8030cb9a0470b1db49de79346a69f91 upstream.
-
-(rcgate's test tree: reverting 936e114a245b stands in for the iomap
-prerequisite the 2023 backport lacked.)" \
-	"patch:$SRC/tests/kernels/936e114a245b-revert.patch")
+culprit=$(git_culprit "$REPO" $B 91562895f8030cb9a0470b1db49de79346a69f91)
 h3=$(git_commit "$REPO" $B "ext4: a comment" "commit 4444444444444444444444444444444444444444 upstream." \
 	'sed:fs/ext4/file.c:1s|$| /* h3 */|')
 rc1=$(git_version "$REPO" $B 193 -rc1)
@@ -75,16 +70,6 @@ bisection() {
 	done
 	return 1
 }
-# followup MSGID TEXT: the mail in MSGID's thread that contains TEXT.
-followup() {
-	local f=""
-	for _ in $(seq 1 30); do
-		f=$(grep -l "^References: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l -F "$2" 2>/dev/null | head -1)
-		[ -n "$f" ] && break
-		sleep 1
-	done
-	printf '%s' "$f"
-}
 
 submit 6.1.192 "$GOOD"
 settled 6.1.192 1800 || diag "6.1.192 did not settle"
@@ -108,9 +93,16 @@ submit 6.1.195-rc1 "$BAD"
 bisection 6.1.193-rc1 || diag "no answer in time"
 printf '%s' "$BODY" > "$work/regression.json"
 b='[.bisections[] | select(.version == "6.1.193-rc1")][0]'
-diag "bisection: $(jqb -c "$b | {state, tree, bad, good, culprit, steps, jobs, message, revert_state, revert_message}")"
-check "the posted rc is bisected from its announcement's tree, from the branch head that says 6.1.193-rc1" \
-	[ "$(jqb "$b.tree")" = "$URL" -a "$(jqb "$b.bad")" = "$rc1" -a "$(jqb "$b.good")" = "$good" ]
+diag "bisection: $(jqb -c "$b | {state, culprit, steps, jobs, message, revert_state, revert_message, revert_job}")"
+first=$(jqb "$b.jobs[0]")
+revjob=$(jqb "$b.revert_job")
+req GET "/api/v1/jobs/$first"
+good_step=$(jqb .git_commit)
+req GET "/api/v1/jobs/$revjob"
+check "the posted rc is bisected from the branch head that says 6.1.193-rc1 (the revert check builds it), the tag v6.1.192 checked first" \
+	[ "$good_step" = "$good" -a "$(jqb .git_commit)" = "$rc1" -a "$(jqb .revert_commit)" = "$culprit" -a \
+	  "$(jqb .kind)" = git -a "$(jqb .url)" = "$URL" ]
+BODY=$(cat "$work/regression.json")
 check "it names the fixture's culprit" \
 	[ "$(jqb "$b.state")" = found -a "$(jqb "$b.culprit")" = "$culprit" -a \
 	  "$(jqb "$b.culprit_subject")" = "ext4: properly sync file size update after O_DIRECT write" ]
@@ -128,7 +120,7 @@ req GET /api/v1/releases/6.1.193-rc1
 check "the rc's own jobs are still CI's kernel, and its regressions name the culprit" \
 	[ "$(jqb '.jobs | length')" = 2 -a "$(jqb '[.jobs[].kind] | unique | join(" ")')" = image -a \
 	  "$(jqb "[.regressions[] | select(.test | startswith(\"ext4.\")) | .culprit] | unique | join(\" \")")" = "$culprit" ]
-sent=$(followup "$msgid" "commit $culprit")
+sent=$(thread_mail "$msgid" "commit $culprit")
 check "the follow-up in the rc's thread names the culprit as git show does, with revert: PASS" \
 	sh -c "[ -n '$sent' ] && grep -q '^commit $culprit.\\?\$' '$sent' &&
 		grep -q '^revert: PASS (reverting ${culprit:0:12} on top of 6.1.193-rc1 makes' '$sent'"
