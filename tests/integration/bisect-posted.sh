@@ -47,7 +47,7 @@ git_daemon "$SRV" || { echo "Bail out! git daemon"; exit 1; }
 URL=$GIT_URL/linux-stable-rc.git
 
 start_smtpd
-start_daemon "workers = 2" "attempts = 1" "filesystems = ext4" "crash_test = 0" \
+start_daemon "workers = 2" "attempts = 2" "filesystems = ext4" "crash_test = 0" \
 	"timeout = 600" "[regressions]" "reruns = 1" "[report]" "public_url = https://rcgate.ci.test" \
 	"mail_from = rcgate <rcgate@ci.test>" "[notify]" "smtp_url = $SMTPD_URL"
 
@@ -74,6 +74,7 @@ bisection() {
 submit 6.1.192 "$GOOD"
 settled 6.1.192 1800 || diag "6.1.192 did not settle"
 req GET /api/v1/releases/6.1.192/gate
+[ "$(jqb .verdict)" = pass ] || diag "6.1.192's gate: $(jqb -c '{verdict, reasons}')"
 check "6.1.192 (the good kernel, posted) passes" [ "$(jqb .verdict)" = pass ]
 
 msgid=$(git_announce 6.1.193-rc1 6.1 linux-6.1.y 345 "$work")
