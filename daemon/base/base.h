@@ -157,6 +157,7 @@ struct config {
 	long link_window_days;	/* occurrences this recent link */
 	char *farm;		/* name in reports */
 	char *public_url;	/* base of links; empty: http://listen:port */
+	char *lore_url;		/* the list's lore archive; empty: none */
 	char *feed_tag;		/* tag: URI authority of Atom ids */
 	char *build_config_dir;	/* <target>.config fragments */
 	char *build_ccache_dir;	/* empty: <cache_dir>/ccache; "none" */

@@ -88,6 +88,8 @@ static const struct directive directives[] = {
 	  "a failure links to a regression with its signature seen this recently" },
 	{ "report", "farm", D_STRING, OFF(farm), "rcgate", 0, 0, NULL,
 	  "name of this test farm in reports" },
+	{ "report", "lore_url", D_STRING, OFF(lore_url), "", 0, 0, NULL,
+	  "a lore archive of the stable list (https://lore.kernel.org/stable): when a bisection's culprit is a patch of the series whose mail never reached intake, the announcement's thread mbox is fetched from there to name it \"[PATCH 6.1 123/372]\" with its lore link; empty: never fetched" },
 	{ "report", "public_url", D_STRING, OFF(public_url), "", 0, 0, NULL,
 	  "base URL for links in reports; empty: http://<listen>:<port>" },
 	{ "report", "feed_tag", D_STRING, OFF(feed_tag), "rcgate.invalid,2026", 0, 0, NULL,

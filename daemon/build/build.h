@@ -262,6 +262,14 @@ int gitsrc_revert(const char *gitdir, const char *tree, const char *commit,
 		  size_t errlen);
 /* The version tree's Makefile says ("6.1.64-rc1"); -1 if unreadable. */
 int gitsrc_makefile_version(const char *tree, char *out, size_t outlen);
+/* What gitsrc_fetch checks of url before it connects, alone: its form
+ * (gitsrc_url_check) and that its host resolves to an address [fetch]
+ * allow_networks allows (fetch_pin_host): 0, or -1 with err. */
+int gitsrc_pin_check(const char *url, char *err, size_t errlen);
+/* The same from a Makefile's text (`git show <commit>:Makefile`, a
+ * bisection of a posted rc checking its branch head): -1 if it has no
+ * VERSION and PATCHLEVEL lines. */
+int gitsrc_makefile_version_text(const char *text, char *out, size_t outlen);
 /* Checks the clear-signed file signed (sha256sums.asc) with gpgv against
  * keyring and writes only the signed text to out: 0, or -1 with err (bad
  * or missing signature, unknown key, gpgv missing). */

@@ -212,6 +212,15 @@ static int git_pin(const char *url, char *opt, size_t len, char *err,
 	return 0;
 }
 
+int gitsrc_pin_check(const char *url, char *err, size_t errlen)
+{
+	char pin[400];
+
+	if (gitsrc_url_check(url, err, errlen) < 0)
+		return -1;
+	return git_pin(url, pin, sizeof(pin), err, errlen);
+}
+
 /* Runs git and returns what it printed (NUL-terminated, caller frees), or
  * NULL with err (exit status in *status when it ran). */
 static char *git_out(const char *const argv[], const char *gitdir,
@@ -596,11 +605,9 @@ int gitsrc_revert(const char *gitdir, const char *tree, const char *commit,
 
 int gitsrc_makefile_version(const char *tree, char *out, size_t outlen)
 {
-	char path[PATH_MAX], *text, *p;
-	char v[4][32] = { "", "", "", "" };
-	static const char *const keys[] = { "VERSION", "PATCHLEVEL", "SUBLEVEL",
-					    "EXTRAVERSION" };
+	char path[PATH_MAX], *text;
 	size_t len;
+	int rc;
 
 	out[0] = '\0';
 	if (pathf(path, sizeof(path), "%s/Makefile", tree) < 0)
@@ -608,9 +615,22 @@ int gitsrc_makefile_version(const char *tree, char *out, size_t outlen)
 	text = file_read(path, 1u << 20, &len, NULL, 0);
 	if (text == NULL)
 		return -1;
+	rc = gitsrc_makefile_version_text(text, out, outlen);
+	free(text);
+	return rc;
+}
+
+int gitsrc_makefile_version_text(const char *text, char *out, size_t outlen)
+{
+	char v[4][32] = { "", "", "", "" };
+	static const char *const keys[] = { "VERSION", "PATCHLEVEL", "SUBLEVEL",
+					    "EXTRAVERSION" };
+	const char *p;
+
+	out[0] = '\0';
 	/* The first lines: "VERSION = 6", ..., "EXTRAVERSION = -rc1". */
 	for (p = text; p != NULL && *p != '\0';) {
-		char *eol = strchr(p, '\n');
+		const char *eol = strchr(p, '\n');
 
 		for (int k = 0; k < 4; k++) {
 			size_t kl = strlen(keys[k]);
@@ -625,7 +645,6 @@ int gitsrc_makefile_version(const char *tree, char *out, size_t outlen)
 		}
 		p = eol != NULL ? eol + 1 : NULL;
 	}
-	free(text);
 	if (v[0][0] == '\0' || v[1][0] == '\0')
 		return -1;
 	if (v[2][0] != '\0' && strcmp(v[2], "0") != 0)

@@ -135,4 +135,31 @@ int trigger_start(const struct config *, const char *db_path, char *err,
 		  size_t errlen);
 void trigger_stop(void);
 
+/* ---- lore.c: a series' patch mails from lore's thread mbox ---- */
+#define LORE_MAX_DOWNLOAD (32L << 20)	/* the t.mbox.gz as fetched */
+#define LORE_MAX_MBOX (64u << 20)	/* inflated (a 372-patch series
+					 * with its replies is ~20 MiB) */
+#define LORE_MAX_MAILS 20000
+struct store;
+struct config;
+/* data[0..len), an mbox or its gzip: every patch of an announced series
+ * in it from the announcement's sender (and accepted by senders) recorded
+ * as a mailed one is (store_series_patch_add: a number already known
+ * keeps its first mail), *recorded of them: 0;
+ * -1 with err for a hostile or malformed one (not gzip, truncated,
+ * inflating past LORE_MAX_MBOX, not an mbox, no mail, too many mails). */
+int lore_series_record(struct store *, const char *senders, const char *data,
+		       size_t len, long *recorded, char *err, size_t errlen);
+/* "<lore_url>/<message_id>/t.mbox.gz" into out: 0, or -1 with err (a
+ * Message-ID that is not one, or has / ? # %). */
+int lore_thread_url(const char *lore_url, const char *message_id, char *out,
+		    size_t outlen, char *err, size_t errlen);
+/* release_id's announcement thread fetched from [report] lore_url (fetch.c:
+ * its URL checks, allowed networks, LORE_MAX_DOWNLOAD; kept in
+ * <cache_dir>/artifacts) and recorded by lore_series_record: 0, -1 with
+ * err (logged). Blocks for the download. */
+int lore_series_fetch(struct store *, const struct config *,
+		      const char *cache_dir, int64_t release_id, long *recorded,
+		      char *err, size_t errlen);
+
 #endif /* RCGATE_INTAKE_H */

@@ -20,4 +20,10 @@ int intake_is_branch(const char *s, size_t n);
 void intake_single_sender(GMimeMessage *msg, InternetAddressList *from,
 			  char *out, size_t outlen);
 
+/* series.c: msg read as a patch of a series (announce_parse_patch's
+ * rules): 0 with out filled, 1 if it is not one (err says why). */
+struct series_patch;
+int series_patch_of(GMimeMessage *msg, struct series_patch *out, char *err,
+		    size_t errlen);
+
 #endif

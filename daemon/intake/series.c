@@ -71,8 +71,7 @@ int announce_parse_patch(const char *raw, size_t len, struct series_patch *out,
 	GMimeStream *stream;
 	GMimeParser *parser;
 	GMimeMessage *msg;
-	const char *subject, *mid, *parent;
-	int rc = 1;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (raw == NULL || len == 0 || len > ANNOUNCE_MAX_INPUT) {
@@ -89,6 +88,18 @@ int announce_parse_patch(const char *raw, size_t len, struct series_patch *out,
 		errf(err, errlen, "not an RFC 822 message (no header block)");
 		return -1;
 	}
+	rc = series_patch_of(msg, out, err, errlen);
+	g_object_unref(msg);
+	return rc;
+}
+
+int series_patch_of(GMimeMessage *msg, struct series_patch *out, char *err,
+		    size_t errlen)
+{
+	const char *subject, *mid, *parent;
+	int rc = 1;
+
+	memset(out, 0, sizeof(*out));
 	subject = g_mime_message_get_subject(msg);
 	mid = g_mime_message_get_message_id(msg);
 	parent = g_mime_object_get_header(GMIME_OBJECT(msg), "In-Reply-To");
@@ -107,6 +118,5 @@ int announce_parse_patch(const char *raw, size_t len, struct series_patch *out,
 		intake_single_sender(msg, g_mime_message_get_from(msg), out->from_addr,
 			      sizeof(out->from_addr));
 	}
-	g_object_unref(msg);
 	return rc;
 }

@@ -49,8 +49,10 @@ static void bisection_log(GString *s, json_t *steps, const char *good,
 }
 
 /* The revert check in KernelCI's form: "revert: PASS (reverting ... on
- * top of 6.1.64-rc1 makes ... pass)". */
-static void revert_line(GString *s, const char *state, const char *msg)
+ * top of 6.1.64-rc1 makes ... pass)"; "revert on arm64: ..." for each
+ * target (arch) when several bisected to the same commit. */
+static void revert_line(GString *s, const char *arch, const char *state,
+			const char *msg)
 {
 	const char *word = state == NULL ? NULL
 		: strcmp(state, "pass") == 0 ? "PASS"
@@ -61,11 +63,34 @@ static void revert_line(GString *s, const char *state, const char *msg)
 
 	if (word == NULL)
 		return;
-	line = g_strdup_printf("revert: %s%s%s%s", word, msg != NULL ? " (" : "",
-			       msg != NULL ? msg : "", msg != NULL ? ")" : "");
-	g_string_append_c(s, '\n');
+	line = g_strdup_printf("revert%s%s: %s%s%s%s", arch != NULL ? " on " : "",
+			       arch != NULL ? arch : "", word,
+			       msg != NULL ? " (" : "", msg != NULL ? msg : "",
+			       msg != NULL ? ")" : "");
 	report_wrap(s, line, "  ", WRAP_DROP_LEAD);
 	g_free(line);
+}
+
+/* "x86_64", or "x86_64 and arm64", "x86_64, arm64 and arm": the kernel
+ * arches of the targets that bisected to one culprit (group's rows),
+ * target alone when there is no group. Caller g_free's. */
+static gchar *group_arches(const json_t *group, const char *target)
+{
+	GString *a = g_string_new(NULL);
+	size_t i, n = json_array_size(group);
+	json_t *g;
+
+	if (n < 2) {
+		g_string_append(a, reply_kernel_arch(target));
+		return g_string_free(a, FALSE);
+	}
+	json_array_foreach(group, i, g) {
+		if (i > 0)
+			g_string_append(a, i + 1 == n ? " and " : ", ");
+		g_string_append(a, reply_kernel_arch(json_string_value(
+				json_object_get(g, "target"))));
+	}
+	return g_string_free(a, FALSE);
 }
 
 /*
@@ -96,13 +121,57 @@ static void series_name(const char *ann_subject, long long ncommits,
 		 (int)(end - (slash + 5)), index, total, subject);
 }
 
+/* The prerequisite search's answer in Greg's idiom ("Possible
+ * dependencies:", then "<12-hex> ("subject")" and why), or why none; nothing
+ * while it is pending or was never asked. */
+static void possible_dependencies(GString *s, const char *pstate,
+				  const char *prereqs, const char *pmsg)
+{
+	json_t *list, *c;
+	gchar *line;
+	size_t i;
+
+	if (pstate == NULL || strcmp(pstate, "pending") == 0)
+		return;
+	list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
+	if (json_array_size(list) == 0) {
+		line = g_strdup_printf("No possible dependencies found: %s.",
+				       pmsg != NULL ? pmsg : "none");
+		g_string_append_c(s, '\n');
+		report_wrap(s, line, "", WRAP_DROP_LEAD);
+		g_free(line);
+		json_decref(list);
+		return;
+	}
+	g_string_append(s, "\nPossible dependencies (a hint, not a finding:"
+			" upstream commits this branch\nlacks that touch what the"
+			" culprit touches, best match first):\n\n");
+	json_array_foreach(list, i, c) {
+		const char *why = json_string_value(json_object_get(c, "why"));
+
+		g_string_append_printf(s, "    %.12s (\"%s\")\n",
+			json_string_value(json_object_get(c, "commit")),
+			json_string_value(json_object_get(c, "subject")));
+		while (why != NULL && *why != '\0') {
+			size_t n = strcspn(why, ";");
+
+			g_string_append_printf(s, "        %.*s\n", (int)n, why);
+			why += n;
+			while (*why == ';' || *why == ' ')
+				why++;
+		}
+	}
+	json_decref(list);
+}
+
 /* The follow-up's text for a finished bisection row (Q_BISECTION): the
  * culprit as the series names it and as git show heads it, how it was
  * found, its possible dependencies in Greg's idiom, the page; or why the
  * bisection gave no answer. Caller g_free's. */
 static char *bisection_text(const json_t *b, const struct config *cfg,
 			    const char *base, json_t *steps,
-			    const char *ann_subject, const char *patch_id)
+			    const char *ann_subject, const char *patch_id,
+			    const json_t *group)
 {
 #define F(k) json_string_value(json_object_get(b, k))
 	const char *state = F("state"), *upstream = F("culprit_upstream"),
@@ -113,10 +182,12 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 	gchar *line;
 
 	if (state != NULL && strcmp(state, "found") == 0) {
+		gchar *arches = group_arches(group, F("target"));
+
 		line = g_strdup_printf("%s bisected the failure of %s on %s in"
 				       " %s to this commit:", cfg->farm,
-				       F("test"), reply_kernel_arch(F("target")),
-				       F("version"));
+				       F("test"), arches, F("version"));
+		g_free(arches);
 		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		{
@@ -157,7 +228,18 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 		report_wrap(s, line, "", WRAP_DROP_LEAD);
 		g_free(line);
 		bisection_log(s, steps, F("good"), F("bad"));
-		revert_line(s, F("revert_state"), F("revert_message"));
+		g_string_append_c(s, '\n');
+		if (json_array_size(group) > 1) {
+			size_t i;
+			json_t *g;
+
+			json_array_foreach(group, i, g)
+				revert_line(s, reply_kernel_arch(json_string_value(
+						json_object_get(g, "target"))),
+					    json_string_value(json_object_get(g, "revert_state")),
+					    json_string_value(json_object_get(g, "revert_message")));
+		} else
+			revert_line(s, NULL, F("revert_state"), F("revert_message"));
 		if (upstream != NULL && others != NULL) {
 			line = g_strdup_printf("The same upstream commit was found"
 					       " by bisection in %s: one cause, in"
@@ -180,41 +262,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 				p++;
 		}
 	}
-	if (pstate != NULL && strcmp(pstate, "pending") != 0) {
-		json_t *list = prereqs != NULL ? json_loads(prereqs, 0, NULL) : NULL;
-		size_t i;
-		json_t *c;
-
-		if (json_array_size(list) > 0) {
-			g_string_append(s, "\nPossible dependencies (a hint, not a"
-					" finding: upstream commits this branch\n"
-					"lacks that touch what the culprit touches,"
-					" best match first):\n\n");
-			json_array_foreach(list, i, c) {
-				const char *why = json_string_value(json_object_get(c, "why"));
-
-				g_string_append_printf(s, "    %.12s (\"%s\")\n",
-					json_string_value(json_object_get(c, "commit")),
-					json_string_value(json_object_get(c, "subject")));
-				while (why != NULL && *why != '\0') {
-					size_t n = strcspn(why, ";");
-
-					g_string_append_printf(s, "        %.*s\n",
-							       (int)n, why);
-					why += n;
-					while (*why == ';' || *why == ' ')
-						why++;
-				}
-			}
-		} else {
-			line = g_strdup_printf("No possible dependencies found: %s.",
-					       pmsg != NULL ? pmsg : "none");
-			g_string_append_c(s, '\n');
-			report_wrap(s, line, "", WRAP_DROP_LEAD);
-			g_free(line);
-		}
-		json_decref(list);
-	}
+	possible_dependencies(s, pstate, prereqs, pmsg);
 	g_string_append_printf(s, "\nDetails and logs:\n  %s/#/regression/%lld\n",
 			       base, reg);
 	g_string_append_printf(s, "\n-- \n%s test farm, %s\nContact: %s\n",
@@ -223,7 +271,10 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 	return g_string_free(s, FALSE);
 }
 
-void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
+/* The follow-up of bisection id (group: the rows of the rc's bisections
+ * that found the same culprit, NULL for one without a culprit). */
+static void followup_one(struct store *st, const struct config *cfg,
+			 int64_t id, const json_t *group)
 {
 	struct rowset rels = { 0 };
 	const struct release_row *rel;
@@ -269,7 +320,7 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	}
 	text = bisection_text(b, cfg, base, steps,
 			      rel != NULL ? rel->subject : NULL,
-			      patch_id[0] != '\0' ? patch_id : NULL);
+			      patch_id[0] != '\0' ? patch_id : NULL, group);
 	json_decref(steps);
 	p = json_pack("{s:s,s:s,s:O,s:s}", "event", "bisection", "version",
 		      json_string_value(json_object_get(b, "version")),
@@ -324,6 +375,69 @@ void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
 	g_free(cc);
 	rowset_free(&rels);
 	json_decref(rows);
+}
+
+static int same(const json_t *row, const char *key, const char *value)
+{
+	const char *v = json_string_value(json_object_get(row, key));
+
+	return v != NULL && value != NULL && strcmp(v, value) == 0;
+}
+
+/*
+ * One follow-up per culprit and rc: it waits until every bisection of the
+ * rc has its answer (and every one that found the culprit its revert
+ * check and prerequisite search), then names the culprit once with each
+ * target that bisected to it and each one's revert check. Whichever
+ * bisection ends last sends it; the mail table's key (kind and culprit)
+ * keeps it to one. A bisection without a culprit says why on its own.
+ */
+void reply_bisection(struct store *st, const struct config *cfg, int64_t id)
+{
+	char err[512];
+	json_t *all = store_rows(st, Q_BISECTION_SIBLINGS, err, sizeof(err), "i",
+				 id), *r;
+	size_t i;
+	int running = 0;
+
+	if (all == NULL) {
+		log_err("bisection %lld: no follow-up: %s", (long long)id, err);
+		return;
+	}
+	json_array_foreach(all, i, r) {
+		if (json_integer_value(json_object_get(r, "id")) == id &&
+		    json_string_value(json_object_get(r, "culprit")) == NULL)
+			followup_one(st, cfg, id, NULL);	/* why none */
+		running |= same(r, "state", "running");
+	}
+	if (running) {
+		json_decref(all);	/* its answer may be the same culprit */
+		return;
+	}
+	json_array_foreach(all, i, r) {
+		const char *culprit = json_string_value(json_object_get(r, "culprit"));
+		json_t *group, *g;
+		size_t k;
+		int first = 1, pending = 0;
+
+		if (culprit == NULL)
+			continue;
+		group = json_array();
+		json_array_foreach(all, k, g) {
+			if (!same(g, "culprit", culprit))
+				continue;
+			if (k < i)
+				first = 0;	/* said with its first */
+			pending |= same(g, "revert_state", "pending") ||
+				   same(g, "prereq_state", "pending");
+			json_array_append(group, g);
+		}
+		if (first && !pending)
+			followup_one(st, cfg, json_integer_value(json_object_get(r,
+				     "id")), group);
+		json_decref(group);
+	}
+	json_decref(all);
 }
 
 /* ---- regzbot ---- */

@@ -11,7 +11,9 @@
  *
  * Then the engine's pass over bisections (bisect_run_once): a confirmed
  * regression (never a flaky one) of an rc whose failing job was built from
- * git starts one, between the newest earlier release of the branch that
+ * git starts one (so does one of an rc whose kernels CI posted, from the
+ * tree and branch its announcement names: bisect_tree.c checks and fetches
+ * them, and its head must be the rc), between the newest earlier release of the branch that
  * passed the test at a known commit (or, failing that, the tree's tag of
  * the previous release, checked first as a step of its own) and the rc's
  * commit. Each step is a job of the rc (store.c keeps them out of the rc's
@@ -237,9 +239,12 @@ static int start(struct store *st, const struct engine_context *c,
 	return rc;
 }
 
-/* A confirmed regression of an rc not built from git: never silently
- * nothing. A failed bisection says why, in the log and the API. */
-static void unbisectable(struct store *st, const struct bisect_candidate *cd)
+/* A confirmed regression of an rc not built from git that cannot be
+ * bisected from its announcement's tree either (why says what stopped
+ * it; NULL: no bisections here): never silently nothing. A failed
+ * bisection says why, in the log and the API. */
+static void unbisectable(struct store *st, const struct bisect_candidate *cd,
+			 const char *why)
 {
 	char msg[1400], err[512];
 	int posted = strcmp(cd->bad, "source") != 0;
@@ -248,11 +253,10 @@ static void unbisectable(struct store *st, const struct bisect_candidate *cd)
 
 	if (cd->tree[0] != '\0')
 		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
-			 " %s, not built here from git; its announcement names"
-			 " the tree %s, but rcgate bisects only the rcs it built"
-			 " from git", cd->version, cd->target, posted ? "posted"
-			 " by CI" : "built from the release tarball and patch",
-			 cd->tree);
+			 " %s, not built here from git; %s", cd->version,
+			 cd->target, posted ? "posted by CI" : "built from the"
+			 " release tarball and patch", why != NULL ? why
+			 : "this rcgated does not bisect (no cache directory)");
 	else
 		snprintf(msg, sizeof(msg), "not bisected: %s's kernels for %s were"
 			 " %s, and neither its announcement (X-KernelTest-Tree,"
@@ -272,6 +276,34 @@ static void unbisectable(struct store *st, const struct bisect_candidate *cd)
 			 cd->version, msg);
 }
 
+/* A confirmed regression of an rc whose kernels were posted (or built
+ * from the tarball and patch) and whose announcement names a tree and
+ * branch: the branch fetched (bisect_tree.c: the URL checked first) and
+ * bisected from its head, when that is the rc, with rcgated's own builds
+ * (the steps' source is the bisection's tree: store.h JOB_SRC). */
+static void posted(struct store *st, const struct engine_context *c,
+		   const struct bisect_candidate *cd)
+{
+	char url[2100], commit[41], why[1200];
+	struct bisect_candidate b = *cd;
+
+	if (c->cache_dir == NULL || cd->tree[0] == '\0') {
+		unbisectable(st, cd, NULL);
+		return;
+	}
+	if (bisect_tree_fetch(c->cfg, c->cache_dir, cd->tree, cd->version, url,
+			      sizeof(url), commit, why, sizeof(why)) < 0) {
+		unbisectable(st, cd, why);
+		return;
+	}
+	log_info("bisection of %s on %s: its kernels were posted; the branch"
+		 " head %.12s of %s says %s: bisecting from there", cd->version,
+		 cd->target, commit, url, cd->version);
+	b.tree = url;
+	b.bad = commit;
+	start(st, c, &b);
+}
+
 /* The line of text starting at offset at into out (cut to fit); returns
  * the offset of the next line. */
 static size_t line_at(const char *text, size_t at, char *out, size_t len)
@@ -280,6 +312,26 @@ static size_t line_at(const char *text, size_t at, char *out, size_t len)
 
 	snprintf(out, len, "%.*s", (int)n, text + at);
 	return at + n + (text[at + n] == '\n');
+}
+
+/* The culprit is the number-th commit after the good end: when that is
+ * the series (the follow-up checks) and its patch mail never reached
+ * intake, the announcement's thread is read from lore ([report]
+ * lore_url), so the follow-up can name the patch and link it. */
+static void culprit_patch(struct store *st, const struct engine_context *c,
+			  const struct bisection_row *b, size_t number)
+{
+	char id[512], err[512];
+	long n;
+
+	if (c->cfg->lore_url[0] == '\0' || c->cache_dir == NULL ||
+	    store_series_patch_id(st, b->release_id, (long)number, id, sizeof(id),
+				  err, sizeof(err)) != 0)
+		return;
+	if (lore_series_fetch(st, c->cfg, c->cache_dir, b->release_id, &n, err,
+			      sizeof(err)) == 0)
+		log_info("bisection %lld: %ld patch%s of the series read from"
+			 " lore", (long long)b->id, n, n == 1 ? "" : "es");
 }
 
 /* The bisection's answer into the store, its revert check queued when it
@@ -346,6 +398,8 @@ static int finish(struct store *st, const struct engine_context *c,
 				   outcome == BISECT_FOUND ? NULL : text, prereq,
 				   err, sizeof(err)) < 0)
 		return -1;
+	if (outcome == BISECT_FOUND)
+		culprit_patch(st, c, b, hi + 1);
 	if (author[0] != '\0' &&
 	    store_bisection_culprit(st, b->id, author, adate[0] ? adate : NULL,
 				    people[0] ? people : NULL, err,
@@ -574,7 +628,7 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 	if (store_bisect_unbisectable(st, &todo, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < todo.n; i++)
-		unbisectable(st, &((const struct bisect_candidate *)todo.v)[i]);
+		posted(st, c, &((const struct bisect_candidate *)todo.v)[i]);
 	rowset_free(&todo);
 	if (store_bisections_running(st, &todo, err, errlen) < 0)
 		return -1;

@@ -115,6 +115,28 @@ int bisect_run_once(struct store *, const struct engine_context *,
  * through reply_bisection() (reply.h). */
 struct config;
 
+/* ---- bisect_tree.c: the tree a posted rc's bisection builds from ---- */
+/* tree is "URL BRANCH" (the announcement's X-KernelTest-Tree and -Branch):
+ * split into url and branch, 0; -1 with why (none named, too long). */
+int bisect_tree_split(const char *tree, char *url, size_t ulen, char *branch,
+		      size_t blen, char *why, size_t wlen);
+/* The same, checked as every git fetch of rcgated is (git://, http://,
+ * https://; a plain URL under [build] tree_origins, written into url as
+ * it will be fetched; a plain branch name): 0, or -1 with why. No I/O. */
+int bisect_tree_check(const struct config *, const char *tree, char *url,
+		      size_t ulen, char *branch, size_t blen, char *why,
+		      size_t wlen);
+/* bisect_tree_check and the address of url ([fetch] allow_networks),
+ * then the branch fetched into the cached clone of url
+ * (<cache_dir>/build, in the sandbox; git's output in
+ * <cache_dir>/build/bisect-fetch.log) and its head in commit, if the
+ * head's Makefile says version: 0. Otherwise -1 with why, the reason the
+ * rc is not bisected (refused before any fetch, the fetch failed, or the
+ * branch has moved on). */
+int bisect_tree_fetch(const struct config *, const char *cache_dir,
+		      const char *tree, const char *version, char *url,
+		      size_t ulen, char commit[41], char *why, size_t wlen);
+
 /* ---- regress.c: regression decisions (pure: plain data in and out) ---- */
 enum baseline_status { BASE_NONE, BASE_PASS, BASE_FAIL };
 enum test_class {

@@ -91,6 +91,7 @@ enum store_query {
 	Q_BISECTIONS_RUNNING,	/* none */
 	Q_BISECT_STEPS,		/* bisection id */
 	Q_BISECTION,		/* bisection id */
+	Q_BISECTION_SIBLINGS,	/* bisection id: every bisection of its rc */
 	Q_REGRESSION_BISECTIONS,	/* regression id: its bisections, and
 				 * the regressions that share a culprit */
 	Q_REVERT_PENDING,	/* (none): bisections whose revert check

@@ -35,6 +35,27 @@ struct column {
 };
 #define COL(row, field, type) { #field, offsetof(struct row, field), type }
 
+/* A job's source as the claim and the job's page read it: its artifact's
+ * (a, joined on j.artifact_id), except for a bisection step or revert
+ * check of an rc whose kernels were not built from git (CI posted them):
+ * those build from the bisection's tree (bisect.c fetched it and checked
+ * its branch head), as a git job with nothing else of the artifact.
+ * JOB_SRC_JOIN goes after the artifact's join; the claim reads the
+ * columns in JOB_SRC_COLS' order. */
+#define JOB_SRC_JOIN \
+	" LEFT JOIN bisection pb ON pb.id = j.bisection_id AND a.kind != 'git'"
+#define JOB_SRC(col, posted, as) \
+	" CASE WHEN pb.id IS NULL THEN a." col " ELSE " posted " END AS " as
+#define JOB_SRC_COLS \
+	JOB_SRC("url", "pb.tree", "url") "," JOB_SRC("sha256", "''", "sha256") \
+	"," JOB_SRC("kind", "'git'", "kind") "," \
+	JOB_SRC("modules_url", "NULL", "modules_url") "," \
+	JOB_SRC("modules_sha256", "NULL", "modules_sha256") "," \
+	JOB_SRC("custom = 1", "0", "custom") "," \
+	JOB_SRC("patch_url", "NULL", "patch_url") "," \
+	JOB_SRC("patch_sha256", "NULL", "patch_sha256") "," \
+	JOB_SRC("git_ref", "NULL", "git_ref")
+
 /* Runs one statement with bound arguments to completion. */
 int store_run(struct store *st, const char *sql, char *err, size_t errlen,
 	       const char *types, ...);

@@ -178,12 +178,10 @@ int store_job_claim_kind(struct store *st, const char *worker,
 		return -1;
 	stmt = store_prepare(st,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
-		" r.version, a.url, a.sha256, a.kind, a.modules_url,"
-		" a.modules_sha256, a.custom, a.patch_url, a.patch_sha256,"
-		" a.git_ref, j.bisection_id, j.git_commit, j.only_tests,"
-		" j.revert_commit, r.deadline"
+		" r.version," JOB_SRC_COLS ", j.bisection_id, j.git_commit,"
+		" j.only_tests, j.revert_commit, r.deadline"
 		" FROM job j JOIN release r ON r.id = j.release_id"
-		" JOIN artifact a ON a.id = j.artifact_id"
+		" JOIN artifact a ON a.id = j.artifact_id" JOB_SRC_JOIN
 		" WHERE j.state = 'queued'"
 		/* The rc whose "Responses should be made by" is nearest goes
 		 * first, its review jobs before its bisection steps (the

@@ -83,14 +83,13 @@ static const char *const query_sql[] = {
 		"SELECT j.id, r.version, j.target, j.suite, j.state, j.attempt,"
 		" j.worker, j.accel, j.error_kind, j.error, j.created, j.started,"
 		" j.finished, j.boot_seconds, j.kernel_version, j.kernel_mismatch,"
-		" j.rerun_of, a.kind, a.url, a.sha256, a.modules_url,"
-		" a.modules_sha256, a.custom = 1 AS custom, a.patch_url,"
-		" a.patch_sha256, a.git_ref, j.built_sha256, j.build_seconds,"
+		" j.rerun_of," JOB_SRC_COLS ", j.built_sha256, j.build_seconds,"
 		" j.built_commit, j.build_step, j.build_done, j.build_total,"
 		" j.host, j.bisection_id, j.git_commit, j.only_tests, j.compiler,"
 		" j.git_describe, j.revert_commit"
 		" FROM job j JOIN release r ON r.id = j.release_id"
-		" JOIN artifact a ON a.id = j.artifact_id WHERE j.id = ?",
+		" JOIN artifact a ON a.id = j.artifact_id" JOB_SRC_JOIN
+		" WHERE j.id = ?",
 	[Q_JOB_RESULTS] =
 		"SELECT test, status, diagnostic, duration_ms FROM result"
 		" WHERE job_id = ? ORDER BY id",
@@ -333,6 +332,14 @@ static const char *const query_sql[] = {
 		"  AND c.state = 'found') AS same_cause_in"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.id = ?",
+	/* Every bisection of the rc of bisection ?, oldest first: the
+	 * follow-up waits for all of them and names a culprit once, with
+	 * each target that bisected to it. */
+	[Q_BISECTION_SIBLINGS] =
+		"SELECT b.id, b.target, b.state, b.culprit, b.revert_state,"
+		" b.revert_message, b.prereq_state FROM bisection b"
+		" WHERE b.release_id = (SELECT release_id FROM bisection"
+		"  WHERE id = ?) ORDER BY b.id",
 	/* The bisections of the rcs it occurs in, on its target, of its
 	 * kind (build or tests), with the other regressions whose
 	 * bisection named the same upstream commit. */

@@ -60,12 +60,7 @@ h1=$(git_commit "$REPO" $B "iomap: name the private flags" "commit $m3 upstream.
 	"sed:$IOMAP:s|^ \\* iomap.h:\$| * iomap.h (m3, as backported):|")
 h2=$(git_commit "$REPO" $B "iomap: a comment on IOMAP_DIO_WRITE_FUA" "" \
 	"sed:$IOMAP:s|^#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)\$|#define IOMAP_DIO_WRITE_FUA${T}(1 << 28)${T}/* m5 */|")
-culprit=$(git_commit "$REPO" $B "ext4: properly sync file size update after O_DIRECT write" \
-	"commit $UPSTREAM upstream.
-
-(rcgate's test tree: reverting 936e114a245b stands in for the iomap
-prerequisite the 2023 backport lacked.)" \
-	"patch:$SRC/tests/kernels/936e114a245b-revert.patch")
+culprit=$(git_culprit "$REPO" $B "$UPSTREAM")
 h4=$(git_commit "$REPO" $B "ext4: a comment" "commit 4444444444444444444444444444444444444444 upstream." \
 	'sed:fs/ext4/file.c:1s|$| /* h4 */|')
 rc1=$(git_version "$REPO" $B 193 -rc1)
@@ -109,16 +104,6 @@ bisected() {
 		sleep 5
 	done
 	return 1
-}
-# followup MSGID TEXT: the mail in MSGID's thread that contains TEXT.
-followup() {
-	local f=""
-	for _ in $(seq 1 30); do
-		f=$(grep -l "^References: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l -F "$2" 2>/dev/null | head -1)
-		[ -n "$f" ] && break
-		sleep 1
-	done
-	printf '%s' "$f"
 }
 # under_report MSGID FILE: FILE replies to rcgate's own report in MSGID's
 # thread (the reply to the announcement itself), not to the announcement.
@@ -189,7 +174,7 @@ check "steps are not the rc's own jobs: its jobs and gate are as before; its reg
 req GET "/api/v1/regressions/$(jqb '[.regressions[] | select(.test | startswith("ext4."))][-1].id')"
 check "every ext4 regression of the rc shows the same bisection" \
 	[ "$(jqb '.bisections[0].culprit')" = "$culprit" ]
-sent=$(followup "$msgid" "commit $culprit")
+sent=$(thread_mail "$msgid" "commit $culprit")
 check "the culprit is a follow-up in the rc's thread, under rcgate's own report" \
 	under_report "$msgid" "${sent:-/dev/null}"
 check "the follow-up names the culprit as git show does, its upstream commit and the possible dependencies" \
@@ -246,7 +231,7 @@ joined() {
 	fi
 }
 check "one cause in both branches: regression #$reg and 6.6.64-rc1's #$reg6 joined by the upstream commit" joined
-sent6=$(followup "$msgid6" "commit $culprit6")
+sent6=$(thread_mail "$msgid6" "commit $culprit6")
 check "6.6.64-rc1's thread gets its culprit, and that 6.1.193-rc1's bisection found the same upstream commit" \
 	sh -c "[ -n '$sent6' ] && grep -q 'found by bisection in 6.1.193-rc1' '$sent6' && grep -q '$UPSTREAM' '$sent6'"
 stop_smtpd

@@ -92,6 +92,19 @@ git_commit() {
 	return $rc
 }
 
+# git_culprit REPO BRANCH UPSTREAM: the fixture's culprit on BRANCH's head,
+# "commit UPSTREAM upstream.": its change is the 936e114a245b revert (the
+# known-bad kernel's), standing in for the 2023 backport that lacked it.
+# Prints its id.
+git_culprit() {
+	git_commit "$1" "$2" "ext4: properly sync file size update after O_DIRECT write" \
+		"commit $3 upstream.
+
+(rcgate's test tree: reverting 936e114a245b stands in for the iomap
+prerequisite the 2023 backport lacked.)" \
+		"patch:$SRC/tests/kernels/936e114a245b-revert.patch"
+}
+
 # git_version REPO BRANCH SUBLEVEL EXTRAVERSION: stable's "Linux X.Y.Z-rcN"
 # commit at the top of a branch.
 git_version() {

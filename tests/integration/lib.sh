@@ -203,6 +203,17 @@ settled() {
 	done
 	return 1
 }
+# thread_mail MSGID TEXT: the mail (of the test smtpd) in MSGID's thread
+# that contains TEXT, waiting up to 30 s for it; "" if none.
+thread_mail() {
+	local f=""
+	for _ in $(seq 1 30); do
+		f=$(grep -l "^References: <$1>" "$SMTPD_DIR"/*.eml 2>/dev/null | xargs -r grep -l -F "$2" 2>/dev/null | head -1)
+		[ -n "$f" ] && break
+		sleep 1
+	done
+	printf '%s' "$f"
+}
 jqb() { printf '%s' "$BODY" | jq -r "$@"; }
 
 # start_httpd DIR: a fault-injecting file server (httpd.py); sets HTTPD_URL.

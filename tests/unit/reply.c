@@ -600,15 +600,44 @@ static void test_bisection_followup(void **state)
 	outbox(f, &m);
 	assert_int_equal(m.n, 1);
 	mails_free(&m);
-	for (int64_t id = 1; id <= 2; id++)
-		assert_int_equal(store_revert_finish(f->st, id, "pass", "reverting"
-			" c97d13d25d29 on top of 6.1.64-rc1 makes ext4.write_seq_512"
-			" pass", err, sizeof(err)), 0);
+	/* Both targets bisected to the same commit: one mail, once both
+	 * revert checks are in, with each one's. */
+	assert_int_equal(store_revert_finish(f->st, 1, "pass", "reverting"
+		" c97d13d25d29 on top of 6.1.64-rc1 makes ext4.write_seq_512"
+		" pass", err, sizeof(err)), 0);
 	reply_bisection(f->st, &f->cfg, 1);
-	reply_bisection(f->st, &f->cfg, 2);	/* the same culprit */
+	outbox(f, &m);
+	assert_int_equal(m.n, 1);	/* i386's revert check is pending */
+	mails_free(&m);
+	assert_int_equal(store_revert_finish(f->st, 2, "fail", "with"
+		" c97d13d25d29 reverted on top of 6.1.64-rc1, still failing:"
+		" ext4.write_seq_512", err, sizeof(err)), 0);
+	/* Nor while another bisection of the rc runs: its answer may be
+	 * the same commit. */
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "INSERT INTO bisection (regression_id,"
+		" release_id, job_id, target, test, tests, tree, good, bad,"
+		" good_tested, commits, state, created) VALUES (1, 2, 2, 'arm64',"
+		" 'build.kernel', '-', 't', 'a', 'b', 1, 'b', 'running', 'x')",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	reply_bisection(f->st, &f->cfg, 2);
+	outbox(f, &m);
+	assert_int_equal(m.n, 1);
+	mails_free(&m);
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "DELETE FROM bisection WHERE target"
+		" = 'arm64'", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	reply_bisection(f->st, &f->cfg, 2);	/* the last one in sends it */
 	reply_bisection(f->st, &f->cfg, 1);	/* again: once */
 	outbox(f, &m);
 	assert_int_equal(m.n, 2);
+	assert_non_null(strstr(m.text[1], "ext4.write_seq_512 on x86_64 and i386 in"));
+	assert_non_null(strstr(m.text[1], "\n  ext4.write_seq_512 pass)\n"
+			       "revert on i386: FAIL (with c97d13d25d29 reverted"
+			       " on top of 6.1.64-rc1, still\n  failing:"
+			       " ext4.write_seq_512)\n"));
 	snprintf(report_id, sizeof(report_id), "%s",
 		 header(m.text[0], "Message-Id", h, sizeof(h)));
 	assert_string_equal(header(m.text[1], "In-Reply-To", h, sizeof(h)), report_id);
@@ -623,9 +652,9 @@ static void test_bisection_followup(void **state)
 			       "    commit 91562895f8030cb9a0470b1db49de79346a69f91 upstream.\n"));
 	assert_non_null(strstr(m.text[1], "\nPossible dependencies"));
 	/* KernelCI's form, wrapped at 78 */
-	assert_non_null(strstr(m.text[1], "\nrevert: PASS (reverting c97d13d25d29 on"
-			       " top of 6.1.64-rc1 makes\n  ext4.write_seq_512"
-			       " pass)\n"));
+	assert_non_null(strstr(m.text[1], "\n\nrevert on x86_64: PASS (reverting"
+			       " c97d13d25d29 on top of 6.1.64-rc1 makes\n"
+			       "  ext4.write_seq_512 pass)\n"));
 	assert_non_null(strstr(m.text[1], "\n    936e114a245b (\"iomap: update ki_pos a little"
 			       " later in iomap_dio_complete\")\n"));
 	assert_non_null(strstr(m.text[1], "jack@suse.cz"));
