@@ -276,6 +276,22 @@ static void unbisectable(struct store *st, const struct bisect_candidate *cd,
 			 cd->version, msg);
 }
 
+/* ---- the posted rcs' trees, fetched beside the engine ---- */
+
+static const struct engine_context *posted_ctx;
+static int posted_pass(struct store *, void *);
+static struct consumer posted_consumer = {
+	.name = "bisect-trees", .pass = posted_pass, .period = 60,
+};
+static int posted_thread;
+
+/* A fetch under way stops when the daemon does. */
+static int posted_stopping(void *cls)
+{
+	(void)cls;
+	return consumer_stopping(&posted_consumer);
+}
+
 /* A confirmed regression of an rc whose kernels were posted (or built
  * from the tarball and patch) and whose announcement names a tree and
  * branch: the branch fetched (bisect_tree.c: the URL checked first) and
@@ -292,7 +308,11 @@ static void posted(struct store *st, const struct engine_context *c,
 		return;
 	}
 	if (bisect_tree_fetch(c->cfg, c->cache_dir, cd->tree, cd->version, url,
-			      sizeof(url), commit, why, sizeof(why)) < 0) {
+			      sizeof(url), commit, posted_thread ? posted_stopping
+			      : NULL, why, sizeof(why)) < 0) {
+		/* Stopped with the daemon: fetched again at the next start. */
+		if (posted_thread && consumer_stopping(&posted_consumer))
+			return;
 		unbisectable(st, cd, why);
 		return;
 	}
@@ -302,6 +322,52 @@ static void posted(struct store *st, const struct engine_context *c,
 	b.tree = url;
 	b.bad = commit;
 	start(st, c, &b);
+}
+
+int bisect_posted_once(struct store *st, const struct engine_context *c,
+		       char *err, size_t errlen)
+{
+	struct rowset todo = { 0 };
+
+	if (store_bisect_unbisectable(st, &todo, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < todo.n; i++) {
+		if (posted_thread && consumer_stopping(&posted_consumer))
+			break;
+		posted(st, c, &((const struct bisect_candidate *)todo.v)[i]);
+	}
+	rowset_free(&todo);
+	return 0;
+}
+
+static int posted_pass(struct store *st, void *arg)
+{
+	char err[512];
+
+	(void)arg;
+	if (bisect_posted_once(st, posted_ctx, err, sizeof(err)) < 0)
+		log_err("bisect-trees: %s", err);
+	/* A bisection started: the engine drives it from here. */
+	engine_kick();
+	return CONSUMER_PERIOD;
+}
+
+int bisect_posted_start(const struct engine_context *c, char *err,
+			size_t errlen)
+{
+	posted_ctx = c;
+	if (consumer_start(&posted_consumer, c->db_path, err, errlen) < 0)
+		return -1;
+	posted_thread = 1;
+	return 0;
+}
+
+void bisect_posted_stop(void)
+{
+	if (!posted_thread)
+		return;
+	consumer_stop(&posted_consumer);
+	posted_thread = 0;
 }
 
 /* The line of text starting at offset at into out (cut to fit); returns
@@ -625,11 +691,10 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 	for (size_t i = 0; i < todo.n; i++)
 		start(st, c, &((const struct bisect_candidate *)todo.v)[i]);
 	rowset_free(&todo);
-	if (store_bisect_unbisectable(st, &todo, err, errlen) < 0)
+	if (posted_thread)
+		consumer_kick(&posted_consumer);
+	else if (bisect_posted_once(st, c, err, errlen) < 0)
 		return -1;
-	for (size_t i = 0; i < todo.n; i++)
-		posted(st, c, &((const struct bisect_candidate *)todo.v)[i]);
-	rowset_free(&todo);
 	if (store_bisections_running(st, &todo, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < todo.n; i++)

@@ -114,7 +114,8 @@ static int head_version(const char *gitdir, const struct build_options *o,
 
 int bisect_tree_fetch(const struct config *cfg, const char *cache_dir,
 		      const char *tree, const char *version, char *url,
-		      size_t ulen, char commit[41], char *why, size_t wlen)
+		      size_t ulen, char commit[41], int (*cancelled)(void *),
+		      char *why, size_t wlen)
 {
 	char branch[128], root[PATH_MAX], logpath[PATH_MAX], gitdir[PATH_MAX],
 		said[64], e[1024] = "";
@@ -137,6 +138,7 @@ int bisect_tree_fetch(const struct config *cfg, const char *cache_dir,
 		return -1;
 	}
 	fetch_opts(&o, cfg, root);
+	o.cancelled = cancelled;
 	/* git's own output goes to one log beside the clones. */
 	fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0) {

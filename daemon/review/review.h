@@ -111,6 +111,18 @@ struct engine_context;
 struct store;
 int bisect_run_once(struct store *, const struct engine_context *,
 		    char *err, size_t errlen);
+/* The posted rcs' trees are fetched by a thread of their own once this
+ * started it (a first clone of linux-stable-rc takes minutes, which the
+ * engine's pass, and with it every other rc's reports, must not wait
+ * for); until then, and in the unit tests, bisect_run_once fetches them
+ * itself. bisect_posted_once is that thread's pass: every confirmed
+ * regression of a posted rc, its tree fetched and its bisection started
+ * (or a failed row saying why). */
+int bisect_posted_start(const struct engine_context *, char *err,
+			size_t errlen);
+void bisect_posted_stop(void);
+int bisect_posted_once(struct store *, const struct engine_context *,
+		       char *err, size_t errlen);
 /* What a bisection found goes to the rc's thread (and the webhook)
  * through reply_bisection() (reply.h). */
 struct config;
@@ -132,10 +144,12 @@ int bisect_tree_check(const struct config *, const char *tree, char *url,
  * <cache_dir>/build/bisect-fetch.log) and its head in commit, if the
  * head's Makefile says version: 0. Otherwise -1 with why, the reason the
  * rc is not bisected (refused before any fetch, the fetch failed, or the
- * branch has moved on). */
+ * branch has moved on). cancelled (may be NULL) is polled while git runs:
+ * nonzero stops it (-1). */
 int bisect_tree_fetch(const struct config *, const char *cache_dir,
 		      const char *tree, const char *version, char *url,
-		      size_t ulen, char commit[41], char *why, size_t wlen);
+		      size_t ulen, char commit[41], int (*cancelled)(void *),
+		      char *why, size_t wlen);
 
 /* ---- regress.c: regression decisions (pure: plain data in and out) ---- */
 enum baseline_status { BASE_NONE, BASE_PASS, BASE_FAIL };
