@@ -14,7 +14,7 @@
 # regression triaged invalid gets a follow-up in each thread that had it.
 # Each thread's mails are listed in order.
 . "$(dirname "$0")/lib.sh"
-echo "1..31"
+echo "1..32"
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 if [ ! -f "$KDIR/good/bzImage" ] || [ ! -f "$KDIR/bad/bzImage" ]; then
 	for i in $(seq 1 31); do skip_test "2023 cycle $i" "known-good/bad kernels not built (tests/kernels/build-kernels)"; done
@@ -70,6 +70,19 @@ req GET "/api/v1/regressions/$rid"
 check "ext4.write_seq_512 is one regression across 5.10, 5.15 and 6.1" [ "$(jqb '[.occurrences[].version] | sort | join(" ")')" = "5.10.202-rc1 5.15.140-rc1 6.1.64-rc1" ]
 check "it was reproduced by the rerun (confirmed)" [ "$(jqb .state)" = confirmed ]
 if jqb .diagnostic | grep -q 'buffer wrong at 0 have'; then ok "its diagnostic says what was read back"; else not_ok "diagnostic"; diag "$(jqb .diagnostic)"; fi
+# The rcs' kernels were posted, and the announcements name kernel.org's
+# stable-rc tree, which this daemon's [build] tree_origins does not allow:
+# the bisect-trees thread refuses it before any fetch and says so.
+refused61=
+for _ in $(seq 1 30); do
+	req GET "/api/v1/regressions/$rid"
+	refused61=$(jqb '[.bisections[]? | select(.version == "6.1.64-rc1" and .state == "failed")][0].message // empty')
+	[ -n "$refused61" ] && break
+	sleep 1
+done
+diag "6.1.64-rc1's bisection: $refused61"
+check "a posted rc whose announcement names a tree outside the allowed origins is not bisected, and says why (nothing fetched)" \
+	grep -q "refused, nothing was fetched: .*not under an allowed origin" <<<"$refused61"
 check "pwritev is not a regression (the bug only hits write/writev)" [ "$(jqb '[.regressions[]? | select(.test | startswith("ext4.pwrite"))] | length' <<<"$(curl -s "$BASE/api/v1/regressions?limit=200")")" = 0 ]
 
 "$BUILD/rcgatectl" --server "$BASE" gate 6.1.64-rc1 >/dev/null; gate_rc=$?
