@@ -2235,118 +2235,158 @@ out:
 	return st;
 }
 
-#define RESIZE_ROUNDS 150
-#define RESIZE_LEN (64 * KIB)
+#define RACE_ROUNDS 100
+#define RACE_LEN (64 * KIB)
+/* The collapse is 52 KiB, 104 sectors: four periods of pat(), so data it
+ * moves down still holds the pattern of its new offset. */
+#define RACE_COLLAPSE_LEN (52 * KIB)
 
-/* The resizer of test_race_resize: each round cuts, extends, punches,
- * zeroes or rewrites (buffered, the same pattern) the range the direct
- * writer works on. Exits 0, or 1 when an operation fails. */
-static void resize_loop(const char *path, const unsigned char *pat1)
+/* One operation of the racing process on fd, round i: 0, or -1 with
+ * errno. Each test's row names one operation (t->flags). */
+static int race_op(int fd, unsigned int op, unsigned int i,
+		   const unsigned char *pat1)
+{
+	long long off = (long long)(i % 4) * 16 * KIB;
+
+	switch (op) {
+	case RACE_TRUNCATE:
+		return ftruncate(fd, (i % 2) ? RACE_LEN : (off_t)off);
+	case RACE_PUNCH:
+		return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				 (off_t)off, 16 * KIB);
+	case RACE_ZERO:
+		return fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+				 (off_t)off, 16 * KIB);
+	case RACE_COLLAPSE:
+		if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, RACE_COLLAPSE_LEN) == 0)
+			return 0;
+		/* The file is already short (a collapse won the race with
+		 * the writer's rewrite): nothing to collapse this round. */
+		return errno == EINVAL ? 0 : -1;
+	default:
+		return pwrite(fd, pat1 + off, 16 * KIB, (off_t)off) == 16 * KIB ? 0 : -1;
+	}
+}
+
+/* The racing process: 2 * RACE_ROUNDS operations op on path. Exits 0, 2
+ * when the filesystem does not have the operation (EOPNOTSUPP on the
+ * first try), 1 when an operation fails. */
+static void race_loop(const char *path, unsigned int op,
+		      const unsigned char *pat1)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	unsigned int i;
 
 	if (fd < 0)
 		_exit(1);
-	for (i = 0; i < 2 * RESIZE_ROUNDS; i++) {
-		long long off = (long long)(i % 4) * 16 * KIB;
-		int r = 0;
-
-		switch (i % 5) {
-		case 0:
-			r = ftruncate(fd, (off_t)off);
-			break;
-		case 1:
-			r = ftruncate(fd, RESIZE_LEN);
-			break;
-		case 2:
-			r = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)off, 16 * KIB);
-			break;
-		case 3:
-			r = fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)off, 16 * KIB);
-			break;
-		default:
-			r = pwrite(fd, pat1 + off, 16 * KIB, (off_t)off) ==
-				    16 * KIB ? 0 : -1;
-			break;
-		}
-		if (r != 0 && errno != EOPNOTSUPP)
-			_exit(1);
-	}
+	for (i = 0; i < 2 * RACE_ROUNDS; i++)
+		if (race_op(fd, op, i, pat1) != 0)
+			_exit(errno == EOPNOTSUPP && i == 0 ? 2 : 1);
 	_exit(0);
+}
+
+static const char *race_op_name(unsigned int op)
+{
+	switch (op) {
+	case RACE_TRUNCATE:
+		return "truncate";
+	case RACE_PUNCH:
+		return "fallocate punch hole";
+	case RACE_ZERO:
+		return "fallocate zero range";
+	case RACE_COLLAPSE:
+		return "fallocate collapse range";
+	default:
+		return "buffered write";
+	}
+}
+
+/* One round of the direct writer and reader: 0, or 1 with a diagnostic. */
+static unsigned int race_round(int fd, int rfd, unsigned int iter,
+			       const unsigned char *buf, unsigned char *rb,
+			       struct diag *d)
+{
+	const char *how = rfd == fd ? "direct" : "buffered";
+	ssize_t r = pwrite(fd, buf, RACE_LEN, 0);
+	long long i;
+
+	if (r != RACE_LEN) {
+		diag_add(d, "iteration %u of %d: direct write of %ld at 0 returned %zd%s%s",
+			 iter, RACE_ROUNDS, RACE_LEN, r, r < 0 ? ": " : "",
+			 r < 0 ? strerror(errno) : "");
+		return 1;
+	}
+	r = pread(rfd, rb, RACE_LEN, 0);
+	if (r < 0) {
+		diag_add(d, "iteration %u of %d: %s read: %s", iter, RACE_ROUNDS,
+			 how, strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < r; i++)
+		if (rb[i] != 0 && rb[i] != buf[i])
+			break;
+	if (i == r)
+		return 0;
+	diag_add(d, "iteration %u of %d: %s read: byte at %lld is %02x, expected %02x or 00 (stale data)",
+		 iter, RACE_ROUNDS, how, i, rb[i], buf[i]);
+	return 1;
 }
 
 /*
  * Direct writes and reads of one pattern over 64 KiB while another process
- * truncates the file down and up, punches holes, zeroes ranges and rewrites
- * parts with buffered writes of the same pattern: every byte a read
- * returns (direct or buffered) is that pattern or zero, never anything
- * else (stale blocks), and a direct write is never short. A failure names
- * its iteration, so a rerun tells flaky from reproduced.
+ * runs one operation on the same range (the row's flag: truncate down and
+ * up, punch, zero, collapse, or buffered writes of the same pattern):
+ * every byte a read returns (direct or buffered) is that pattern or zero,
+ * never anything else (stale blocks), and a direct write is never short.
+ * A failure names its iteration, so a rerun tells flaky from reproduced.
  */
-enum test_status test_race_resize(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d)
+enum test_status test_race(const struct suite_test *t,
+			   const struct suite_env *env, struct diag *d)
 {
 	enum test_status st = TEST_FAIL;
+	unsigned int op = t->flags & RACE_OPS;
 	unsigned char *buf = NULL, *rb = NULL;
 	unsigned int iter, bad = 0;
 	pid_t pid;
 	int fd, bfd = -1, status = 0;
 
-	(void)t;
 	fd = create(env, 0, &st, d);
 	if (fd < 0)
 		return st;
-	buf = aligned(RESIZE_LEN, d);
-	rb = aligned(RESIZE_LEN, d);
+	buf = aligned(RACE_LEN, d);
+	rb = aligned(RACE_LEN, d);
 	bfd = open(env->path, O_RDONLY | O_CLOEXEC);
 	if (buf == NULL || rb == NULL || bfd < 0) {
 		diag_add(d, "setup: %s", strerror(errno));
 		goto out;
 	}
-	pat_fill(buf, RESIZE_LEN, 0, 1);
+	pat_fill(buf, RACE_LEN, 0, 1);
+	if (pwrite(fd, buf, RACE_LEN, 0) != RACE_LEN) {
+		diag_add(d, "setup: direct write of %ld at 0: %s", RACE_LEN,
+			 strerror(errno));
+		goto out;
+	}
 	pid = fork();
 	if (pid < 0) {
 		diag_add(d, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
-		resize_loop(env->path, buf);
-	for (iter = 1; iter <= RESIZE_ROUNDS && bad == 0; iter++) {
-		int rfd = (iter % 3 == 0) ? bfd : fd;
-		ssize_t r = pwrite(fd, buf, RESIZE_LEN, 0);
-		long long i;
-
-		if (r != RESIZE_LEN) {
-			diag_add(d, "iteration %u: direct write of 65536 at 0 returned %zd%s%s",
-				 iter, r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-			bad++;
-			break;
-		}
-		r = pread(rfd, rb, RESIZE_LEN, 0);
-		if (r < 0) {
-			diag_add(d, "iteration %u: %s read: %s", iter,
-				 rfd == fd ? "direct" : "buffered", strerror(errno));
-			bad++;
-			break;
-		}
-		for (i = 0; i < r; i++)
-			if (rb[i] != 0 && rb[i] != buf[i])
-				break;
-		if (i < r) {
-			diag_add(d, "iteration %u of %d: %s read: byte at %lld is %02x, expected %02x or 00 (stale data)",
-				 iter, RESIZE_ROUNDS, rfd == fd ? "direct" : "buffered",
-				 i, rb[i], buf[i]);
-			bad++;
-		}
-	}
+		race_loop(env->path, op, buf);
+	for (iter = 1; iter <= RACE_ROUNDS && bad == 0; iter++)
+		bad += race_round(fd, iter % 3 == 0 ? bfd : fd, iter, buf, rb, d);
 	if (bad > 0)
 		kill(pid, SIGKILL);
-	if (waitpid(pid, &status, 0) == pid && bad == 0 &&
-	    (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		diag_add(d, "the resizing process failed (status %#x)", status);
+	if (waitpid(pid, &status, 0) == pid && bad == 0 && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 2) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "%s not supported", race_op_name(op));
+		st = TEST_SKIP;
+		goto out;
+	}
+	if (bad == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		diag_add(d, "the racing %s process failed (status %#x)",
+			 race_op_name(op), status);
 		bad++;
 	}
 	st = bad == 0 ? TEST_PASS : TEST_FAIL;
@@ -2356,5 +2396,123 @@ out:
 	close(fd);
 	free(buf);
 	free(rb);
+	return st;
+}
+
+/* ---- a full filesystem ---- */
+
+/*
+ * Fills the filesystem holding path with fallocate() calls on path (a new
+ * file), from 32 MiB down to 4 KiB chunks, until even 4 KiB gets ENOSPC.
+ * Returns the bytes allocated, or -1 with a diagnostic (an error other than
+ * ENOSPC, or no fallocate at all: errno EOPNOTSUPP, no diagnostic).
+ */
+static long long fill_fs(const char *path, struct diag *d)
+{
+	long long off = 0, chunk = 32 * KIB * KIB;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		diag_add(d, "create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (chunk >= PAGE) {
+		if (fallocate(fd, 0, (off_t)off, (off_t)chunk) == 0) {
+			off += chunk;
+			continue;
+		}
+		if (errno != ENOSPC) {
+			int e = errno;
+
+			if (e != EOPNOTSUPP)
+				diag_add(d, "filling the filesystem: fallocate at %lld+%lld: %s",
+					 off, chunk, strerror(e));
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		/* A partial allocation may stay behind: go on after it. */
+		{
+			struct stat sb;
+
+			if (fstat(fd, &sb) == 0 && (long long)sb.st_size > off)
+				off = (long long)sb.st_size;
+		}
+		chunk /= 2;
+	}
+	close(fd);
+	return off;
+}
+
+#define FULL_LEN (256 * KIB)
+
+/*
+ * A direct write into a file's own preallocated blocks needs no new data
+ * space: with the filesystem full (fallocate until ENOSPC), direct writes
+ * into the preallocated range must still succeed, whole, and read back
+ * through every path. The filler is removed and the space given back
+ * (syncfs) before the verdict, so later tests have room again.
+ */
+enum test_status test_full_prealloc(const struct suite_test *t,
+				    const struct suite_env *env,
+				    struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	char fill[sizeof(env->path) + 8];
+	long long filled = -1;
+	int fd;
+
+	(void)t;
+	memset(&im, 0, sizeof(im));
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	snprintf(fill, sizeof(fill), "%s.fill", env->path);
+	if (image_init(&im, FULL_LEN, d) != 0)
+		goto out;
+	buf = aligned(64 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (falloc(fd, 0, 0, FULL_LEN, "preallocate", 0, d) != 0) {
+		if (errno == EOPNOTSUPP) {
+			skip(d, "fallocate", errno);
+			st = TEST_SKIP;
+		} else {
+			im.bad++;
+		}
+		goto out;
+	}
+	image_truncate(&im, FULL_LEN);
+	filled = fill_fs(fill, d);
+	if (filled < 0) {
+		if (errno == EOPNOTSUPP) {
+			skip(d, "fallocate", errno);
+			st = TEST_SKIP;
+		} else {
+			im.bad++;
+		}
+		goto out;
+	}
+	if (put(fd, buf, 64 * KIB, 64 * KIB, 1, &im,
+		"filesystem full, direct write into preallocated blocks", d) == 0)
+		put(fd, buf, 4 * KIB, 8 * KIB, 2, &im,
+		    "filesystem full, second direct write into preallocated blocks", d);
+	verify(env->path, &im, "filesystem full, after direct writes into preallocated blocks",
+	       VIA_ALL, d);
+	if (im.bad > 0)
+		diag_add(d, "the filesystem was full: %lld bytes preallocated by the filler",
+			 filled);
+out:
+	unlink(fill);
+	syncfs(fd);
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(&im);
+	image_free(&im);
 	return st;
 }
