@@ -141,6 +141,24 @@ static unsigned int compare(const char *how, const unsigned char *have,
 	return bad > 0;
 }
 
+/* The rest of the page that holds EOF, seen through a mapping, must be
+ * zeros (mmap(2)): stale bytes there are disk blocks the file never wrote
+ * (a sub-block direct write that did not zero its block's tail). */
+static unsigned int past_eof(const char *how, const unsigned char *m,
+			     long long size, size_t len, struct diag *d)
+{
+	size_t i;
+
+	for (i = (size_t)size; i < len; i++)
+		if (m[i] != 0)
+			break;
+	if (i == len)
+		return 0;
+	diag_add(d, "%s: byte at %zu, past EOF (%lld) in its page, is %02x, expected 00",
+		 how, i, size, m[i]);
+	return 1;
+}
+
 #define VIA_DIRECT 0x1
 #define VIA_BUFFERED 0x2
 #define VIA_MMAP 0x4
@@ -229,8 +247,7 @@ static unsigned int verify(const char *path, struct image *im,
 	if ((how & VIA_MMAP) && im->size > 0) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
-			void *m = mmap(NULL, (size_t)im->size, PROT_READ,
-				       MAP_SHARED, fd, 0);
+			void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 
 			snprintf(label, sizeof(label), "%s, mmap read", step);
 			if (m == MAP_FAILED) {
@@ -238,7 +255,8 @@ static unsigned int verify(const char *path, struct image *im,
 				bad++;
 			} else {
 				bad += compare(label, m, im, 0, (size_t)im->size, d);
-				munmap(m, (size_t)im->size);
+				bad += past_eof(label, m, im->size, len, d);
+				munmap(m, len);
 			}
 			close(fd);
 		}
