@@ -2480,6 +2480,7 @@ enum test_status test_full_prealloc(const struct suite_test *t,
 	unsigned char *buf = NULL;
 	char fill[sizeof(env->path) + 8];
 	long long filled = -1;
+	long i;
 	int fd;
 
 	(void)t;
@@ -2490,18 +2491,28 @@ enum test_status test_full_prealloc(const struct suite_test *t,
 	snprintf(fill, sizeof(fill), "%s.fill", env->path);
 	if (image_init(&im, FULL_LEN, d) != 0)
 		goto out;
-	buf = aligned(64 * KIB, d);
+	buf = aligned(16 * KIB, d);
 	if (buf == NULL) {
 		im.bad++;
 		goto out;
 	}
-	if (falloc(fd, 0, 0, FULL_LEN, "preallocate", 0, d) != 0) {
+	/* Four preallocated extents with holes between: a write into the
+	 * middle of one splits it, and the extent list no longer fits where
+	 * it was (ext4's inode holds four), so the split needs a new block. */
+	for (i = 0; i < 4; i++) {
+		if (falloc(fd, 0, i * FULL_LEN / 4, FULL_LEN / 8, "preallocate", 0, d) == 0)
+			continue;
 		if (errno == EOPNOTSUPP) {
 			skip(d, "fallocate", errno);
 			st = TEST_SKIP;
 		} else {
 			im.bad++;
 		}
+		goto out;
+	}
+	if (ftruncate(fd, FULL_LEN) != 0) {
+		diag_add(d, "ftruncate to %ld: %s", FULL_LEN, strerror(errno));
+		im.bad++;
 		goto out;
 	}
 	image_truncate(&im, FULL_LEN);
@@ -2515,10 +2526,10 @@ enum test_status test_full_prealloc(const struct suite_test *t,
 		}
 		goto out;
 	}
-	if (put(fd, buf, 64 * KIB, 64 * KIB, 1, &im,
-		"filesystem full, direct write into preallocated blocks", d) == 0)
+	if (put(fd, buf, FULL_LEN / 4 + 8 * KIB, 16 * KIB, 1, &im,
+		"filesystem full, direct write into the middle of a preallocated extent", d) == 0)
 		put(fd, buf, 4 * KIB, 8 * KIB, 2, &im,
-		    "filesystem full, second direct write into preallocated blocks", d);
+		    "filesystem full, second direct write into a preallocated extent", d);
 	verify(env->path, &im, "filesystem full, after direct writes into preallocated blocks",
 	       VIA_ALL, d);
 	if (im.bad > 0)
