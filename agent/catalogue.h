@@ -209,9 +209,11 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "As race_truncate, the other process rewriting 16 KiB parts with buffered writes of the same pattern.", \
 	  "Direct and buffered writes to one range leave stale page cache or mixed old blocks (a race; the iteration count tells flaky from reproduced).", "") \
 	X("full_prealloc", RCGATE_ALL_FS,                                     \
-	  "Fills the filesystem with fallocate until ENOSPC, then direct writes into the file's own preallocated blocks must succeed whole and read back (direct, buffered, mmap).", \
+	  "Preallocates four extents, fills the filesystem with fallocate until ENOSPC, then direct writes into the preallocated blocks (one into the middle of an extent, which splits it) must succeed whole and read back (direct, buffered, mmap).", \
 	  "A write that needs no new space fails with ENOSPC on a full filesystem: applications that preallocate (databases, VM images) get write errors.", \
-	  "f0bfa76a11e9 btrfs: fix ENOSPC failure when attempting direct IO write into NOCOW range") \
+	  "f0bfa76a11e9 btrfs: fix ENOSPC failure when attempting direct IO write into NOCOW range; " \
+	  "84e1e99f112d [XFS] Prevent ENOSPC from aborting transactions that need to succeed; " \
+	  "27dd43854227 ext4: introduce reserved space") \
 	X("crash_osync_extend", "ext4",                                        \
 	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
 	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \
