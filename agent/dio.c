@@ -293,6 +293,19 @@ static void skip(struct diag *d, const char *what, int e)
 		 strerror(e));
 }
 
+/* An operation the test needs failed with errno e: a skip with the reason
+ * when the filesystem does not have it (EOPNOTSUPP), else a problem. */
+static void needed(int e, const char *what, struct image *im,
+		   enum test_status *st, struct diag *d)
+{
+	if (e == EOPNOTSUPP) {
+		skip(d, what, e);
+		*st = TEST_SKIP;
+	} else {
+		im->bad++;
+	}
+}
+
 /* A direct pwrite of seed's pattern that must be complete: 0, or -1 with a
  * diagnostic. buf holds at least len bytes. */
 static int put(int fd, unsigned char *buf, long long off, size_t len,
@@ -1535,12 +1548,7 @@ enum test_status test_mixed_extents(const struct suite_test *t,
 	if (put(fd, buf, 0, 64 * KIB, 1, &im, "written extent", d) != 0)
 		goto out;
 	if (falloc(fd, 0, 128 * KIB, 64 * KIB, "unwritten extent", 0, d) != 0) {
-		if (errno == EOPNOTSUPP) {
-			skip(d, "fallocate", errno);
-			st = TEST_SKIP;
-			goto out;
-		}
-		im.bad++;
+		needed(errno, "fallocate", &im, &st, d);
 		goto out;
 	}
 	image_truncate(&im, 192 * KIB);
@@ -1719,12 +1727,7 @@ enum test_status test_punch(const struct suite_test *t,
 		goto out;
 	if (falloc(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 16 * KIB,
 		   16 * KIB, "punch hole", 0, d) != 0) {
-		if (errno == EOPNOTSUPP) {
-			skip(d, "fallocate PUNCH_HOLE", errno);
-			st = TEST_SKIP;
-			goto out;
-		}
-		im.bad++;
+		needed(errno, "fallocate PUNCH_HOLE", &im, &st, d);
 		goto out;
 	}
 	image_zero(&im, 16 * KIB, 16 * KIB);
@@ -2502,12 +2505,7 @@ enum test_status test_full_prealloc(const struct suite_test *t,
 	for (i = 0; i < 4; i++) {
 		if (falloc(fd, 0, i * FULL_LEN / 4, FULL_LEN / 8, "preallocate", 0, d) == 0)
 			continue;
-		if (errno == EOPNOTSUPP) {
-			skip(d, "fallocate", errno);
-			st = TEST_SKIP;
-		} else {
-			im.bad++;
-		}
+		needed(errno, "fallocate", &im, &st, d);
 		goto out;
 	}
 	if (ftruncate(fd, FULL_LEN) != 0) {
@@ -2518,12 +2516,7 @@ enum test_status test_full_prealloc(const struct suite_test *t,
 	image_truncate(&im, FULL_LEN);
 	filled = fill_fs(fill, d);
 	if (filled < 0) {
-		if (errno == EOPNOTSUPP) {
-			skip(d, "fallocate", errno);
-			st = TEST_SKIP;
-		} else {
-			im.bad++;
-		}
+		needed(errno, "fallocate", &im, &st, d);
 		goto out;
 	}
 	if (put(fd, buf, FULL_LEN / 4 + 8 * KIB, 16 * KIB, 1, &im,
