@@ -362,6 +362,19 @@ static void image_free(struct image *im)
 	im->want = NULL;
 }
 
+/* The end of a test on one file: closes fd, frees buf and the image; the
+ * verdict from the image unless st is a skip. */
+static enum test_status finish(int fd, unsigned char *buf, struct image *im,
+			       enum test_status st)
+{
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(im);
+	image_free(im);
+	return st;
+}
+
 /* ---- submission: pwritev2/preadv2 at offsets and with RWF_ flags ---- */
 
 /*
@@ -668,12 +681,7 @@ enum test_status test_nowait(const struct suite_test *t,
 		diag_add(d, "%u of %zu RWF_NOWAIT writes returned EAGAIN", again,
 			 sizeof(steps) / sizeof(steps[0]));
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /*
@@ -754,12 +762,7 @@ enum test_status test_append_flags(const struct suite_test *t,
 out:
 	if (afd >= 0)
 		close(afd);
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /* ---- submission: native AIO and io_uring, raw syscalls ---- */
@@ -865,12 +868,7 @@ enum test_status test_aio(const struct suite_test *t,
 destroy:
 	syscall(__NR_io_destroy, ctx);
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /* An io_uring's three mappings and its fd. */
@@ -1108,12 +1106,7 @@ enum test_status test_uring(const struct suite_test *t,
 done:
 	ring_close(&ring);
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /* ---- user buffers ---- */
@@ -1577,12 +1570,7 @@ enum test_status test_mixed_extents(const struct suite_test *t,
 	verify(env->path, &im, "after a write past EOF into KEEP_SIZE blocks",
 	       VIA_ALL, d);
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /*
@@ -1747,12 +1735,7 @@ enum test_status test_punch(const struct suite_test *t,
 		im.bad++;
 	}
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /*
@@ -2546,10 +2529,5 @@ enum test_status test_full_prealloc(const struct suite_test *t,
 out:
 	unlink(fill);
 	syncfs(fd);
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
