@@ -193,9 +193,27 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("race_append_read", RCGATE_ALL_FS,                                   \
 	  "A process appends 256 blocks with O_DIRECT|O_APPEND while another reads the file's end as it grows; no byte below the st_size it saw may be missing (reports the iteration).", \
 	  "st_size runs ahead of the data: a concurrent reader sees zeros or stale bytes (a race; the iteration count tells flaky from reproduced).", "") \
-	X("race_resize", RCGATE_ALL_FS,                                       \
-	  "Direct writes and reads of one pattern over 64 KiB while another process truncates down and up, punches, zeroes and rewrites parts with buffered writes: every byte read is the pattern or zero (reports the iteration).", \
-	  "Direct I/O racing truncate or fallocate exposes stale blocks or loses a write (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_truncate", RCGATE_ALL_FS,                                     \
+	  "Direct writes and reads of one pattern over 64 KiB while another process truncates the file down and up (100 rounds): every byte read is the pattern or zero, no direct write is short (reports the iteration).", \
+	  "Direct I/O racing truncate exposes stale blocks or loses a write (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_punch", RCGATE_ALL_FS,                                        \
+	  "As race_truncate, the other process punching 16 KiB holes (FALLOC_FL_PUNCH_HOLE).", \
+	  "Direct I/O racing hole punching exposes stale or freed blocks (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_zero", RCGATE_ALL_FS,                                         \
+	  "As race_truncate, the other process zeroing 16 KiB ranges (FALLOC_FL_ZERO_RANGE).", \
+	  "Direct I/O racing zero range exposes stale blocks or unwritten extents read as data (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_collapse", "ext4 xfs",                                        \
+	  "As race_truncate, the other process collapsing the file's first 52 KiB (FALLOC_FL_COLLAPSE_RANGE; the pattern repeats every 13 KiB, so moved data stays valid).", \
+	  "Direct I/O racing collapse range exposes stale blocks or moves data wrongly (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_buffered", RCGATE_ALL_FS,                                     \
+	  "As race_truncate, the other process rewriting 16 KiB parts with buffered writes of the same pattern.", \
+	  "Direct and buffered writes to one range leave stale page cache or mixed old blocks (a race; the iteration count tells flaky from reproduced).", "") \
+	X("full_prealloc", RCGATE_ALL_FS,                                     \
+	  "Preallocates four extents, fills the filesystem with fallocate until ENOSPC, then direct writes into the preallocated blocks (one into the middle of an extent, which splits it) must succeed whole and read back (direct, buffered, mmap).", \
+	  "A write that needs no new space fails with ENOSPC on a full filesystem: applications that preallocate (databases, VM images) get write errors.", \
+	  "f0bfa76a11e9 btrfs: fix ENOSPC failure when attempting direct IO write into NOCOW range; " \
+	  "84e1e99f112d [XFS] Prevent ENOSPC from aborting transactions that need to succeed; " \
+	  "27dd43854227 ext4: introduce reserved space") \
 	X("crash_osync_extend", "ext4",                                        \
 	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
 	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \

@@ -141,6 +141,24 @@ static unsigned int compare(const char *how, const unsigned char *have,
 	return bad > 0;
 }
 
+/* The rest of the page that holds EOF, seen through a mapping, must be
+ * zeros (mmap(2)): stale bytes there are disk blocks the file never wrote
+ * (a sub-block direct write that did not zero its block's tail). */
+static unsigned int past_eof(const char *how, const unsigned char *m,
+			     long long size, size_t len, struct diag *d)
+{
+	size_t i;
+
+	for (i = (size_t)size; i < len; i++)
+		if (m[i] != 0)
+			break;
+	if (i == len)
+		return 0;
+	diag_add(d, "%s: byte at %zu, past EOF (%lld) in its page, is %02x, expected 00",
+		 how, i, size, m[i]);
+	return 1;
+}
+
 #define VIA_DIRECT 0x1
 #define VIA_BUFFERED 0x2
 #define VIA_MMAP 0x4
@@ -229,8 +247,7 @@ static unsigned int verify(const char *path, struct image *im,
 	if ((how & VIA_MMAP) && im->size > 0) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
-			void *m = mmap(NULL, (size_t)im->size, PROT_READ,
-				       MAP_SHARED, fd, 0);
+			void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 
 			snprintf(label, sizeof(label), "%s, mmap read", step);
 			if (m == MAP_FAILED) {
@@ -238,7 +255,8 @@ static unsigned int verify(const char *path, struct image *im,
 				bad++;
 			} else {
 				bad += compare(label, m, im, 0, (size_t)im->size, d);
-				munmap(m, (size_t)im->size);
+				bad += past_eof(label, m, im->size, len, d);
+				munmap(m, len);
 			}
 			close(fd);
 		}
@@ -273,6 +291,19 @@ static void skip(struct diag *d, const char *what, int e)
 {
 	snprintf(d->skip_reason, sizeof(d->skip_reason), "%s: %s", what,
 		 strerror(e));
+}
+
+/* An operation the test needs failed with errno e: a skip with the reason
+ * when the filesystem does not have it (EOPNOTSUPP), else a problem. */
+static void needed(int e, const char *what, struct image *im,
+		   enum test_status *st, struct diag *d)
+{
+	if (e == EOPNOTSUPP) {
+		skip(d, what, e);
+		*st = TEST_SKIP;
+	} else {
+		im->bad++;
+	}
 }
 
 /* A direct pwrite of seed's pattern that must be complete: 0, or -1 with a
@@ -329,6 +360,19 @@ static void image_free(struct image *im)
 {
 	free(im->want);
 	im->want = NULL;
+}
+
+/* The end of a test on one file: closes fd, frees buf and the image; the
+ * verdict from the image unless st is a skip. */
+static enum test_status finish(int fd, unsigned char *buf, struct image *im,
+			       enum test_status st)
+{
+	close(fd);
+	free(buf);
+	if (st != TEST_SKIP)
+		st = verdict(im);
+	image_free(im);
+	return st;
 }
 
 /* ---- submission: pwritev2/preadv2 at offsets and with RWF_ flags ---- */
@@ -637,12 +681,7 @@ enum test_status test_nowait(const struct suite_test *t,
 		diag_add(d, "%u of %zu RWF_NOWAIT writes returned EAGAIN", again,
 			 sizeof(steps) / sizeof(steps[0]));
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /*
@@ -723,12 +762,7 @@ enum test_status test_append_flags(const struct suite_test *t,
 out:
 	if (afd >= 0)
 		close(afd);
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /* ---- submission: native AIO and io_uring, raw syscalls ---- */
@@ -834,12 +868,7 @@ enum test_status test_aio(const struct suite_test *t,
 destroy:
 	syscall(__NR_io_destroy, ctx);
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /* An io_uring's three mappings and its fd. */
@@ -1077,12 +1106,7 @@ enum test_status test_uring(const struct suite_test *t,
 done:
 	ring_close(&ring);
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /* ---- user buffers ---- */
@@ -1517,12 +1541,7 @@ enum test_status test_mixed_extents(const struct suite_test *t,
 	if (put(fd, buf, 0, 64 * KIB, 1, &im, "written extent", d) != 0)
 		goto out;
 	if (falloc(fd, 0, 128 * KIB, 64 * KIB, "unwritten extent", 0, d) != 0) {
-		if (errno == EOPNOTSUPP) {
-			skip(d, "fallocate", errno);
-			st = TEST_SKIP;
-			goto out;
-		}
-		im.bad++;
+		needed(errno, "fallocate", &im, &st, d);
 		goto out;
 	}
 	image_truncate(&im, 192 * KIB);
@@ -1551,12 +1570,7 @@ enum test_status test_mixed_extents(const struct suite_test *t,
 	verify(env->path, &im, "after a write past EOF into KEEP_SIZE blocks",
 	       VIA_ALL, d);
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /*
@@ -1701,12 +1715,7 @@ enum test_status test_punch(const struct suite_test *t,
 		goto out;
 	if (falloc(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 16 * KIB,
 		   16 * KIB, "punch hole", 0, d) != 0) {
-		if (errno == EOPNOTSUPP) {
-			skip(d, "fallocate PUNCH_HOLE", errno);
-			st = TEST_SKIP;
-			goto out;
-		}
-		im.bad++;
+		needed(errno, "fallocate PUNCH_HOLE", &im, &st, d);
 		goto out;
 	}
 	image_zero(&im, 16 * KIB, 16 * KIB);
@@ -1726,12 +1735,7 @@ enum test_status test_punch(const struct suite_test *t,
 		im.bad++;
 	}
 out:
-	close(fd);
-	free(buf);
-	if (st != TEST_SKIP)
-		st = verdict(&im);
-	image_free(&im);
-	return st;
+	return finish(fd, buf, &im, st);
 }
 
 /*
@@ -2235,118 +2239,158 @@ out:
 	return st;
 }
 
-#define RESIZE_ROUNDS 150
-#define RESIZE_LEN (64 * KIB)
+#define RACE_ROUNDS 100
+#define RACE_LEN (64 * KIB)
+/* The collapse is 52 KiB, 104 sectors: four periods of pat(), so data it
+ * moves down still holds the pattern of its new offset. */
+#define RACE_COLLAPSE_LEN (52 * KIB)
 
-/* The resizer of test_race_resize: each round cuts, extends, punches,
- * zeroes or rewrites (buffered, the same pattern) the range the direct
- * writer works on. Exits 0, or 1 when an operation fails. */
-static void resize_loop(const char *path, const unsigned char *pat1)
+/* One operation of the racing process on fd, round i: 0, or -1 with
+ * errno. Each test's row names one operation (t->flags). */
+static int race_op(int fd, unsigned int op, unsigned int i,
+		   const unsigned char *pat1)
+{
+	long long off = (long long)(i % 4) * 16 * KIB;
+
+	switch (op) {
+	case RACE_TRUNCATE:
+		return ftruncate(fd, (i % 2) ? RACE_LEN : (off_t)off);
+	case RACE_PUNCH:
+		return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				 (off_t)off, 16 * KIB);
+	case RACE_ZERO:
+		return fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+				 (off_t)off, 16 * KIB);
+	case RACE_COLLAPSE:
+		if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, RACE_COLLAPSE_LEN) == 0)
+			return 0;
+		/* The file is already short (a collapse won the race with
+		 * the writer's rewrite): nothing to collapse this round. */
+		return errno == EINVAL ? 0 : -1;
+	default:
+		return pwrite(fd, pat1 + off, 16 * KIB, (off_t)off) == 16 * KIB ? 0 : -1;
+	}
+}
+
+/* The racing process: 2 * RACE_ROUNDS operations op on path. Exits 0, 2
+ * when the filesystem does not have the operation (EOPNOTSUPP on the
+ * first try), 1 when an operation fails. */
+static void race_loop(const char *path, unsigned int op,
+		      const unsigned char *pat1)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	unsigned int i;
 
 	if (fd < 0)
 		_exit(1);
-	for (i = 0; i < 2 * RESIZE_ROUNDS; i++) {
-		long long off = (long long)(i % 4) * 16 * KIB;
-		int r = 0;
-
-		switch (i % 5) {
-		case 0:
-			r = ftruncate(fd, (off_t)off);
-			break;
-		case 1:
-			r = ftruncate(fd, RESIZE_LEN);
-			break;
-		case 2:
-			r = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)off, 16 * KIB);
-			break;
-		case 3:
-			r = fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)off, 16 * KIB);
-			break;
-		default:
-			r = pwrite(fd, pat1 + off, 16 * KIB, (off_t)off) ==
-				    16 * KIB ? 0 : -1;
-			break;
-		}
-		if (r != 0 && errno != EOPNOTSUPP)
-			_exit(1);
-	}
+	for (i = 0; i < 2 * RACE_ROUNDS; i++)
+		if (race_op(fd, op, i, pat1) != 0)
+			_exit(errno == EOPNOTSUPP && i == 0 ? 2 : 1);
 	_exit(0);
+}
+
+static const char *race_op_name(unsigned int op)
+{
+	switch (op) {
+	case RACE_TRUNCATE:
+		return "truncate";
+	case RACE_PUNCH:
+		return "fallocate punch hole";
+	case RACE_ZERO:
+		return "fallocate zero range";
+	case RACE_COLLAPSE:
+		return "fallocate collapse range";
+	default:
+		return "buffered write";
+	}
+}
+
+/* One round of the direct writer and reader: 0, or 1 with a diagnostic. */
+static unsigned int race_round(int fd, int rfd, unsigned int iter,
+			       const unsigned char *buf, unsigned char *rb,
+			       struct diag *d)
+{
+	const char *how = rfd == fd ? "direct" : "buffered";
+	ssize_t r = pwrite(fd, buf, RACE_LEN, 0);
+	long long i;
+
+	if (r != RACE_LEN) {
+		diag_add(d, "iteration %u of %d: direct write of %ld at 0 returned %zd%s%s",
+			 iter, RACE_ROUNDS, RACE_LEN, r, r < 0 ? ": " : "",
+			 r < 0 ? strerror(errno) : "");
+		return 1;
+	}
+	r = pread(rfd, rb, RACE_LEN, 0);
+	if (r < 0) {
+		diag_add(d, "iteration %u of %d: %s read: %s", iter, RACE_ROUNDS,
+			 how, strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < r; i++)
+		if (rb[i] != 0 && rb[i] != buf[i])
+			break;
+	if (i == r)
+		return 0;
+	diag_add(d, "iteration %u of %d: %s read: byte at %lld is %02x, expected %02x or 00 (stale data)",
+		 iter, RACE_ROUNDS, how, i, rb[i], buf[i]);
+	return 1;
 }
 
 /*
  * Direct writes and reads of one pattern over 64 KiB while another process
- * truncates the file down and up, punches holes, zeroes ranges and rewrites
- * parts with buffered writes of the same pattern: every byte a read
- * returns (direct or buffered) is that pattern or zero, never anything
- * else (stale blocks), and a direct write is never short. A failure names
- * its iteration, so a rerun tells flaky from reproduced.
+ * runs one operation on the same range (the row's flag: truncate down and
+ * up, punch, zero, collapse, or buffered writes of the same pattern):
+ * every byte a read returns (direct or buffered) is that pattern or zero,
+ * never anything else (stale blocks), and a direct write is never short.
+ * A failure names its iteration, so a rerun tells flaky from reproduced.
  */
-enum test_status test_race_resize(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d)
+enum test_status test_race(const struct suite_test *t,
+			   const struct suite_env *env, struct diag *d)
 {
 	enum test_status st = TEST_FAIL;
+	unsigned int op = t->flags & RACE_OPS;
 	unsigned char *buf = NULL, *rb = NULL;
 	unsigned int iter, bad = 0;
 	pid_t pid;
 	int fd, bfd = -1, status = 0;
 
-	(void)t;
 	fd = create(env, 0, &st, d);
 	if (fd < 0)
 		return st;
-	buf = aligned(RESIZE_LEN, d);
-	rb = aligned(RESIZE_LEN, d);
+	buf = aligned(RACE_LEN, d);
+	rb = aligned(RACE_LEN, d);
 	bfd = open(env->path, O_RDONLY | O_CLOEXEC);
 	if (buf == NULL || rb == NULL || bfd < 0) {
 		diag_add(d, "setup: %s", strerror(errno));
 		goto out;
 	}
-	pat_fill(buf, RESIZE_LEN, 0, 1);
+	pat_fill(buf, RACE_LEN, 0, 1);
+	if (pwrite(fd, buf, RACE_LEN, 0) != RACE_LEN) {
+		diag_add(d, "setup: direct write of %ld at 0: %s", RACE_LEN,
+			 strerror(errno));
+		goto out;
+	}
 	pid = fork();
 	if (pid < 0) {
 		diag_add(d, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
-		resize_loop(env->path, buf);
-	for (iter = 1; iter <= RESIZE_ROUNDS && bad == 0; iter++) {
-		int rfd = (iter % 3 == 0) ? bfd : fd;
-		ssize_t r = pwrite(fd, buf, RESIZE_LEN, 0);
-		long long i;
-
-		if (r != RESIZE_LEN) {
-			diag_add(d, "iteration %u: direct write of 65536 at 0 returned %zd%s%s",
-				 iter, r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-			bad++;
-			break;
-		}
-		r = pread(rfd, rb, RESIZE_LEN, 0);
-		if (r < 0) {
-			diag_add(d, "iteration %u: %s read: %s", iter,
-				 rfd == fd ? "direct" : "buffered", strerror(errno));
-			bad++;
-			break;
-		}
-		for (i = 0; i < r; i++)
-			if (rb[i] != 0 && rb[i] != buf[i])
-				break;
-		if (i < r) {
-			diag_add(d, "iteration %u of %d: %s read: byte at %lld is %02x, expected %02x or 00 (stale data)",
-				 iter, RESIZE_ROUNDS, rfd == fd ? "direct" : "buffered",
-				 i, rb[i], buf[i]);
-			bad++;
-		}
-	}
+		race_loop(env->path, op, buf);
+	for (iter = 1; iter <= RACE_ROUNDS && bad == 0; iter++)
+		bad += race_round(fd, iter % 3 == 0 ? bfd : fd, iter, buf, rb, d);
 	if (bad > 0)
 		kill(pid, SIGKILL);
-	if (waitpid(pid, &status, 0) == pid && bad == 0 &&
-	    (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		diag_add(d, "the resizing process failed (status %#x)", status);
+	if (waitpid(pid, &status, 0) == pid && bad == 0 && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 2) {
+		snprintf(d->skip_reason, sizeof(d->skip_reason),
+			 "%s not supported", race_op_name(op));
+		st = TEST_SKIP;
+		goto out;
+	}
+	if (bad == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		diag_add(d, "the racing %s process failed (status %#x)",
+			 race_op_name(op), status);
 		bad++;
 	}
 	st = bad == 0 ? TEST_PASS : TEST_FAIL;
@@ -2357,4 +2401,133 @@ out:
 	free(buf);
 	free(rb);
 	return st;
+}
+
+/* ---- a full filesystem ---- */
+
+/*
+ * Fills the filesystem holding path with fallocate() calls on path (a new
+ * file), from 32 MiB down to 4 KiB chunks, until even 4 KiB gets ENOSPC.
+ * Returns the bytes allocated, or -1 with a diagnostic (an error other than
+ * ENOSPC, or no fallocate at all: errno EOPNOTSUPP, no diagnostic).
+ */
+static long long fill_fs(const char *path, struct diag *d)
+{
+	long long off = 0, chunk = 32 * KIB * KIB;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		diag_add(d, "create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (chunk >= PAGE) {
+		if (fallocate(fd, 0, (off_t)off, (off_t)chunk) == 0) {
+			off += chunk;
+			continue;
+		}
+		if (errno != ENOSPC) {
+			int e = errno;
+
+			if (e != EOPNOTSUPP)
+				diag_add(d, "filling the filesystem: fallocate at %lld+%lld: %s",
+					 off, chunk, strerror(e));
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		/* A partial allocation may stay behind: go on after it. */
+		{
+			struct stat sb;
+
+			if (fstat(fd, &sb) == 0 && (long long)sb.st_size > off)
+				off = (long long)sb.st_size;
+		}
+		chunk /= 2;
+	}
+	close(fd);
+	return off;
+}
+
+#define FULL_LEN (256 * KIB)
+/* Only a scratch filesystem is filled: the guest's disks are 16-320 MiB.
+ * On anything larger (the unit tests run the suite on the host's /var/tmp)
+ * the test is a SKIP, never a full host disk. */
+#define FULL_MAX_FS (1024 * KIB * KIB)
+
+/*
+ * A direct write into a file's own preallocated blocks needs no new data
+ * space: with the filesystem full (fallocate until ENOSPC), direct writes
+ * into the preallocated range must still succeed, whole, and read back
+ * through every path. The filler is removed and the space given back
+ * (syncfs) before the verdict, so later tests have room again.
+ */
+enum test_status test_full_prealloc(const struct suite_test *t,
+				    const struct suite_env *env,
+				    struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	char fill[sizeof(env->path) + 8];
+	long long filled = -1;
+	long i;
+	int fd;
+
+	(void)t;
+	memset(&im, 0, sizeof(im));
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	{
+		struct statfs sf;
+
+		if (fstatfs(fd, &sf) != 0 ||
+		    (long long)sf.f_blocks * (long long)sf.f_bsize > FULL_MAX_FS) {
+			snprintf(d->skip_reason, sizeof(d->skip_reason),
+				 "not a scratch filesystem (over 1 GiB or statfs failed): not filled");
+			close(fd);
+			return TEST_SKIP;
+		}
+	}
+	snprintf(fill, sizeof(fill), "%s.fill", env->path);
+	if (image_init(&im, FULL_LEN, d) != 0)
+		goto out;
+	buf = aligned(16 * KIB, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	/* Four preallocated extents with holes between: a write into the
+	 * middle of one splits it, and the extent list no longer fits where
+	 * it was (ext4's inode holds four), so the split needs a new block. */
+	for (i = 0; i < 4; i++) {
+		if (falloc(fd, 0, i * FULL_LEN / 4, FULL_LEN / 8, "preallocate", 0, d) == 0)
+			continue;
+		needed(errno, "fallocate", &im, &st, d);
+		goto out;
+	}
+	if (ftruncate(fd, FULL_LEN) != 0) {
+		diag_add(d, "ftruncate to %ld: %s", FULL_LEN, strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	image_truncate(&im, FULL_LEN);
+	filled = fill_fs(fill, d);
+	if (filled < 0) {
+		needed(errno, "fallocate", &im, &st, d);
+		goto out;
+	}
+	if (put(fd, buf, FULL_LEN / 4 + 8 * KIB, 16 * KIB, 1, &im,
+		"filesystem full, direct write into the middle of a preallocated extent", d) == 0)
+		put(fd, buf, 4 * KIB, 8 * KIB, 2, &im,
+		    "filesystem full, second direct write into a preallocated extent", d);
+	verify(env->path, &im, "filesystem full, after direct writes into preallocated blocks",
+	       VIA_ALL, d);
+	if (im.bad > 0)
+		diag_add(d, "the filesystem was full: %lld bytes preallocated by the filler",
+			 filled);
+out:
+	unlink(fill);
+	syncfs(fd);
+	return finish(fd, buf, &im, st);
 }

@@ -809,7 +809,12 @@ static const struct suite_test tests[] = {
 	DIO("btrfs_inline", test_btrfs_extents, 4096, ST_INLINE, 0),
 	DIO("coherence", test_coherence, 4096, 0, 0),
 	DIO("race_append_read", test_race_append, 4096, 0, 0),
-	DIO("race_resize", test_race_resize, 4096, 0, 0),
+	DIO("race_truncate", test_race, 4096, RACE_TRUNCATE, 0),
+	DIO("race_punch", test_race, 4096, RACE_PUNCH, 0),
+	DIO("race_zero", test_race, 4096, RACE_ZERO, 0),
+	DIO("race_collapse", test_race, 4096, RACE_COLLAPSE, 0),
+	DIO("race_buffered", test_race, 4096, RACE_BUFFERED, 0),
+	DIO("full_prealloc", test_full_prealloc, 4096, 0, 0),
 };
 
 #define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \

@@ -106,6 +106,14 @@ enum misalign { MIS_NONE, MIS_BUFFER, MIS_OFFSET, MIS_LENGTH };
 #define MB_SAME_FILE 0x80   /* write from an mmap of the target file itself */
 /* test_btrfs_extents: an inline extent instead of compressed ones */
 #define ST_INLINE 0x100
+/* test_race: the one operation the racing process repeats */
+#define RACE_TRUNCATE 0x200
+#define RACE_PUNCH 0x400
+#define RACE_ZERO 0x800
+#define RACE_COLLAPSE 0x1000
+#define RACE_BUFFERED 0x2000
+#define RACE_OPS (RACE_TRUNCATE | RACE_PUNCH | RACE_ZERO | RACE_COLLAPSE | \
+		  RACE_BUFFERED)
 
 /*
  * What the runner learned about the directory, handed to every test.
@@ -264,12 +272,15 @@ enum test_status test_btrfs_extents(const struct suite_test *t,
 enum test_status test_reflink_nocow(const struct suite_test *t,
 				    const struct suite_env *env,
 				    struct diag *d);
-enum test_status test_race_resize(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
+enum test_status test_race(const struct suite_test *t,
+			   const struct suite_env *env, struct diag *d);
 enum test_status test_coherence(const struct suite_test *t,
 				const struct suite_env *env, struct diag *d);
 enum test_status test_race_append(const struct suite_test *t,
 				  const struct suite_env *env, struct diag *d);
+enum test_status test_full_prealloc(const struct suite_test *t,
+				    const struct suite_env *env,
+				    struct diag *d);
 
 /* ---- several filesystems in one boot (rcgate.disks) ---- */
 
