@@ -328,6 +328,7 @@ int bisect_posted_once(struct store *st, const struct engine_context *c,
 		       char *err, size_t errlen)
 {
 	struct rowset todo = { 0 };
+	int done = 0;
 
 	if (store_bisect_unbisectable(st, &todo, err, errlen) < 0)
 		return -1;
@@ -335,20 +336,26 @@ int bisect_posted_once(struct store *st, const struct engine_context *c,
 		if (posted_thread && consumer_stopping(&posted_consumer))
 			break;
 		posted(st, c, &((const struct bisect_candidate *)todo.v)[i]);
+		done++;
 	}
 	rowset_free(&todo);
-	return 0;
+	return done;
 }
 
 static int posted_pass(struct store *st, void *arg)
 {
 	char err[512];
+	int n;
 
 	(void)arg;
-	if (bisect_posted_once(st, posted_ctx, err, sizeof(err)) < 0)
+	n = bisect_posted_once(st, posted_ctx, err, sizeof(err));
+	if (n < 0)
 		log_err("bisect-trees: %s", err);
-	/* A bisection started: the engine drives it from here. */
-	engine_kick();
+	/* A bisection started (or a row says why not): the engine drives it
+	 * from here. Only then: the engine kicks this thread on each of its
+	 * passes, and a kick back for nothing would make the two a loop. */
+	if (n > 0)
+		engine_kick();
 	return CONSUMER_PERIOD;
 }
 

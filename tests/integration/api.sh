@@ -3,7 +3,7 @@
 # The REST API over a real socket: status codes, error bodies, tokens,
 # size caps, and jobs whose artifacts cannot be had ending as infra errors.
 . "$(dirname "$0")/lib.sh"
-echo "1..43"
+echo "1..44"
 start_daemon "filesystems = ext4" "crash_test = 0" "attempts = 2"
 SHA=4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754
 
@@ -171,4 +171,10 @@ check "an unknown ?state= is 400" [ "$CODE" = 400 ]
 code=$(curl -sS -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 40000 /dev/zero | tr '\0' a)" "$BASE/healthz")
 code2=$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/healthz")
 check "request headers over 32 KiB are 431, and the daemon goes on" [ "$code" = 431 -a "$code2" = 200 ]
+# An idle daemon sleeps: its threads wake each other only for work (two
+# that kicked each other on every pass once kept a core busy).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat"; }
+t0=$(cpu_ticks); sleep 5; t1=$(cpu_ticks)
+diag "rcgated's CPU over 5 idle seconds: $((t1 - t0)) ticks of $(getconf CLK_TCK)/s"
+check "an idle rcgated uses under a tenth of a core" [ $((t1 - t0)) -lt $(( $(getconf CLK_TCK) / 2 )) ]
 exit 0
