@@ -242,9 +242,9 @@ static int start(struct store *st, const struct engine_context *c,
 /* A confirmed regression of an rc not built from git that cannot be
  * bisected from its announcement's tree either (why says what stopped
  * it; NULL: no bisections here): never silently nothing. A failed
- * bisection says why, in the log and the API. */
-static void unbisectable(struct store *st, const struct bisect_candidate *cd,
-			 const char *why)
+ * bisection says why, in the log and the API. 0 with its row written, -1. */
+static int unbisectable(struct store *st, const struct bisect_candidate *cd,
+			const char *why)
 {
 	char msg[1400], err[512];
 	int posted = strcmp(cd->bad, "source") != 0;
@@ -268,12 +268,14 @@ static void unbisectable(struct store *st, const struct bisect_candidate *cd,
 	c.tree = cd->tree[0] != '\0' ? cd->tree : "-";
 	c.bad = "";
 	if (store_bisection_create(st, &c, NULL, 0, NULL, "failed", msg, &id,
-				   err, sizeof(err)) < 0)
+				   err, sizeof(err)) < 0) {
 		log_err("bisection of %s on %s: %s", cd->version, cd->target, err);
-	else
-		log_warn("regression %lld (%s on %s) in %s: %s",
-			 (long long)cd->regression_id, cd->test, cd->target,
-			 cd->version, msg);
+		return -1;
+	}
+	log_warn("regression %lld (%s on %s) in %s: %s",
+		 (long long)cd->regression_id, cd->test, cd->target, cd->version,
+		 msg);
+	return 0;
 }
 
 /* ---- the posted rcs' trees, fetched beside the engine ---- */
@@ -296,32 +298,31 @@ static int posted_stopping(void *cls)
  * from the tarball and patch) and whose announcement names a tree and
  * branch: the branch fetched (bisect_tree.c: the URL checked first) and
  * bisected from its head, when that is the rc, with rcgated's own builds
- * (the steps' source is the bisection's tree: store.h JOB_SRC). */
-static void posted(struct store *st, const struct engine_context *c,
-		   const struct bisect_candidate *cd)
+ * (the steps' source is the bisection's tree: store.h JOB_SRC). 1 when
+ * its bisection row was written (running, or failed with why), else 0:
+ * the candidate is still there, for the next pass. */
+static int posted(struct store *st, const struct engine_context *c,
+		  const struct bisect_candidate *cd)
 {
 	char url[2100], commit[41], why[1200];
 	struct bisect_candidate b = *cd;
 
-	if (c->cache_dir == NULL || cd->tree[0] == '\0') {
-		unbisectable(st, cd, NULL);
-		return;
-	}
+	if (c->cache_dir == NULL || cd->tree[0] == '\0')
+		return unbisectable(st, cd, NULL) == 0;
 	if (bisect_tree_fetch(c->cfg, c->cache_dir, cd->tree, cd->version, url,
 			      sizeof(url), commit, posted_thread ? posted_stopping
 			      : NULL, why, sizeof(why)) < 0) {
 		/* Stopped with the daemon: fetched again at the next start. */
 		if (posted_thread && consumer_stopping(&posted_consumer))
-			return;
-		unbisectable(st, cd, why);
-		return;
+			return 0;
+		return unbisectable(st, cd, why) == 0;
 	}
 	log_info("bisection of %s on %s: its kernels were posted; the branch"
 		 " head %.12s of %s says %s: bisecting from there", cd->version,
 		 cd->target, commit, url, cd->version);
 	b.tree = url;
 	b.bad = commit;
-	start(st, c, &b);
+	return start(st, c, &b) == 0;
 }
 
 int bisect_posted_once(struct store *st, const struct engine_context *c,
@@ -335,8 +336,8 @@ int bisect_posted_once(struct store *st, const struct engine_context *c,
 	for (size_t i = 0; i < todo.n; i++) {
 		if (posted_thread && consumer_stopping(&posted_consumer))
 			break;
-		posted(st, c, &((const struct bisect_candidate *)todo.v)[i]);
-		done++;
+		done += posted(st, c,
+			       &((const struct bisect_candidate *)todo.v)[i]);
 	}
 	rowset_free(&todo);
 	return done;
@@ -351,9 +352,10 @@ static int posted_pass(struct store *st, void *arg)
 	n = bisect_posted_once(st, posted_ctx, err, sizeof(err));
 	if (n < 0)
 		log_err("bisect-trees: %s", err);
-	/* A bisection started (or a row says why not): the engine drives it
-	 * from here. Only then: the engine kicks this thread on each of its
-	 * passes, and a kick back for nothing would make the two a loop. */
+	/* A bisection row written (started, or why not): the engine drives
+	 * it from here. Only then: the engine kicks this thread on each of
+	 * its passes, and a kick back for a candidate left as it was (a fetch
+	 * stopped, a store error) would make the two a loop. */
 	if (n > 0)
 		engine_kick();
 	return CONSUMER_PERIOD;

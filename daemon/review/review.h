@@ -117,7 +117,7 @@ int bisect_run_once(struct store *, const struct engine_context *,
  * for); until then, and in the unit tests, bisect_run_once fetches them
  * itself. bisect_posted_once is that thread's pass: every confirmed
  * regression of a posted rc, its tree fetched and its bisection started
- * (or a failed row saying why); returns how many, or -1. */
+ * (or a failed row saying why); returns how many rows it wrote, or -1. */
 int bisect_posted_start(const struct engine_context *, char *err,
 			size_t errlen);
 void bisect_posted_stop(void);
