@@ -132,7 +132,7 @@ static const struct directive directives[] = {
 	{ "build", "ccache_dir", D_STRING, OFF(build_ccache_dir), "", 0, 0, NULL,
 	  "compiler cache shared by builds; empty: <cache_dir>/ccache; 'none': no ccache" },
 	{ "build", "jobs", D_LONG, OFF(build_jobs), "2", 1, 256, NULL,
-	  "make -j of a kernel build; one build runs at a time, beside the guests" },
+	  "cores the kernel builds share, beside the guests: up to this many builds at once, with as many make jobs in all (one make jobserver)" },
 	{ "build", "timeout", D_LONG, OFF(build_timeout), "3600", 60, 86400, NULL,
 	  "seconds a kernel build may take (then it is an infra error)" },
 	{ "build", "from_announcements", D_LONG, OFF(build_from_announcements), "0", 0, 1, NULL,

@@ -141,6 +141,13 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
 	if (sfd >= 0)
 		posix_spawn_file_actions_adddup2(&fa, sfd, SANDBOX_SECCOMP_FD);
+	/* make's jobserver (jobserver.c keeps the pipe above these). */
+	if (o->jobserver != NULL && o->jobserver->held) {
+		posix_spawn_file_actions_adddup2(&fa, o->jobserver->fds[0],
+						 JOBSERVER_FD_R);
+		posix_spawn_file_actions_adddup2(&fa, o->jobserver->fds[1],
+						 JOBSERVER_FD_W);
+	}
 	if (cwd != NULL)
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -439,6 +446,14 @@ static void keep_config(const char *bdir, const char *base,
 	free(text);
 }
 
+/* The build's token slot (jobserver.c): builds at once in one process
+ * name their scratch files apart with it. */
+static int build_slot(const struct build_options *o)
+{
+	return o->jobserver != NULL && o->jobserver->slot >= 0
+	       ? o->jobserver->slot : 0;
+}
+
 /* One build_kernel call: what its steps hand each other. */
 struct kbuild {
 	const struct build_source *src;
@@ -459,7 +474,7 @@ struct kbuild {
 	/* make's sandbox and options, from configuring on. */
 	struct sandbox sbx;
 	struct build_options mo;
-	char a_arch[64], a_cross[128], a_cc[192], a_jobs[32];
+	char a_arch[64], a_cross[128], a_cc[192], a_jobs[32], a_makeflags[96];
 	struct steps steps;
 };
 
@@ -491,8 +506,8 @@ static int kbuild_patch(struct kbuild *k, const char *work)
 	struct build_diag *d = &k->res->diag;
 	int st;
 
-	pathf(plain, sizeof(plain), "%s/%s.%ld.patch", work, k->t->name,
-	      (long)getpid());
+	pathf(plain, sizeof(plain), "%s/%s.%ld.%d.patch", work, k->t->name,
+	      (long)getpid(), build_slot(k->o));
 	if (tree_patch_plain(k->src->patch, plain, k->err, k->errlen) < 0 ||
 	    tree_unshare_patched(plain, k->tree, k->err, k->errlen) < 0)
 		return -1;
@@ -531,13 +546,14 @@ static int kbuild_tarball_tree(struct kbuild *k)
 	if (mkdir_p(work, 0755, k->err, k->errlen) < 0 ||
 	    build_free_space_ok(o->root, k->err, k->errlen) < 0)
 		return -1;
-	/* One tree per target and process: a build of the same target is
-	 * serialised by the caller's build budget, and another rcgated
-	 * sharing the cache builds in a tree of its own. The build directory is a
+	/* One tree per target, process and build token (jobserver.c's
+	 * slot): two builds at once of the same target each have theirs,
+	 * and another rcgated sharing the cache builds in a tree of its own.
+	 * The build directory is a
 	 * child of the tree, so kbuild uses srctree=.. and the compiler's
 	 * command lines do not name the tree: ccache hits across rcs. */
-	pathf(k->tree, sizeof(k->tree), "%s/%s.%ld", work, k->t->name,
-	      (long)getpid());
+	pathf(k->tree, sizeof(k->tree), "%s/%s.%ld.%d", work, k->t->name,
+	      (long)getpid(), build_slot(o));
 	pathf(k->bdir, sizeof(k->bdir), "%s/build", k->tree);
 	rm_rf(k->tree);
 	fprintf(k->log, "build: tree %s from %s\n", k->tree, pristine);
@@ -588,8 +604,30 @@ static int kbuild_sandbox(struct kbuild *k)
 	snprintf(k->a_cc, sizeof(k->a_cc), "CC=%s%sgcc", ccache ? "ccache " :
 		 k->dc.nrelay > 0 ? "distcc " : "",
 		 t->cross_compile != NULL ? t->cross_compile : "");
-	snprintf(k->a_jobs, sizeof(k->a_jobs), "-j%ld",
-		 (o->jobs > 0 ? o->jobs : 1) + k->dc.slots);
+	/* The process's build tokens (jobserver.c): make's jobs come from
+	 * the pipe every build shares. With build hosts, their slots too:
+	 * make counts its own -j then (the compiles run there). */
+	k->a_jobs[0] = '\0';
+	k->a_makeflags[0] = '\0';
+	if (o->jobserver != NULL && k->dc.nrelay == 0 &&
+	    jobserver_makeflags(o->jobserver, k->a_makeflags,
+				sizeof(k->a_makeflags)) == 0) {
+		size_t ne = 0;
+
+		while (k->env[ne] != NULL)
+			ne++;
+		if (ne + 1 < sizeof(k->env) / sizeof(k->env[0])) {
+			k->env[ne] = k->a_makeflags;
+			k->env[ne + 1] = NULL;
+		} else {
+			k->a_makeflags[0] = '\0';
+		}
+	}
+	if (k->a_makeflags[0] == '\0') {
+		k->mo.jobserver = NULL;
+		snprintf(k->a_jobs, sizeof(k->a_jobs), "-j%ld",
+			 (o->jobs > 0 ? o->jobs : 1) + k->dc.slots);
+	}
 	return 0;
 }
 
@@ -658,7 +696,18 @@ static int kbuild_compile(struct kbuild *k)
 	struct build_options po = k->mo;
 	int st;
 
-	fprintf(k->log, "build: %s %s\n", k->t->name, k->t->image_target);
+	if (k->a_jobs[0] == '\0') {	/* the jobserver's -j, in MAKEFLAGS */
+		mk_img[6] = k->t->image_target;
+		mk_img[7] = NULL;
+	}
+
+	if (k->a_jobs[0] == '\0')
+		fprintf(k->log, "build: %s %s, its jobs from the build jobserver"
+			" (%ld shared by rcgated's builds)\n", k->t->name,
+			k->t->image_target, k->o->jobserver->tokens);
+	else
+		fprintf(k->log, "build: %s %s, make %s\n", k->t->name,
+			k->t->image_target, k->a_jobs);
 	fflush(k->log);
 	steps_open(&k->steps, k->o, k->logpath, k->t->name);
 	progress(k->o, "compiling", 0, k->steps.total);
@@ -788,8 +837,8 @@ int build_kernel(const struct build_source *src, const struct target *t,
 		if (rc == 1 &&
 		    pathf(base, sizeof(base), "%s/out", o->root) == 0 &&
 		    mkdir_p(base, 0755, NULL, 0) == 0 &&
-		    pathf(base, sizeof(base), "%s/out/%s-failed.%ld", o->root,
-			  t->name, (long)getpid()) == 0)
+		    pathf(base, sizeof(base), "%s/out/%s-failed.%ld.%d", o->root,
+			  t->name, (long)getpid(), build_slot(o)) == 0)
 			keep_config(k->bdir, base, res);
 	} else if (kbuild_keep(k) == 0)
 		rc = 0;

@@ -134,6 +134,9 @@ struct build_options {
 	 * build_hosts); none: every compile is local. */
 	const struct host_conf *build_hosts;
 	size_t nbuild_hosts;
+	/* jobserver.c: the token of the build these options run, NULL:
+	 * make counts its own -j. build_run gives make the pipe. */
+	const struct jobserver_token *jobserver;
 };
 
 /* The command line that runs argv under o's sandbox and limits, into out
@@ -247,12 +250,17 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 /* The cached clone of url under root (<root>/git/<hash>.git), existing
  * or not: 0, or -1 if the path is too long. */
 int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len);
+/* Worktrees per target and clone: builds at once, and branches kept. */
+#define GITSRC_WORKTREES 8
 /* Checks commit out into a worktree of gitdir kept for name (a target):
- * only files that differ are rewritten, untracked files but build/ go.
- * The worktree is locked (*lockfd, close it when done). 0 or -1. */
+ * the free one that last built branch (NULL or "": any), else a new one,
+ * else the free one used longest ago; only files that differ are
+ * rewritten, untracked files but build/ go. The worktree is locked
+ * (*lockfd, close it when done). 0 or -1. */
 int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
-		    int logfd, const struct build_options *o, char *tree,
-		    size_t tlen, int *lockfd, char *err, size_t errlen);
+		    const char *branch, int logfd,
+		    const struct build_options *o, char *tree, size_t tlen,
+		    int *lockfd, char *err, size_t errlen);
 /* The revert check: undoes commit in tree (checked out by gitsrc_checkout)
  * with `git revert --no-commit`, in the same sandbox. 0 if it applied, 1 if
  * it does not (a conflict, or git refuses: the tree is left as checked
@@ -299,6 +307,34 @@ int url_origin_host(const char *url, char *out, size_t len);
 int origin_pin(const char *allow, const char *what, const char *url,
 	       char *out, size_t outlen, char *err, size_t errlen);
 
+/* ---- jobserver.c: the build budget, one make jobserver ---- */
+/* The descriptors make finds the pipe at (MAKEFLAGS --jobserver-auth),
+ * after SANDBOX_SECCOMP_FD. */
+#define JOBSERVER_FD_R 4
+#define JOBSERVER_FD_W 5
+#define JOBSERVER_MAX_TOKENS 32
+/* What a build holds while it runs. */
+struct jobserver_token {
+	int held;
+	char token;
+	int slot;		/* 0 .. tokens-1, the lowest free: a build's
+				 * own scratch names */
+	int fds[2];		/* the pipe, for build_run to hand make */
+	long tokens;		/* the full count */
+};
+/* Waits (cancellable, polling cancelled every 250 ms) for one of the
+ * process's `tokens` ([build] jobs, capped at JOBSERVER_MAX_TOKENS) build
+ * tokens: 0 with t held, 1 cancelled (err says so), -1 with err. */
+int jobserver_enter(long tokens, int (*cancelled)(void *cls), void *cls,
+		    struct jobserver_token *t, char *err, size_t errlen);
+/* Gives t's token back (nothing if not held); the last build out
+ * refills the pipe to the full count. */
+void jobserver_leave(struct jobserver_token *t);
+/* "MAKEFLAGS=-j<tokens> --jobserver-auth=R,W" for t into out: 0, or -1. */
+int jobserver_makeflags(const struct jobserver_token *t, char *out, size_t len);
+/* Tokens in the pipe now (for tests; no build should be starting). */
+int jobserver_free(void);
+
 /* ---- buildjob.c: a job's build phase ---- */
 struct buildjob_result {
 	char image[PATH_MAX];		/* <cache_dir>/artifacts/<sha256> */
@@ -326,7 +362,8 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 		   const char *cache_dir, const char *job_dir, FILE *joblog,
 		   const atomic_int *cancel, struct buildjob_src *s, char *err,
 		   size_t errlen);
-/* The job's building: waits for the build budget (one build at a time),
+/* The job's building: waits for a build token (jobserver.c: [build]
+ * jobs builds at once, sharing as many make jobs),
  * checks a git commit out (with check_version, its Makefile must say the
  * job's version) and builds t's kernel, make's output in
  * <job_dir>/build.log, progress (may be NULL) told each step. 0:

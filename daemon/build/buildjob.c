@@ -2,8 +2,9 @@
 /*
  * buildjob.c - a job's build phase, for an artifact of kind 'source': the
  * release tarball and the rc's patch fetched into the content-addressed
- * cache (sha256-checked like any artifact), the build budget taken (one
- * kernel build at a time, [build] jobs make jobs, beside the guests), the
+ * cache (sha256-checked like any artifact), a build token taken
+ * (jobserver.c: [build] jobs builds at once sharing as many make jobs,
+ * beside the guests), the
  * kernel built by build.c with the job's log in <job dir>/build.log, and
  * the image moved into the cache under its sha256, exactly where a kernel
  * CI posted would be. The job's next rows (job/) then boot it as kind 'image'.
@@ -13,7 +14,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +23,6 @@
 #include "store/store.h"
 #include "artifact/artifact.h"
 #include "build/build.h"
-
-static pthread_mutex_t budget = PTHREAD_MUTEX_INITIALIZER;
 
 static int is_cancelled(void *cls)
 {
@@ -77,7 +75,7 @@ static int job_build_init(struct job_build *b, const struct job *job,
 		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config,
 		NULL, strcmp(cfg->build_sandbox, "none") == 0,
 		cfg->build_memory_mb, cfg->build_file_mb, cfg->build_tree_max_mb,
-		cfg->build_fetch_max_mb, cfg->build_hosts, cfg->nbuild_hosts };
+		cfg->build_fetch_max_mb, cfg->build_hosts, cfg->nbuild_hosts, NULL };
 	return 0;
 }
 
@@ -222,6 +220,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 	struct job_build b;
 	struct build_result res = { 0 };
 	double waited = now_monotonic();
+	struct jobserver_token tok;
 	int rc, lockfd = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -231,14 +230,11 @@ int buildjob_build(const struct job *job, const struct target *t,
 	b.o.pcls = pcls;
 	if (progress != NULL)
 		progress(pcls, "waiting", -1, -1);
-	/* The build budget: a second build waits here, cancellable. */
-	while (pthread_mutex_trylock(&budget) != 0) {
-		if (is_cancelled((void *)cancel)) {
-			errf(err, errlen, "cancelled while waiting to build");
-			return -1;
-		}
-		sleep_ms(250);
-	}
+	/* The build budget: a build token (jobserver.c), cancellable. */
+	if (jobserver_enter(cfg->build_jobs, is_cancelled, (void *)cancel, &tok,
+			    err, errlen) != 0)
+		return -1;
+	b.o.jobserver = &tok;
 	waited = now_monotonic() - waited;
 	{
 		FILE *blog = fopen(b.logpath, "ae");
@@ -255,7 +251,8 @@ int buildjob_build(const struct job *job, const struct target *t,
 			progress(pcls, "checkout", -1, -1);
 		rc = blog == NULL ? -1
 			: gitsrc_checkout(s->gitdir, s->commit, t->name,
-					  fileno(blog), &b.o, tree, sizeof(tree),
+					  job->git_ref, fileno(blog), &b.o, tree,
+					  sizeof(tree),
 					  &lockfd, err, errlen);
 		if (blog == NULL)
 			errf(err, errlen, "build log %s: %s", b.logpath,
@@ -298,7 +295,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 unlock:
 	if (lockfd >= 0)
 		close(lockfd);
-	pthread_mutex_unlock(&budget);
+	jobserver_leave(&tok);
 	if (rc < 0 && src.tarball == NULL && src.tree == NULL)
 		return -1;	/* checkout or version: no build ran */
 	out->seconds = res.seconds;

@@ -500,11 +500,87 @@ out_log:
 	return rc;
 }
 
-int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
-		    int logfd, const struct build_options *o, char *tree,
-		    size_t tlen, int *lockfd, char *err, size_t errlen)
+/* Worktree i of a target: its path, and its lock's fd if it is free
+ * (flocked), else -1. */
+static int wt_try(const char *wt, const char *name, int i, char *tree,
+		  size_t tlen)
 {
-	char wt[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], dotgit[PATH_MAX + 8];
+	char lock[PATH_MAX];
+	int fd;
+
+	if (pathf(tree, tlen, "%s/%s.%d", wt, name, i) < 0 ||
+	    pathf(lock, sizeof(lock), "%s.lock", tree) < 0)
+		return -1;
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* 1 if tree's last checkout was of branch ("<tree>.ref"). */
+static int wt_was(const char *tree, const char *branch)
+{
+	char path[PATH_MAX], *text;
+	size_t n;
+	int same;
+
+	if (branch == NULL || branch[0] == '\0' ||
+	    pathf(path, sizeof(path), "%s.ref", tree) < 0 ||
+	    (text = file_read(path, 512, &n, NULL, 0)) == NULL)
+		return 0;
+	same = strcmp(text, branch) == 0;
+	free(text);
+	return same;
+}
+
+/* The worktree a build of branch takes, locked (its fd; tree set), or
+ * -1: the free one that last built branch (an incremental build of
+ * what changed since); else a new one (another branch's objects stay for
+ * its next rc); else the free one used longest ago. */
+static int wt_pick(const char *wt, const char *name, const char *branch,
+		   char *tree, size_t tlen)
+{
+	char path[PATH_MAX + 8];
+	int best = -1, bestfd = -1, rank = 0;
+	time_t bestused = 0;
+
+	for (int i = 0; i < GITSRC_WORKTREES; i++) {
+		struct stat sb;
+		int fd = wt_try(wt, name, i, tree, tlen), r;
+
+		if (fd < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/.git", tree);
+		r = access(path, F_OK) != 0 ? 2 : wt_was(tree, branch) ? 3 : 1;
+		if (fstat(fd, &sb) < 0)
+			sb.st_mtime = 0;
+		if (r > rank || (r == 1 && rank == 1 && sb.st_mtime < bestused)) {
+			if (bestfd >= 0)
+				close(bestfd);
+			best = i;
+			bestfd = fd;
+			rank = r;
+			bestused = sb.st_mtime;
+		} else {
+			close(fd);
+		}
+		if (rank == 3)
+			break;
+	}
+	if (best >= 0)
+		pathf(tree, tlen, "%s/%s.%d", wt, name, best);
+	return bestfd;
+}
+
+int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
+		    const char *branch, int logfd,
+		    const struct build_options *o, char *tree, size_t tlen,
+		    int *lockfd, char *err, size_t errlen)
+{
+	char wt[PATH_MAX], gd[PATH_MAX + 16], dotgit[PATH_MAX + 8],
+	     refp[PATH_MAX + 8];
 	struct sandbox sb;
 	double deadline = now_monotonic() +
 			  (double)(o->timeout > 0 ? o->timeout : 3600);
@@ -515,29 +591,32 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 	if (pathf(wt, sizeof(wt), "%s.wt", gitdir) < 0 ||
 	    mkdir_p(wt, 0755, err, errlen) < 0)
 		return -1;
-	/* The first free worktree of this target: another rcgated sharing
-	 * the cache, or a second build of the target, takes the next. */
-	for (int i = 0; i < 8 && fd < 0; i++) {
-		if (pathf(tree, tlen, "%s/%s.%d", wt, name, i) < 0 ||
-		    pathf(lock, sizeof(lock), "%s.lock", tree) < 0) {
-			errf(err, errlen, "worktree path too long");
-			return -1;
-		}
-		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			close(fd);
-			fd = -1;
-		}
+	if (pathf(tree, tlen, "%s/%s.%d", wt, name, GITSRC_WORKTREES) < 0) {
+		errf(err, errlen, "worktree path too long");
+		return -1;
 	}
+	/* Another rcgated sharing the cache, or a second build of the
+	 * target at once, takes another. */
+	fd = wt_pick(wt, name, branch, tree, tlen);
 	if (fd < 0) {
 		errf(err, errlen, "no free worktree for %s in %s", name, wt);
 		return -1;
 	}
 	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
+	/* Whose objects build/ holds, from here on: a checkout that fails
+	 * half-way leaves it said, and the next build of the branch only
+	 * rebuilds more. */
+	snprintf(refp, sizeof(refp), "%s.ref", tree);
+	if (branch != NULL && branch[0] != '\0')
+		file_write_atomic(refp, branch, strlen(branch), NULL, 0);
+	else
+		unlink(refp);
 	snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
 	/* The worktree (measured against [build] tree_max_mb) and the
 	 * clone's index and worktree records. */
-	sb = (struct sandbox){ { NULL }, { tree, gitdir }, 0, 1 };
+	/* The other worktrees visible (read-only): git worktree prune
+	 * drops the records of those it cannot see. */
+	sb = (struct sandbox){ { wt }, { tree, gitdir }, 0, 1 };
 	if (access(dotgit, F_OK) != 0) {
 		const char *prune[] = { "git", gd, "worktree", "prune", NULL };
 		const char *add[] = { "git", gd, "worktree", "add", "--quiet",

@@ -35,10 +35,11 @@
 /* Worker threads per guest slot: one job booting, one being prepared or
  * running its other chain. */
 #define WORKERS_PER_SLOT 2
-/* Worker threads that take only the jobs rcgated builds: one building
- * (the build budget is one build at a time), one booting the kernel built
- * before it or waiting for the budget. They hold no guest worker. */
-#define BUILD_WORKERS 2
+/* Worker threads that take only the jobs rcgated builds: up to two
+ * building at once (the build budget, jobserver.c: [build] jobs tokens,
+ * 2 by default), the others booting the kernels built before or waiting
+ * for a token. They hold no guest worker. */
+#define BUILD_WORKERS 4
 #define MAX_WORKERS (MAX_SLOTS * WORKERS_PER_SLOT + BUILD_WORKERS)
 
 extern struct sched_context sched_ctx;

@@ -124,6 +124,8 @@ diag "rc2: fetch added ${added2:-?} KiB, build $secs2 s (rc1: $secs1 s)"
 check "the second fetch is incremental (the new commits only: < 1 MiB)" [ "${added2:-1024}" -lt 1024 ]
 check "the second build is incremental (kbuild's objects kept in the worktree)" \
 	sh -c "printf '%s' \"\$1\" | grep -q 'incremental: kbuild' && printf '%s' \"\$1\" | grep -q 'fs/ext4/file.o'" _ "$BODY"
+check "make took its jobs from rcgated's build jobserver, and had it" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'jobs from the build jobserver' && ! printf '%s' \"\$1\" | grep -qi 'jobserver unavailable\|disabling jobserver'" _ "$BODY"
 check "and faster than the first" awk -v a="$secs2" -v b="$secs1" 'BEGIN { exit !(a < b) }'
 
 # rc3 while the branch still says rc2; a branch that does not exist.

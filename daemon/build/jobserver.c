@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * jobserver.c - the build budget: the cores a process's kernel builds
+ * share, as one GNU make jobserver ([build] jobs tokens in a pipe).
+ *
+ * A build enters by taking one token for itself (so at most `jobs` builds
+ * run at once) and runs make with the pipe at JOBSERVER_FD_R/W and
+ * MAKEFLAGS naming them: each make's implicit job slot is the token its
+ * build holds, and every further job it starts takes a token from the
+ * same pipe. So one build alone runs `jobs` compiles; two builds together
+ * still run `jobs` in all, and the serial parts of an incremental build
+ * (kbuild's walk, the link, kallsyms) of one rc leave the core to the
+ * compiles of another instead of idling it (bench/README.md, the week).
+ *
+ * A make killed while it holds tokens (a cancel, a timeout) loses them:
+ * when the last build leaves, the pipe is emptied and refilled to the
+ * full count, so a loss lasts until the builds next pause.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "build/build.h"
+
+static struct {
+	pthread_mutex_t mu;
+	int fds[2];		/* the pipe, as make is given it */
+	int rnb;		/* our own non-blocking reader of it */
+	long tokens;		/* the full count */
+	int running;		/* builds holding a token */
+	unsigned slots;		/* bit i: slot i is taken */
+} js = { PTHREAD_MUTEX_INITIALIZER, { -1, -1 }, -1, 0, 0, 0 };
+
+/* Fills the pipe to exactly js.tokens, with no build running. */
+static void refill(void)
+{
+	char buf[256];
+
+	while (read(js.rnb, buf, sizeof(buf)) > 0)
+		;
+	for (long i = 0; i < js.tokens; i++)
+		if (write(js.fds[1], "+", 1) != 1)
+			break;
+}
+
+/* The pipe, made once; a different count ([build] jobs changed by a
+ * test's second daemon config) takes effect when no build runs. */
+static int setup(long tokens, char *err, size_t errlen)
+{
+	char self[64];
+	int p[2];
+
+	if (tokens < 1)
+		tokens = 1;
+	if (tokens > JOBSERVER_MAX_TOKENS)
+		tokens = JOBSERVER_MAX_TOKENS;
+	if (js.fds[0] < 0) {
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			errf(err, errlen, "jobserver pipe: %s", strerror(errno));
+			return -1;
+		}
+		/* Above the numbers build_run moves them to: a dup2 onto the
+		 * same number would keep close-on-exec. */
+		js.fds[0] = fcntl(p[0], F_DUPFD_CLOEXEC, 16);
+		js.fds[1] = fcntl(p[1], F_DUPFD_CLOEXEC, 16);
+		close(p[0]);
+		close(p[1]);
+		/* A file description of our own: O_NONBLOCK on it does not
+		 * change the blocking reads make does on the pipe. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", js.fds[0]);
+		js.rnb = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (js.fds[0] < 0 || js.fds[1] < 0 || js.rnb < 0) {
+			errf(err, errlen, "jobserver pipe: %s", strerror(errno));
+			close(js.fds[0]);
+			close(js.fds[1]);
+			close(js.rnb);
+			js.fds[0] = js.fds[1] = js.rnb = -1;
+			return -1;
+		}
+		js.running = 0;
+	}
+	if (js.running == 0 && js.tokens != tokens) {
+		js.tokens = tokens;
+		refill();
+	}
+	return 0;
+}
+
+int jobserver_enter(long tokens, int (*cancelled)(void *cls), void *cls,
+		    struct jobserver_token *t, char *err, size_t errlen)
+{
+	char c;
+
+	memset(t, 0, sizeof(*t));
+	t->slot = -1;
+	pthread_mutex_lock(&js.mu);
+	if (setup(tokens, err, errlen) < 0) {
+		pthread_mutex_unlock(&js.mu);
+		return -1;
+	}
+	pthread_mutex_unlock(&js.mu);
+	for (;;) {
+		struct pollfd pfd = { js.rnb, POLLIN, 0 };
+		ssize_t n;
+
+		if (cancelled != NULL && cancelled(cls)) {
+			errf(err, errlen, "cancelled while waiting to build");
+			return 1;
+		}
+		/* A make that takes the token first wins it: EAGAIN. */
+		if (poll(&pfd, 1, 250) <= 0)
+			continue;
+		pthread_mutex_lock(&js.mu);
+		n = read(js.rnb, &c, 1);
+		if (n == 1) {
+			for (int i = 0; i < JOBSERVER_MAX_TOKENS; i++)
+				if (!(js.slots & (1u << i))) {
+					js.slots |= 1u << i;
+					t->slot = i;
+					break;
+				}
+			js.running++;
+			t->token = c;
+			t->held = 1;
+			t->fds[0] = js.fds[0];
+			t->fds[1] = js.fds[1];
+			t->tokens = js.tokens;
+			pthread_mutex_unlock(&js.mu);
+			return 0;
+		}
+		pthread_mutex_unlock(&js.mu);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			errf(err, errlen, "jobserver: %s", strerror(errno));
+			return -1;
+		}
+	}
+}
+
+void jobserver_leave(struct jobserver_token *t)
+{
+	if (!t->held)
+		return;
+	pthread_mutex_lock(&js.mu);
+	if (write(js.fds[1], &t->token, 1) != 1)
+		log_warn("jobserver: a token not given back: %s", strerror(errno));
+	if (t->slot >= 0)
+		js.slots &= ~(1u << t->slot);
+	if (--js.running == 0)
+		refill();	/* what a killed make held comes back */
+	pthread_mutex_unlock(&js.mu);
+	t->held = 0;
+}
+
+int jobserver_makeflags(const struct jobserver_token *t, char *out, size_t len)
+{
+	if (!t->held)
+		return -1;
+	return snprintf(out, len, "MAKEFLAGS=-j%ld --jobserver-auth=%d,%d",
+			t->tokens, JOBSERVER_FD_R, JOBSERVER_FD_W) < (int)len ? 0 : -1;
+}
+
+int jobserver_free(void)
+{
+	char buf[256];
+	int n = 0;
+	ssize_t r;
+
+	pthread_mutex_lock(&js.mu);
+	if (js.rnb >= 0) {
+		/* Counted by taking them out and putting them back. */
+		while ((r = read(js.rnb, buf, sizeof(buf))) > 0) {
+			if (write(js.fds[1], buf, (size_t)r) != r)
+				break;
+			n += (int)r;
+			if ((size_t)r < sizeof(buf))
+				break;
+		}
+	}
+	pthread_mutex_unlock(&js.mu);
+	return n;
+}
