@@ -14,7 +14,7 @@
 #   infra errors that say why, never results.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 22 "git build"
+git_test_begin 23 "git build"
 c1=$(git_commit "$REPO" $B "README: a harmless backport" "commit 1111111111111111111111111111111111111111 upstream." \
 	'sed:README:s/^Linux kernel$/Linux kernel (stable)/')
 c2=$(git_commit "$REPO" $B "Revert \"iomap: update ki_pos a little later in iomap_dio_complete\"" \
