@@ -342,7 +342,11 @@ EOF
 # The baselines, untimed: the releases the rcs are compared with.
 start_daemon "${conf[@]}" >"$WORK/daemon.out" 2>&1
 cg_join "$DAEMON_PID"
-echo "bench: our CPU from ${CG:+the cgroup $CG}${CG:-the process tree in /proc (no cgroup could be made)}"
+if [ -n "$CG" ]; then
+	echo "bench: our CPU from the cgroup $CG"
+else
+	echo "bench: our CPU from the process tree in /proc (no cgroup could be made)"
+fi
 sleep 3
 memory "idle, fresh"
 export RCGATE_PREFIX

@@ -253,7 +253,8 @@ int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len);
 /* Worktrees per target and clone: builds at once, and branches kept. */
 #define GITSRC_WORKTREES 8
 /* Checks commit out into a worktree of gitdir kept for name (a target):
- * the free one that last built branch (NULL or "": any), else a new one,
+ * the free one that last built branch (an affinity key: buildjob.c gives
+ * the version's stable branch; NULL or "": any), else a new one,
  * else the free one used longest ago; only files that differ are
  * rewritten, untracked files but build/ go. The worktree is locked
  * (*lockfd, close it when done). 0 or -1. */

@@ -24,6 +24,21 @@
 #include "artifact/artifact.h"
 #include "build/build.h"
 
+/* Whose worktree a git build takes (gitsrc_checkout): the stable branch
+ * of the job's version ("6.1" for 6.1.193-rc1, a baseline 6.1.192 or a
+ * bisection step of the rc alike, whatever ref named the commit), else
+ * its ref. */
+static const char *tree_key(const struct job *job, char *out, size_t len)
+{
+	struct kversion v;
+
+	if (kversion_parse(job->version, &v, NULL, 0) == 0)
+		snprintf(out, len, "linux-%s", v.branch);
+	else
+		snprintf(out, len, "%s", job->git_ref);
+	return out;
+}
+
 static int is_cancelled(void *cls)
 {
 	const atomic_int *cancel = cls;
@@ -221,6 +236,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 	struct build_result res = { 0 };
 	double waited = now_monotonic();
 	struct jobserver_token tok;
+	char key[300];
 	int rc, lockfd = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -251,7 +267,8 @@ int buildjob_build(const struct job *job, const struct target *t,
 			progress(pcls, "checkout", -1, -1);
 		rc = blog == NULL ? -1
 			: gitsrc_checkout(s->gitdir, s->commit, t->name,
-					  job->git_ref, fileno(blog), &b.o, tree,
+					  tree_key(job, key, sizeof(key)),
+					  fileno(blog), &b.o, tree,
 					  sizeof(tree),
 					  &lockfd, err, errlen);
 		if (blog == NULL)

@@ -519,7 +519,7 @@ static int wt_try(const char *wt, const char *name, int i, char *tree,
 	return fd;
 }
 
-/* 1 if tree's last checkout was of branch ("<tree>.ref"). */
+/* 1 if tree's last checkout was for branch ("<tree>.ref"). */
 static int wt_was(const char *tree, const char *branch)
 {
 	char path[PATH_MAX], *text;
