@@ -2314,15 +2314,18 @@ static const char *race_op_name(unsigned int op)
 	}
 }
 
-/* "raced: 57 of 200 truncates ran during the rounds (3 before)": a
- * pass that says whether the race happened, and a failure's context. */
+/* "raced: 57 of 200 truncates ran during the direct rounds, in 31 of 100
+ * rounds (3 before)": a pass that says how much the two processes really
+ * interleaved (on one vCPU the racer may run all its operations inside
+ * one round), and a failure's context. */
 static void race_note(struct diag *d, unsigned int last, unsigned int first,
-		      unsigned int op)
+		      unsigned int rounds, unsigned int op)
 {
 	if (last == 0 && first == 0)
 		return;	/* no operation at all: a skip or a failure says why */
-	diag_add(d, "raced: %u of %d %s operations ran during the direct rounds (%u before them)",
-		 last - first, 2 * RACE_ROUNDS, race_op_name(op), first);
+	diag_add(d, "raced: %u of %d %s operations ran during the direct rounds, in %u of %d rounds (%u before them)",
+		 last - first, 2 * RACE_ROUNDS, race_op_name(op), rounds,
+		 RACE_ROUNDS, first);
 }
 
 /* One round of the direct writer and reader: 0, or 1 with a diagnostic. */
@@ -2370,7 +2373,7 @@ enum test_status test_race(const struct suite_test *t,
 	enum test_status st = TEST_FAIL;
 	unsigned int op = t->flags & RACE_OPS;
 	unsigned char *buf = NULL, *rb = NULL;
-	unsigned int iter, bad = 0, first;
+	unsigned int iter, bad = 0, first, now, rounds = 0;
 	unsigned int *done;
 	pid_t pid;
 	int fd, bfd = -1, status = 0;
@@ -2402,12 +2405,15 @@ enum test_status test_race(const struct suite_test *t,
 	}
 	if (pid == 0)
 		race_loop(env->path, op, buf, done);
-	first = __atomic_load_n(done, __ATOMIC_RELAXED);
-	for (iter = 1; iter <= RACE_ROUNDS && bad == 0; iter++)
+	first = now = __atomic_load_n(done, __ATOMIC_RELAXED);
+	for (iter = 1; iter <= RACE_ROUNDS && bad == 0; iter++) {
+		unsigned int before = now;
+
 		bad += race_round(fd, iter % 3 == 0 ? bfd : fd, iter, buf, rb, d);
-	/* Whether the two really ran at once: on one vCPU the racer may do
-	 * all its operations before or after the rounds (docs/agent.md). */
-	race_note(d, __atomic_load_n(done, __ATOMIC_RELAXED), first, op);
+		now = __atomic_load_n(done, __ATOMIC_RELAXED);
+		rounds += now != before;	/* the racer ran in this round */
+	}
+	race_note(d, now, first, rounds, op);
 	if (bad > 0)
 		kill(pid, SIGKILL);
 	if (waitpid(pid, &status, 0) == pid && bad == 0 && WIFEXITED(status) &&
