@@ -194,7 +194,7 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "A process appends 256 blocks with O_DIRECT|O_APPEND while another reads the file's end as it grows; no byte below the st_size it saw may be missing (reports the iteration).", \
 	  "st_size runs ahead of the data: a concurrent reader sees zeros or stale bytes (a race; the iteration count tells flaky from reproduced).", "") \
 	X("race_truncate", RCGATE_ALL_FS,                                     \
-	  "Direct writes and reads of one pattern over 64 KiB while another process truncates the file down and up (100 rounds): every byte read is the pattern or zero, no direct write is short (reports the iteration).", \
+	  "Direct writes and reads of one pattern over 64 KiB while another process truncates the file down and up, up to 20 times per round (100 rounds): every byte read is the pattern or zero, no direct write is short (reports the iteration; a pass, how many rounds the two met).", \
 	  "Direct I/O racing truncate exposes stale blocks or loses a write (a race; the iteration count tells flaky from reproduced).", "") \
 	X("race_punch", RCGATE_ALL_FS,                                        \
 	  "As race_truncate, the other process punching 16 KiB holes (FALLOC_FL_PUNCH_HOLE).", \
