@@ -6,8 +6,9 @@
  * branch), the verdict of each step tested so far (good, bad, or skip for
  * a commit that could not be judged: it does not build for another
  * reason, or its boot was an infra error, as `git bisect skip`), and from
- * those the next commit to test or the answer (bisect_next: no I/O,
- * unit-tested on every shape).
+ * those the next commits to test or the answer (bisect_round: no I/O,
+ * unit-tested on every shape; a round tests BISECT_PARALLEL commits at
+ * once, splitting what is left in as many parts plus one).
  *
  * Then the engine's pass over bisections (bisect_run_once): a confirmed
  * regression (never a flaky one) of an rc whose failing job was built from
