@@ -123,6 +123,7 @@ int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
  * builds share the cores (build/: one jobserver). 1 is one step at a
  * time. A constant until config.c reads [bisect] parallel. */
 #define BISECT_PARALLEL 2
+#define BISECT_PARALLEL_MAX 8	/* what a round's next[] holds */
 
 /* commits is "id id ... id": the i-th is at i * 41. */
 static size_t ncommits(const char *commits)
@@ -660,7 +661,7 @@ static int drive(struct store *st, const struct engine_context *c,
 	const struct bisect_step_row *s;
 	enum bisect_verdict *v = NULL;
 	size_t n = ncommits(b->commits), k = BISECT_PARALLEL,
-		next[BISECT_PARALLEL], count = 0, lo, hi;
+		next[BISECT_PARALLEL_MAX], count = 0, lo, hi;
 	char err[512] = "", why[600];
 	int rc = -1, outcome, good_checked = b->good_tested != 0;
 
@@ -674,10 +675,17 @@ static int drive(struct store *st, const struct engine_context *c,
 			rc = 0;		/* a step of the round runs */
 			goto out;
 		}
+	if (n == 0) {		/* start() never lets one run so */
+		rc = finish(st, c, b, BISECT_EMPTY, 0, 0, "Bisection stopped:"
+			    " no commits between the ends.\n");
+		goto out;
+	}
 	v = calloc(n + 1, sizeof(*v));
 	if (v == NULL)
 		goto out;
 	v[n - 1] = BISECT_BAD;	/* the rc's own, confirmed failure */
+	if (k < 1 || k > BISECT_PARALLEL_MAX)
+		k = k < 1 ? 1 : BISECT_PARALLEL_MAX;
 	if (verdicts(b, s, steps.n, v, n, &good_checked, why, sizeof(why))) {
 		rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
 		goto out;

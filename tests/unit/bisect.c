@@ -283,43 +283,51 @@ static void test_rounds_every_culprit(void **state)
 	assert_int_equal(bisect_round(NULL, 0, 2, NULL, &lo, &lo, &hi), BISECT_EMPTY);
 }
 
-/* A round's split: three near-equal parts of what is left. */
+/* A round's split: near-equal parts of what is left. Each case: the
+ * verdicts ('.' untested, 'g', 'b', 's'), k, and the round. */
 static void test_round_split(void **state)
 {
+	static const struct {
+		const char *v;
+		size_t k, count, next[2], lo, hi;
+	} cases[] = {
+		/* 5 (the integration test's branch): 1 and 2 leave 2, 1, 2 */
+		{ "....b", 2, 2, { 1, 2 }, 0, 4 },
+		/* 3: both commits that can be tested, in one round */
+		{ "..b", 2, 2, { 0, 1 }, 0, 2 },
+		/* one untested left between a good and a bad: one step */
+		{ "g.sb.", 2, 1, { 1, 0 }, 1, 3 },
+		/* k = 1: the middle, ties to the older commit */
+		{ "....b", 1, 1, { 1, 0 }, 0, 4 },
+		/* a skip at a point: the untested one nearest it */
+		{ "g..s....b", 2, 2, { 2, 5 }, 1, 8 },
+	};
 	enum bisect_verdict v[MAXN] = { 0 };
 	size_t next[2], count, lo, hi;
 
 	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].v);
+
+		for (size_t j = 0; j < n; j++)
+			v[j] = cases[i].v[j] == 'g' ? BISECT_GOOD
+			     : cases[i].v[j] == 'b' ? BISECT_BAD
+			     : cases[i].v[j] == 's' ? BISECT_SKIP : BISECT_UNTESTED;
+		assert_int_equal(bisect_round(v, n, cases[i].k, next, &count,
+					      &lo, &hi), BISECT_STEP);
+		assert_int_equal(count, cases[i].count);
+		for (size_t j = 0; j < count; j++)
+			assert_int_equal(next[j], cases[i].next[j]);
+		assert_int_equal(lo, cases[i].lo);
+		assert_int_equal(hi, cases[i].hi);
+	}
 	/* 372 candidates: 123 and 247 leave 124, 124 and 124. */
+	memset(v, 0, sizeof(v));
 	v[371] = BISECT_BAD;
 	assert_int_equal(bisect_round(v, 372, 2, next, &count, &lo, &hi), BISECT_STEP);
 	assert_int_equal(count, 2);
 	assert_int_equal(next[0], 123);
 	assert_int_equal(next[1], 247);
-	/* 5 (the integration test's branch): 1 and 2 (2, 1, 2 left). */
-	memset(v, 0, sizeof(v));
-	v[4] = BISECT_BAD;
-	assert_int_equal(bisect_round(v, 5, 2, next, &count, &lo, &hi), BISECT_STEP);
-	assert_int_equal(count, 2);
-	assert_int_equal(next[0], 1);
-	assert_int_equal(next[1], 2);
-	/* 3: both commits that can be tested, in one round. */
-	memset(v, 0, sizeof(v));
-	v[2] = BISECT_BAD;
-	assert_int_equal(bisect_round(v, 3, 2, next, &count, &lo, &hi), BISECT_STEP);
-	assert_int_equal(count, 2);
-	assert_int_equal(next[0], 0);
-	assert_int_equal(next[1], 1);
-	/* Only one untested left between a good and a bad: one step. */
-	memset(v, 0, sizeof(v));
-	v[0] = BISECT_GOOD;
-	v[3] = BISECT_BAD;
-	v[2] = BISECT_SKIP;
-	assert_int_equal(bisect_round(v, 5, 2, next, &count, &lo, &hi), BISECT_STEP);
-	assert_int_equal(count, 1);
-	assert_int_equal(next[0], 1);
-	assert_int_equal(lo, 1);
-	assert_int_equal(hi, 3);
 }
 
 /* Skips next to the culprit (before it, after it, both), for k = 2 and
