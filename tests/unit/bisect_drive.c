@@ -31,17 +31,6 @@ static void commit_id(size_t i, char out[41])
 	snprintf(out, 41, "%040zx", i + 1);
 }
 
-static void sql(struct test_engine *f, const char *text)
-{
-	sqlite3 *raw;
-	char *e = NULL;
-
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	if (sqlite3_exec(raw, text, NULL, NULL, &e) != SQLITE_OK)
-		fail_msg("%s: %s", text, e);
-	sqlite3_close(raw);
-}
-
 /* An rc whose job 1 failed TEST, and a running bisection of it over N
  * commits (good_tested: whether the good end is known to pass). */
 static int64_t bisection(struct test_engine *f, int good_tested)
@@ -56,9 +45,9 @@ static int64_t bisection(struct test_engine *f, int good_tested)
 
 	test_engine_add_release(f, "6.1.64-rc1");
 	test_engine_finish_next(f, "6.1.64-rc1", &fail, 1);
-	sql(f, "INSERT INTO regression (id, signature, test, target, fs, state,"
-	    " first_seen, updated) VALUES (5, 's5', '" TEST "', 'x86_64', 'ext4',"
-	    " 'confirmed', 'x', 'x')");
+	test_engine_sql(f, "INSERT INTO regression (id, signature, test, target,"
+			" fs, state, first_seen, updated) VALUES (5, 's5', '"
+			TEST "', 'x86_64', 'ext4', 'confirmed', 'x', 'x')");
 	commits[0] = '\0';
 	for (size_t i = 0; i < N; i++) {
 		commit_id(i, bad);
@@ -120,7 +109,7 @@ static void step_ends(struct test_engine *f, int64_t id, size_t i,
 			 " '" TEST "', '%s' FROM job WHERE bisection_id = %lld"
 			 " AND git_commit = '%s';", (long long)id, c, how,
 			 (long long)id, c);
-	sql(f, text);
+	test_engine_sql(f, text);
 }
 
 static void state_of(struct test_engine *f, int64_t id, char *state,
