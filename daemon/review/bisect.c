@@ -6,8 +6,9 @@
  * branch), the verdict of each step tested so far (good, bad, or skip for
  * a commit that could not be judged: it does not build for another
  * reason, or its boot was an infra error, as `git bisect skip`), and from
- * those the next commit to test or the answer (bisect_next: no I/O,
- * unit-tested on every shape).
+ * those the next commits to test or the answer (bisect_round: no I/O,
+ * unit-tested on every shape; a round tests BISECT_PARALLEL commits at
+ * once, splitting what is left in as many parts plus one).
  *
  * Then the engine's pass over bisections (bisect_run_once): a confirmed
  * regression (never a flaky one) of an rc whose failing job was built from
@@ -45,12 +46,13 @@
 #include "report/report.h"
 #include "review/review.h"
 
-int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
-		size_t *lo_out, size_t *hi_out)
+int bisect_round(const enum bisect_verdict *v, size_t n, size_t k,
+		 size_t *next, size_t *count, size_t *lo_out, size_t *hi_out)
 {
-	size_t hi = n - 1, best = SIZE_MAX, bestd = SIZE_MAX;
+	size_t hi = n - 1, first, span;
 	long lo = -1;
 
+	*count = 0;
 	if (n == 0)
 		return BISECT_EMPTY;
 	/* The first bad commit and the last good one before it. */
@@ -62,29 +64,66 @@ int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
 	for (size_t i = 0; i < hi; i++)
 		if (v[i] == BISECT_GOOD)
 			lo = (long)i;
-	*lo_out = (size_t)(lo + 1);	/* the first candidate */
-	*hi_out = hi;			/* the last candidate (known bad) */
+	first = (size_t)(lo + 1);
+	*lo_out = first;	/* the first candidate */
+	*hi_out = hi;		/* the last candidate (known bad) */
 	if ((long)hi - lo == 1)
 		return BISECT_FOUND;
-	/* The untested commit nearest the middle of (lo, hi). */
-	for (size_t i = (size_t)(lo + 1); i < hi; i++) {
-		size_t mid2 = (size_t)(lo + 1) + hi - 1;	/* 2 x middle */
-		size_t d = 2 * i > mid2 ? 2 * i - mid2 : mid2 - 2 * i;
+	/* span candidates for the first bad one: testing commit i splits
+	 * them after i + 1 - first of them. The j-th of k points splits
+	 * them after j * span / (k + 1): all of it times k + 1, so the
+	 * middle of an even span stays exact (k = 1: the old middle, ties
+	 * to the older commit). */
+	span = hi - first + 1;
+	for (size_t j = 1; j <= k && *count < span - 1; j++) {
+		size_t want = (k + 1) * first + j * span, best = SIZE_MAX,
+			bestd = SIZE_MAX;
 
-		if (v[i] == BISECT_UNTESTED && d < bestd) {
-			best = i;
-			bestd = d;
+		for (size_t i = first; i < hi; i++) {
+			size_t at = (k + 1) * (i + 1),
+				d = at > want ? at - want : want - at, c = 0;
+
+			while (c < *count && next[c] != i)
+				c++;
+			if (v[i] == BISECT_UNTESTED && c == *count && d < bestd) {
+				best = i;
+				bestd = d;
+			}
 		}
+		if (best == SIZE_MAX)
+			break;
+		next[(*count)++] = best;
 	}
-	if (best == SIZE_MAX)
+	if (*count == 0)
 		return BISECT_AMBIGUOUS;	/* only skipped commits left */
-	*next = best;
+	/* Oldest first (skips can move a point past the next one's). */
+	for (size_t i = 1; i < *count; i++)
+		for (size_t j = i; j > 0 && next[j - 1] > next[j]; j--) {
+			size_t t = next[j];
+
+			next[j] = next[j - 1];
+			next[j - 1] = t;
+		}
 	return BISECT_STEP;
+}
+
+int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
+		size_t *lo_out, size_t *hi_out)
+{
+	size_t count;
+
+	return bisect_round(v, n, 1, next, &count, lo_out, hi_out);
 }
 
 /* ---- the engine's pass: bisections as jobs ---- */
 
 #define MAX_COMMITS 4096	/* a stable rc has a few hundred */
+/* The steps of a round, run at once: 2 splits what is left in three, 6
+ * rounds instead of 9 for 372 commits, for the wall of one round when two
+ * builds share the cores (build/: one jobserver). 1 is one step at a
+ * time. A constant until config.c reads [bisect] parallel. */
+#define BISECT_PARALLEL 2
+#define BISECT_PARALLEL_MAX 8	/* what a round's next[] holds */
 
 /* commits is "id id ... id": the i-th is at i * 41. */
 static size_t ncommits(const char *commits)
@@ -508,88 +547,161 @@ static int finish(struct store *st, const struct engine_context *c,
 	return queued;
 }
 
+/* A step's verdict: bad when one of the bisected tests failed, good when
+ * they passed; skip when it could not be judged (its build failed for a
+ * test regression, or no test ran: an infra error). */
+static enum bisect_verdict step_verdict(const struct bisection_row *b,
+					const struct bisect_step_row *s)
+{
+	if (strcmp(s->state, JS_DONE) != 0 || s->status == NULL ||
+	    (s->build != NULL && strcmp(s->build, "fail") == 0 &&
+	     strcmp(b->test, BUILD_TEST) != 0))
+		return BISECT_SKIP;
+	return strcmp(s->status, "fail") == 0 ? BISECT_BAD
+	     : strcmp(s->status, "pass") == 0 ? BISECT_GOOD : BISECT_SKIP;
+}
+
+/* The index of commit among b's n commits, or -1 (the good end). */
+static long commit_index(const struct bisection_row *b, size_t n,
+			 const char *commit)
+{
+	char at[41];
+
+	for (size_t i = 0; commit != NULL && i < n; i++) {
+		commit_at(b->commits, i, at);
+		if (strcmp(commit, at) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* The verdicts of b's steps (all final) into v, v[n-1] bad already; 1
+ * with why when they stop the bisection before the rules answer: the good
+ * end (checked first when no release passed there) does not pass, or a
+ * step was cancelled. A cancelled step stops it only where its verdict
+ * would still count (the good end, or a commit in [lo, hi) of what the
+ * others left open): one a round's other step made moot does not. */
+static int verdicts(const struct bisection_row *b,
+		    const struct bisect_step_row *s, size_t nsteps,
+		    enum bisect_verdict *v, size_t n, int *good_checked,
+		    char *why, size_t len)
+{
+	size_t next[1], count, lo, hi;
+
+	for (size_t i = 0; i < nsteps; i++) {
+		enum bisect_verdict d = step_verdict(b, &s[i]);
+		long at = commit_index(b, n, s[i].git_commit);
+
+		if (strcmp(s[i].state, JS_CANCELLED) == 0)
+			continue;
+		if (at < 0 && s[i].git_commit != NULL &&
+		    strcmp(s[i].git_commit, b->good) == 0) {
+			if (d != BISECT_GOOD) {
+				snprintf(why, len, "Bisection stopped: the good end"
+					 " %.12s does not reproduce: %s %s there.\n",
+					 b->good, b->test, d == BISECT_BAD ? "fails"
+					 : "could not be judged");
+				return 1;
+			}
+			*good_checked = 1;
+		} else if (at >= 0)
+			v[at] = d;
+	}
+	bisect_round(v, n, 1, next, &count, &lo, &hi);
+	for (size_t i = 0; i < nsteps; i++) {
+		long at = commit_index(b, n, s[i].git_commit);
+
+		if (strcmp(s[i].state, JS_CANCELLED) == 0 &&
+		    (at < 0 || ((size_t)at >= lo && (size_t)at < hi))) {
+			snprintf(why, len, "Bisection stopped: step job %lld"
+				 " was cancelled.\n", (long long)s[i].id);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Queues the round's steps: the good end first when it is not checked
+ * yet (beside k - 1 commits), then the commits at next[0..count); logs
+ * each. 1 when one was queued, -1 when none could be. */
+static int queue_round(struct store *st, const struct bisection_row *b,
+		       int good_checked, const size_t *next, size_t count,
+		       size_t nsteps, size_t lo, size_t hi)
+{
+	char err[512], only[1024], commit[41];
+	size_t n = ncommits(b->commits), queued = 0;
+
+	step_only(b, only, sizeof(only));
+	for (size_t j = good_checked ? 1 : 0; j <= count; j++) {
+		if (j > 0)
+			commit_at(b->commits, next[j - 1], commit);
+		else
+			snprintf(commit, sizeof(commit), "%s", b->good);
+		if (store_bisect_step_add(st, b->id, b->job_id, commit, only,
+					  NULL, err, sizeof(err)) < 0) {
+			log_err("bisection %lld: %s", (long long)b->id, err);
+			continue;
+		}
+		queued++;
+		log_info("bisection %lld: step %zu tests %.12s%s (%zu of %zu"
+			 " commits left, %zu at once)", (long long)b->id,
+			 nsteps + queued, commit, j == 0 ? ", the good end" : "",
+			 hi - lo + 1, n, count + !good_checked);
+	}
+	return queued > 0 ? 1 : -1;
+}
+
+/* One pass over a running bisection: while a step of the round runs,
+ * nothing (the round is decided when all its steps are final); then the
+ * next round's steps, or the answer. 1 when steps were queued, 0, -1. */
 static int drive(struct store *st, const struct engine_context *c,
 		 const struct bisection_row *b)
 {
 	struct rowset steps = { 0 };
 	const struct bisect_step_row *s;
 	enum bisect_verdict *v = NULL;
-	size_t n = ncommits(b->commits), next, lo, hi, judged = 0;
-	char err[512], why[600], only[1024], commit[41];
+	size_t n = ncommits(b->commits), k = BISECT_PARALLEL,
+		next[BISECT_PARALLEL_MAX], count = 0, lo, hi;
+	char err[512] = "", why[600];
 	int rc = -1, outcome, good_checked = b->good_tested != 0;
 
-	step_only(b, only, sizeof(only));
-	if (store_bisect_steps(st, b->id, &steps, err, sizeof(err)) < 0)
+	if (store_bisect_steps(st, b->id, &steps, err, sizeof(err)) < 0) {
+		log_err("bisection %lld: %s", (long long)b->id, err);
 		return -1;
+	}
 	s = steps.v;
 	for (size_t i = 0; i < steps.n; i++)
 		if (!job_state_final(s[i].state)) {
-			rc = 0;		/* a step runs */
+			rc = 0;		/* a step of the round runs */
 			goto out;
 		}
+	if (n == 0) {		/* start() never lets one run so */
+		rc = finish(st, c, b, BISECT_EMPTY, 0, 0, "Bisection stopped:"
+			    " no commits between the ends.\n");
+		goto out;
+	}
 	v = calloc(n + 1, sizeof(*v));
 	if (v == NULL)
 		goto out;
 	v[n - 1] = BISECT_BAD;	/* the rc's own, confirmed failure */
-	for (size_t i = 0; i < steps.n; i++) {
-		enum bisect_verdict d = BISECT_SKIP;
-
-		if (strcmp(s[i].state, JS_CANCELLED) == 0) {
-			snprintf(why, sizeof(why), "Bisection stopped: step job %lld"
-				 " was cancelled.\n", (long long)s[i].id);
-			rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
-			goto out;
-		}
-		if (strcmp(s[i].state, JS_DONE) == 0 && s[i].status != NULL &&
-		    (s[i].build == NULL || strcmp(s[i].build, "fail") != 0 ||
-		     strcmp(b->test, BUILD_TEST) == 0))
-			d = strcmp(s[i].status, "fail") == 0 ? BISECT_BAD
-			  : strcmp(s[i].status, "pass") == 0 ? BISECT_GOOD
-			  : BISECT_SKIP;
-		if (s[i].git_commit != NULL && strcmp(s[i].git_commit, b->good) == 0) {
-			/* The good end, checked first when no release
-			 * passed there: it must pass, or nothing holds. */
-			if (d != BISECT_GOOD) {
-				snprintf(why, sizeof(why), "Bisection stopped: the"
-					 " good end %.12s does not reproduce: %s %s"
-					 " there.\n", b->good, b->test, d == BISECT_BAD
-					 ? "fails" : "could not be judged");
-				rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
-				goto out;
-			}
-			good_checked = 1;
-			continue;
-		}
-		for (size_t k = 0; k < n; k++) {
-			commit_at(b->commits, k, commit);
-			if (s[i].git_commit != NULL &&
-			    strcmp(s[i].git_commit, commit) == 0) {
-				v[k] = d;
-				judged++;
-				break;
-			}
-		}
-	}
-	if (!good_checked) {
-		rc = store_bisect_step_add(st, b->id, b->job_id, b->good, only,
-					   NULL, err, sizeof(err)) < 0 ? -1 : 1;
+	if (k < 1 || k > BISECT_PARALLEL_MAX)
+		k = k < 1 ? 1 : BISECT_PARALLEL_MAX;
+	if (verdicts(b, s, steps.n, v, n, &good_checked, why, sizeof(why))) {
+		rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
 		goto out;
 	}
-	outcome = bisect_next(v, n, &next, &lo, &hi);
-	if (outcome == BISECT_STEP) {
-		commit_at(b->commits, next, commit);
-		rc = store_bisect_step_add(st, b->id, b->job_id, commit, only,
-					   NULL, err, sizeof(err)) < 0 ? -1 : 1;
-		if (rc > 0)
-			log_info("bisection %lld: step %zu tests %.12s (%zu of %zu"
-				 " commits left)", (long long)b->id, judged + 1,
-				 commit, hi - lo + 1, n);
+	/* An unchecked good end takes one of the round's k places. */
+	outcome = bisect_round(v, n, good_checked || k == 1 ? k : k - 1, next,
+			       &count, &lo, &hi);
+	if (!good_checked || outcome == BISECT_STEP) {
+		if (!good_checked && (k == 1 || outcome != BISECT_STEP))
+			count = 0;	/* the good end alone */
+		rc = queue_round(st, b, good_checked, next, count, steps.n, lo,
+				 hi);
 		goto out;
 	}
 	rc = finish(st, c, b, outcome, lo, hi, NULL);
 out:
-	if (rc < 0 && err[0] != '\0')
-		log_err("bisection %lld: %s", (long long)b->id, err);
 	free(v);
 	rowset_free(&steps);
 	return rc;

@@ -96,6 +96,14 @@ enum { BISECT_STEP, BISECT_FOUND, BISECT_AMBIGUOUS, BISECT_EMPTY };
  * *hi]), BISECT_EMPTY for n = 0. */
 int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
 		size_t *lo, size_t *hi);
+/* A round of k steps that run at once (k >= 1): as bisect_next, but
+ * BISECT_STEP gives next[0..*count) (1 <= *count <= k, oldest first), the
+ * untested commits nearest the points that split what is left into k + 1
+ * near-equal parts, so a round leaves a (k + 1)-th: ceil(log_{k+1}(n))
+ * rounds without skips. Fewer than k when fewer are left untested. k = 1
+ * is bisect_next, step for step. */
+int bisect_round(const enum bisect_verdict *v, size_t n, size_t k,
+		 size_t *next, size_t *count, size_t *lo, size_t *hi);
 struct revert_todo;
 /* The revert check's answer from its job (state done, its build and test
  * results; or infra_error, cancelled): "pass", "fail", "conflict" (the

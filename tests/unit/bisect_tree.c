@@ -88,17 +88,6 @@ static void test_check(void **state)
 	config_free(&cfg);
 }
 
-static void sql(struct test_engine *f, const char *text)
-{
-	sqlite3 *raw;
-	char *e = NULL;
-
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	if (sqlite3_exec(raw, text, NULL, NULL, &e) != SQLITE_OK)
-		fail_msg("%s: %s", text, e);
-	sqlite3_close(raw);
-}
-
 /* The bisection row of release version: its state and message. */
 static void bisection_of(struct test_engine *f, const char *version,
 			 char *state, size_t slen, char *msg, size_t mlen)
@@ -139,7 +128,7 @@ static void posted_rc(struct test_engine *f, const char *version,
 		 " fails, seen) SELECT %d, j.release_id, j.id, 2, 2, 'x' FROM job j"
 		 " JOIN release r ON r.id = j.release_id WHERE r.version = '%s';",
 		 tree, branch, version, reg, reg, reg, version);
-	sql(f, text);
+	test_engine_sql(f, text);
 }
 
 static void test_forged_tree_is_refused_unfetched(void **state)

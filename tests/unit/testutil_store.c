@@ -164,3 +164,14 @@ int test_store_add_regression(const struct test_store *f, long long id,
 	sqlite3_close(raw);
 	return rc;
 }
+
+void test_engine_sql(struct test_engine *f, const char *text)
+{
+	sqlite3 *raw;
+	char *e = NULL;
+
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	if (sqlite3_exec(raw, text, NULL, NULL, &e) != SQLITE_OK)
+		fail_msg("%s: %s", text, e);
+	sqlite3_close(raw);
+}

@@ -35,6 +35,10 @@ void test_engine_add_release(struct test_engine *, const char *version);
 void test_engine_finish_next(struct test_engine *, const char *want_version,
 			     const struct result_row *rows, size_t n);
 
+/* Runs text (SQL statements) on the fixture's database by a connection
+ * of its own, as another process would; an error fails the test. */
+void test_engine_sql(struct test_engine *, const char *text);
+
 /* One engine pass; an error fails the test. Returns its count. */
 int test_engine_run(struct test_engine *);
 

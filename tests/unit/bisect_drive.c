@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Unit tests for daemon/review/bisect.c's engine pass over a running
+ * bisection, on a real store (testutil_store): a round queues its two
+ * steps together and the next round waits until both are final; a
+ * cancelled step stops the bisection only where its verdict still
+ * counts; an unchecked good end is tested beside the middle commit, and
+ * one that fails stops it. The steps' jobs are finished by hand (SQL), as
+ * a worker would leave them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "testutil_store.h"
+
+#define N 9	/* commits after the good end, the rc's last */
+#define TEST "ext4.write_seq_4096"
+
+static const char *good = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+/* The i-th commit after the good end: 40 hex digits. */
+static void commit_id(size_t i, char out[41])
+{
+	snprintf(out, 41, "%040zx", i + 1);
+}
+
+/* An rc whose job 1 failed TEST, and a running bisection of it over N
+ * commits (good_tested: whether the good end is known to pass). */
+static int64_t bisection(struct test_engine *f, int good_tested)
+{
+	static const struct result_row fail = { TEST, "fail", "data mismatch",
+						10, 1 };
+	char commits[N * 41], bad[41], err[512];
+	struct bisect_candidate c = { 5, 1, 1, 1, "6.1.64-rc1", "6.1", "x86_64",
+				      TEST, "git://127.0.0.1:9/none.git", bad,
+				      ",write_seq_4096," };
+	int64_t id;
+
+	test_engine_add_release(f, "6.1.64-rc1");
+	test_engine_finish_next(f, "6.1.64-rc1", &fail, 1);
+	test_engine_sql(f, "INSERT INTO regression (id, signature, test, target,"
+			" fs, state, first_seen, updated) VALUES (5, 's5', '"
+			TEST "', 'x86_64', 'ext4', 'confirmed', 'x', 'x')");
+	commits[0] = '\0';
+	for (size_t i = 0; i < N; i++) {
+		commit_id(i, bad);
+		strcat(commits, i ? " " : "");
+		strcat(commits, bad);
+	}
+	assert_int_equal(store_bisection_create(f->st, &c, good, good_tested,
+		commits, "running", NULL, &id, err, sizeof(err)), 0);
+	return id;
+}
+
+/* The commits of bisection id's steps, in queue order, as "i,j,g" (g:
+ * the good end), and how many there are. */
+static size_t steps(struct test_engine *f, int64_t id, char *out, size_t len)
+{
+	struct rowset r = { 0 };
+	char err[512], c[41];
+	size_t n;
+
+	assert_int_equal(store_bisect_steps(f->st, id, &r, err, sizeof(err)), 0);
+	out[0] = '\0';
+	for (size_t i = 0; i < r.n; i++) {
+		const struct bisect_step_row *s = &((const struct bisect_step_row *)r.v)[i];
+		size_t k = 0;
+
+		while (k < N && (commit_id(k, c), strcmp(c, s->git_commit) != 0))
+			k++;
+		snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? "," : "",
+			 strcmp(s->git_commit, good) == 0 ? "g" : "");
+		if (k < N)
+			snprintf(out + strlen(out), len - strlen(out), "%zu", k);
+	}
+	n = r.n;
+	rowset_free(&r);
+	return n;
+}
+
+/* The step job of commit i (N: the good end) ends: "pass", "fail" or
+ * "cancelled". */
+static void step_ends(struct test_engine *f, int64_t id, size_t i,
+		      const char *how)
+{
+	char c[41], text[1024];
+	int cancelled = strcmp(how, "cancelled") == 0;
+
+	if (i < N)
+		commit_id(i, c);
+	else
+		snprintf(c, sizeof(c), "%s", good);
+	snprintf(text, sizeof(text), "UPDATE job SET state = '%s' WHERE"
+		 " bisection_id = %lld AND git_commit = '%s';", cancelled ?
+		 "cancelled" : "done", (long long)id, c);
+	if (!cancelled)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "INSERT INTO result (job_id, test, status) SELECT id,"
+			 " 'build.kernel', 'pass' FROM job WHERE bisection_id ="
+			 " %lld AND git_commit = '%s';"
+			 "INSERT INTO result (job_id, test, status) SELECT id,"
+			 " '" TEST "', '%s' FROM job WHERE bisection_id = %lld"
+			 " AND git_commit = '%s';", (long long)id, c, how,
+			 (long long)id, c);
+	test_engine_sql(f, text);
+}
+
+static void state_of(struct test_engine *f, int64_t id, char *state,
+		     size_t slen, char *culprit, size_t clen)
+{
+	sqlite3 *raw;
+	sqlite3_stmt *q;
+
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(raw, "SELECT state,"
+		" coalesce(culprit, message, '') FROM bisection WHERE id = ?",
+		-1, &q, NULL), SQLITE_OK);
+	sqlite3_bind_int64(q, 1, id);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	snprintf(state, slen, "%s", (const char *)sqlite3_column_text(q, 0));
+	snprintf(culprit, clen, "%s", (const char *)sqlite3_column_text(q, 1));
+	sqlite3_finalize(q);
+	sqlite3_close(raw);
+}
+
+static int pass(struct test_engine *f)
+{
+	char err[512];
+	int rc = bisect_run_once(f->st, &f->ectx, err, sizeof(err));
+
+	if (rc < 0)
+		fail_msg("bisect_run_once: %s", err);
+	return rc;
+}
+
+static struct test_engine *fixture(void)
+{
+	struct test_engine *f = test_engine_new("https://rcgate.example");
+
+	assert_non_null(f);
+	f->ectx.cache_dir = f->dir;	/* no clone there: no subjects */
+	return f;
+}
+
+/* Rounds of two: 2 and 5 of 9 (three parts of 3), the second round
+ * after both ended, then the answer; the step that round made moot was
+ * cancelled and does not stop it. */
+static void test_rounds(void **state)
+{
+	struct test_engine *f = fixture();
+	int64_t id = bisection(f, 1);
+	char list[256], st[32], culprit[600], want[41];
+
+	(void)state;
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 2);
+	assert_string_equal(list, "2,5");
+	/* One step ended: the round waits for the other. */
+	step_ends(f, id, 2, "pass");
+	assert_int_equal(pass(f), 0);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 2);
+	step_ends(f, id, 5, "fail");
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
+	assert_string_equal(list, "2,5,3,4");
+	/* 3 bad makes 4 moot: its cancellation is not a stop. */
+	step_ends(f, id, 3, "fail");
+	step_ends(f, id, 4, "cancelled");
+	pass(f);
+	state_of(f, id, st, sizeof(st), culprit, sizeof(culprit));
+	commit_id(3, want);
+	assert_string_equal(st, "found");
+	assert_string_equal(culprit, want);
+	test_engine_free(f);
+}
+
+/* A cancelled step whose verdict still counts stops the bisection. */
+static void test_cancelled_stops(void **state)
+{
+	struct test_engine *f = fixture();
+	int64_t id = bisection(f, 1);
+	char list[256], st[32], msg[600];
+
+	(void)state;
+	pass(f);
+	step_ends(f, id, 2, "cancelled");
+	step_ends(f, id, 5, "fail");
+	assert_int_equal(pass(f), 0);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 2);
+	state_of(f, id, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "failed");
+	assert_non_null(strstr(msg, "was cancelled"));
+	test_engine_free(f);
+}
+
+/* An unchecked good end goes in the first round beside the middle
+ * commit; when it does not pass, that commit's verdict is not used. */
+static void test_good_end(void **state)
+{
+	struct test_engine *f = fixture();
+	int64_t id = bisection(f, 0);
+	char list[256], st[32], msg[600];
+
+	(void)state;
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 2);
+	assert_string_equal(list, "g,3");
+	step_ends(f, id, N, "fail");
+	step_ends(f, id, 3, "pass");
+	pass(f);
+	state_of(f, id, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "failed");
+	assert_non_null(strstr(msg, "does not reproduce"));
+	/* It passes: the next round follows from the middle commit. */
+	test_engine_free(f);
+	f = fixture();
+	id = bisection(f, 0);
+	pass(f);
+	step_ends(f, id, N, "pass");
+	step_ends(f, id, 3, "pass");
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
+	assert_string_equal(list, "g,3,5,6");
+	test_engine_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_cancelled_stops),
+		cmocka_unit_test(test_good_end),
+	};
+	return cmocka_run_group_tests_name("bisect_drive", tests, NULL, NULL);
+}
