@@ -174,6 +174,7 @@ struct config {
 	long build_cache_max_gb;	/* trees and clones kept; 0: no cap */
 	long allow_root;		/* 1: root may build and boot */
 	char *bisect_upstream_git;	/* "": no prerequisite search */
+	long bisect_parallel;		/* steps of a bisection round at once */
 	char *mail_from;
 	char *regressions_list;	/* regzbot's list: shipped regressions */
 	char *smtp_url;		/* empty: no mail */

@@ -165,6 +165,8 @@ static const struct directive directives[] = {
 	  "what one git fetch may add to a cached clone (MiB): git is stopped as its pack reaches it (a file size limit), and the whole clone is checked while it writes" },
 	{ "bisect", "upstream_git", D_STRING, OFF(bisect_upstream_git), "", 0, 0, NULL,
 	  "the upstream (mainline) tree searched for the prerequisites a bisected backport may lack, e.g. https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git; empty: no search" },
+	{ "bisect", "parallel", D_LONG, OFF(bisect_parallel), "2", 1, 8, NULL,
+	  "steps of a bisection that run at once: each round tests this many commits, splitting what is left in this many parts plus one (2: at most 6 rounds for 372 commits instead of 9, for the wall of one round when two builds share the cores); 1: one step at a time" },
 };
 
 #define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))

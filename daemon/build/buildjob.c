@@ -268,8 +268,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 		rc = blog == NULL ? -1
 			: gitsrc_checkout(s->gitdir, s->commit, t->name,
 					  tree_key(job, key, sizeof(key)),
-					  fileno(blog), &b.o, tree,
-					  sizeof(tree),
+					  fileno(blog), &b.o, tree, sizeof(tree),
 					  &lockfd, err, errlen);
 		if (blog == NULL)
 			errf(err, errlen, "build log %s: %s", b.logpath,

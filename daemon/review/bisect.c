@@ -7,7 +7,7 @@
  * a commit that could not be judged: it does not build for another
  * reason, or its boot was an infra error, as `git bisect skip`), and from
  * those the next commits to test or the answer (bisect_round: no I/O,
- * unit-tested on every shape; a round tests BISECT_PARALLEL commits at
+ * unit-tested on every shape; a round tests [bisect] parallel commits at
  * once, splitting what is left in as many parts plus one).
  *
  * Then the engine's pass over bisections (bisect_run_once): a confirmed
@@ -118,11 +118,10 @@ int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
 /* ---- the engine's pass: bisections as jobs ---- */
 
 #define MAX_COMMITS 4096	/* a stable rc has a few hundred */
-/* The steps of a round, run at once: 2 splits what is left in three, 6
- * rounds instead of 9 for 372 commits, for the wall of one round when two
- * builds share the cores (build/: one jobserver). 1 is one step at a
- * time. A constant until config.c reads [bisect] parallel. */
-#define BISECT_PARALLEL 2
+/* [bisect] parallel, the steps of a round run at once: 2 splits what is
+ * left in three, 6 rounds instead of 9 for 372 commits, for the wall of
+ * one round when two builds share the cores (build/: one jobserver). 1
+ * is one step at a time. */
 #define BISECT_PARALLEL_MAX 8	/* what a round's next[] holds */
 
 /* commits is "id id ... id": the i-th is at i * 41. */
@@ -660,7 +659,7 @@ static int drive(struct store *st, const struct engine_context *c,
 	struct rowset steps = { 0 };
 	const struct bisect_step_row *s;
 	enum bisect_verdict *v = NULL;
-	size_t n = ncommits(b->commits), k = BISECT_PARALLEL,
+	size_t n = ncommits(b->commits), k = (size_t)c->cfg->bisect_parallel,
 		next[BISECT_PARALLEL_MAX], count = 0, lo, hi;
 	char err[512] = "", why[600];
 	int rc = -1, outcome, good_checked = b->good_tested != 0;
