@@ -284,24 +284,28 @@ week() {
 	echo
 	echo "== week $name: ${versions[*]} ($TARGETS; filesystems ${FILESYSTEMS:-all})"
 	# Replies: mails in each thread, by their arrival (the smtpd's file).
-	for i in "${!msgids[@]}"; do
+	local replies tlast
+	replies=$(for i in "${!msgids[@]}"; do
 		local f
 		for f in $(grep -l "^\(In-Reply-To\|References\):.*${msgids[$i]}" "$SMTPD_DIR"/*.eml 2>/dev/null); do
-			printf '%s %s %s\n' "$(stat -c %Y "$f")" "${versions[$i]}" \
+			printf '%s %s %s\n' "$(stat -c %.3Y "$f")" "${versions[$i]}" \
 				"$(sed -n 's/^Subject: *//p' "$f" | head -1 | tr -d '\r' | cut -c1-60)$(grep -q '^commit [0-9a-f]\{40\}' "$f" && echo ' [culprit]')"
 		done
-	done | sort -n | awk -v t0="$t0" '{ t = $1; $1 = ""; printf "  reply after %6.1f min:%s\n", (t - t0) / 60, $0; last = t }
-		END { if (NR) printf "  last reply after %.1f min (%d replies)\n", (last - t0) / 60, NR; else print "  no replies" }'
+	done | sort -n)
+	printf '%s\n' "$replies" | awk -v t0="$t0" 'NF { t = $1; $1 = ""; printf "  reply after %6.1f min:%s\n", (t - t0) / 60, $0; last = t; n++ }
+		END { if (n) printf "  last reply after %.1f min (%d replies)\n", (last - t0) / 60, n; else print "  no replies" }'
+	tlast=$(printf '%s\n' "$replies" | awk 'NF { t = $1 } END { print t + 0 }')
 	for v in "${versions[@]}"; do
 		req GET "/api/v1/releases/$v"
 		printf '  %s: gate %s, %s jobs, regressions %s\n' "$v" "$(jqb .gate.verdict)" "$(jqb '.jobs | length')" \
 			"$(jqb -c '[.regressions[]? | .test] | unique | length')"
 	done
-	python3 - "$WORK/cpu.$name" "$t0" "$t1" "$CORES" "$bytes0" "$bytes1" <<'EOF'
+	python3 - "$WORK/cpu.$name" "$t0" "$t1" "$CORES" "$bytes0" "$bytes1" "$tlast" <<'EOF'
 import sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 t0, t1, cores = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 b0, b1 = int(sys.argv[5] or 0), int(sys.argv[6] or 0)
+tlast = float(sys.argv[7] or 0)
 rows = [r for r in rows if t0 - 1 <= r[0] <= t1 + 2]
 if len(rows) < 2:
     print("  no CPU samples"); sys.exit(0)
@@ -310,6 +314,13 @@ wall = t1 - t0
 limit = cpu / cores
 print("  wall %.1f min; our CPU %.0f s on %d cores: limit %.1f min; wall / limit %.2f"
       % (wall / 60, cpu, cores, limit / 60, wall / limit if limit > 0 else 0))
+# The same up to the last reply: the wall above ends when the bench saw
+# the week quiet (nothing queued or unsent, checked every few seconds).
+upto = [r for r in rows if r[0] <= tlast + 1]
+if tlast > t0 and len(upto) >= 2:
+    cpu_l = upto[-1][1] - upto[0][1]
+    print("  to the last reply: wall %.1f min; our CPU %.0f s: wall / limit %.2f"
+          % ((tlast - t0) / 60, cpu_l, (tlast - t0) / (cpu_l / cores) if cpu_l > 0 else 0))
 idle, gaps, cur = 0.0, [], None
 for a, b in zip(rows, rows[1:]):
     dt = b[0] - a[0]
