@@ -2,8 +2,8 @@
 /*
  * build/build.h - kernels rcgated builds itself: kbuild (build.c), its log
  * (buildlog.c), git trees (gitsrc.c), a job's build (buildjob.c), its
- * compiles on build hosts (distcc.c), and announced rcs made into build
- * jobs (source.c).
+ * compiles on build hosts (distcc.c), the cores builds share (jobserver.c),
+ * and announced rcs made into build jobs (source.c).
  *
  * The public header of daemon/build/: a section per file. A .c file includes
  * its own folder's headers and those of lower floors only (docs/design.md,
