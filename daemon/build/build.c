@@ -563,6 +563,16 @@ static int kbuild_tarball_tree(struct kbuild *k)
 	return k->src->patch != NULL ? kbuild_patch(k, work) : 0;
 }
 
+/* The entries of a NULL-terminated environment. */
+static size_t env_count(char *const env[])
+{
+	size_t n = 0;
+
+	while (env[n] != NULL)
+		n++;
+	return n;
+}
+
 /* make's sandbox and command line. 0 or -1. */
 static int kbuild_sandbox(struct kbuild *k)
 {
@@ -591,11 +601,8 @@ static int kbuild_sandbox(struct kbuild *k)
 	 * environment as a local build, so the same objects and cache. */
 	pathf(k->dstate, sizeof(k->dstate), "%s/.distcc", k->bdir);
 	if (distcc_start(o, t->name, k->dstate, &k->dc, k->log) > 0) {
-		size_t ne = 0;
-
-		while (k->env[ne] != NULL)
-			ne++;
-		distcc_env(&k->dc, k->env, ne, sizeof(k->env) / sizeof(k->env[0]));
+		distcc_env(&k->dc, k->env, env_count(k->env),
+			   sizeof(k->env) / sizeof(k->env[0]));
 		k->sbx.readable[1] = k->dc.dir;
 	}
 	snprintf(k->a_arch, sizeof(k->a_arch), "ARCH=%s", t->kbuild_arch);
@@ -612,10 +619,8 @@ static int kbuild_sandbox(struct kbuild *k)
 	if (o->jobserver != NULL && k->dc.nrelay == 0 &&
 	    jobserver_makeflags(o->jobserver, k->a_makeflags,
 				sizeof(k->a_makeflags)) == 0) {
-		size_t ne = 0;
+		size_t ne = env_count(k->env);
 
-		while (k->env[ne] != NULL)
-			ne++;
 		if (ne + 1 < sizeof(k->env) / sizeof(k->env[0])) {
 			k->env[ne] = k->a_makeflags;
 			k->env[ne + 1] = NULL;
@@ -699,15 +704,13 @@ static int kbuild_compile(struct kbuild *k)
 	if (k->a_jobs[0] == '\0') {	/* the jobserver's -j, in MAKEFLAGS */
 		mk_img[6] = k->t->image_target;
 		mk_img[7] = NULL;
-	}
-
-	if (k->a_jobs[0] == '\0')
 		fprintf(k->log, "build: %s %s, its jobs from the build jobserver"
 			" (%ld shared by rcgated's builds)\n", k->t->name,
 			k->t->image_target, k->o->jobserver->tokens);
-	else
+	} else {
 		fprintf(k->log, "build: %s %s, make %s\n", k->t->name,
 			k->t->image_target, k->a_jobs);
+	}
 	fflush(k->log);
 	steps_open(&k->steps, k->o, k->logpath, k->t->name);
 	progress(k->o, "compiling", 0, k->steps.total);

@@ -613,9 +613,9 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		unlink(refp);
 	snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
 	/* The worktree (measured against [build] tree_max_mb) and the
-	 * clone's index and worktree records. */
-	/* The other worktrees visible (read-only): git worktree prune
-	 * drops the records of those it cannot see. */
+	 * clone's index and worktree records; the other worktrees visible,
+	 * read-only: git worktree prune drops the records of those it
+	 * cannot see. */
 	sb = (struct sandbox){ { wt }, { tree, gitdir }, 0, 1 };
 	if (access(dotgit, F_OK) != 0) {
 		const char *prune[] = { "git", gd, "worktree", "prune", NULL };

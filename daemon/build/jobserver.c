@@ -82,7 +82,6 @@ static int setup(long tokens, char *err, size_t errlen)
 			js.fds[0] = js.fds[1] = js.rnb = -1;
 			return -1;
 		}
-		js.running = 0;
 	}
 	if (js.running == 0 && js.tokens != tokens) {
 		js.tokens = tokens;
