@@ -107,14 +107,6 @@ int bisect_round(const enum bisect_verdict *v, size_t n, size_t k,
 	return BISECT_STEP;
 }
 
-int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
-		size_t *lo_out, size_t *hi_out)
-{
-	size_t count;
-
-	return bisect_round(v, n, 1, next, &count, lo_out, hi_out);
-}
-
 /* ---- the engine's pass: bisections as jobs ---- */
 
 #define MAX_COMMITS 4096	/* a stable rc has a few hundred */

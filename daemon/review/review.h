@@ -87,21 +87,18 @@ void prereq_stop(void);
 /* ---- bisect.c: the rules of a bisection (issue 15) ---- */
 enum bisect_verdict { BISECT_UNTESTED, BISECT_GOOD, BISECT_BAD, BISECT_SKIP };
 enum { BISECT_STEP, BISECT_FOUND, BISECT_AMBIGUOUS, BISECT_EMPTY };
-/* v[0..n): the verdicts of the commits after the good end, oldest first,
- * v[n-1] the bad end (its verdict need not be set: it is bad). Returns
- * BISECT_STEP with *next the commit to test (the untested one nearest the
- * middle of what is left), BISECT_FOUND when [*lo, *hi] is one commit, the
- * first bad one (*hi), BISECT_AMBIGUOUS when only skipped commits are left
- * between the last good and the first bad (the first bad one is in [*lo,
- * *hi]), BISECT_EMPTY for n = 0. */
-int bisect_next(const enum bisect_verdict *v, size_t n, size_t *next,
-		size_t *lo, size_t *hi);
-/* A round of k steps that run at once (k >= 1): as bisect_next, but
- * BISECT_STEP gives next[0..*count) (1 <= *count <= k, oldest first), the
- * untested commits nearest the points that split what is left into k + 1
- * near-equal parts, so a round leaves a (k + 1)-th: ceil(log_{k+1}(n))
- * rounds without skips. Fewer than k when fewer are left untested. k = 1
- * is bisect_next, step for step. */
+/* A round of k steps that run at once (k >= 1). v[0..n): the verdicts of
+ * the commits after the good end, oldest first, v[n-1] the bad end (its
+ * verdict need not be set: it is bad). Returns BISECT_STEP with
+ * next[0..*count) the commits to test (1 <= *count <= k, oldest first:
+ * the untested commits nearest the points that split what is left into
+ * k + 1 near-equal parts, so a round leaves a (k + 1)-th:
+ * ceil(log_{k+1}(n)) rounds without skips; fewer than k when fewer are
+ * left untested; k = 1: the one nearest the middle, ties to the older),
+ * BISECT_FOUND when [*lo, *hi] is one commit, the first bad one (*hi),
+ * BISECT_AMBIGUOUS when only skipped commits are left between the last
+ * good and the first bad (the first bad one is in [*lo, *hi]),
+ * BISECT_EMPTY for n = 0. */
 int bisect_round(const enum bisect_verdict *v, size_t n, size_t k,
 		 size_t *next, size_t *count, size_t *lo, size_t *hi);
 struct revert_todo;

@@ -39,11 +39,13 @@ static int run(size_t n, size_t culprit, const int *skip, int *rc, size_t *lo,
 	       size_t *hi)
 {
 	enum bisect_verdict v[64] = { 0 };
-	size_t next;
+	size_t next, count;
 	int steps = 0;
 
 	v[n - 1] = BISECT_BAD;
-	while ((*rc = bisect_next(v, n, &next, lo, hi)) == BISECT_STEP) {
+	while ((*rc = bisect_round(v, n, 1, &next, &count, lo, hi)) ==
+	       BISECT_STEP) {
+		assert_int_equal(count, 1);
 		assert_true(next < n - 1);
 		assert_int_equal(v[next], BISECT_UNTESTED);	/* never twice */
 		v[next] = skip != NULL && skip[next] ? BISECT_SKIP
@@ -75,7 +77,7 @@ static void test_every_culprit(void **state)
 static void test_skips(void **state)
 {
 	int skip[64] = { 0 };
-	size_t lo, hi;
+	size_t lo, hi, cnt;
 	int rc;
 
 	(void)state;
@@ -107,7 +109,8 @@ static void test_skips(void **state)
 	assert_int_equal(lo, 0);
 	assert_int_equal(hi, 9);
 	/* n = 0 is refused; n = 1 is its own answer without a step. */
-	assert_int_equal(bisect_next(NULL, 0, &lo, &lo, &hi), BISECT_EMPTY);
+	assert_int_equal(bisect_round(NULL, 0, 1, &lo, &cnt, &lo, &hi),
+			 BISECT_EMPTY);
 	assert_int_equal(run(1, 0, NULL, &rc, &lo, &hi), 0);
 	assert_int_equal(rc, BISECT_FOUND);
 }
@@ -197,7 +200,7 @@ static int ceil_log(size_t n, size_t k)
 }
 
 /* k = 1 is the old rule: the same commit at every step, with and without
- * skips, and bisect_next is bisect_round(k = 1). */
+ * skips. */
 static void test_k1_is_the_old_rule(void **state)
 {
 	static const int every[] = { 0, 2, 3, 5 };	/* skip every ... */
@@ -207,23 +210,21 @@ static void test_k1_is_the_old_rule(void **state)
 		for (size_t c = 0; c < n; c++)
 			for (size_t e = 0; e < sizeof(every) / sizeof(every[0]); e++) {
 				enum bisect_verdict a[80] = { 0 }, b[80] = { 0 };
-				size_t na = 0, nb = 0, nn = 0, cnt, lo, hi;
-				int ra, rb, rn;
+				size_t na = 0, nb = 0, cnt, lo, hi;
+				int ra, rb;
 
 				a[n - 1] = b[n - 1] = BISECT_BAD;
 				for (;;) {
 					ra = reference_next(a, n, &na);
 					rb = bisect_round(b, n, 1, &nb, &cnt, &lo, &hi);
-					rn = bisect_next(b, n, &nn, &lo, &hi);
 					assert_int_equal(ra, rb);
-					assert_int_equal(ra, rn);
 					if (ra != BISECT_STEP)
 						break;
 					assert_int_equal(cnt, 1);
-					if (na != nb || na != nn)
+					if (na != nb)
 						fail_msg("n=%zu culprit=%zu skip every %d: old"
-							 " %zu, round %zu, next %zu", n, c,
-							 every[e], na, nb, nn);
+							 " %zu, round %zu", n, c, every[e], na,
+							 nb);
 					a[na] = b[na] = every[e] && na % (size_t)every[e] == 1
 						? BISECT_SKIP : na >= c ? BISECT_BAD
 						: BISECT_GOOD;
