@@ -232,10 +232,15 @@ unfinished() {
 		END { print n + 0 }'
 }
 # quiet VERSIONS...: every rc has a final verdict, and nothing is left to
-# do (bisection steps and follow-ups come after the verdict) for 30 s.
+# do (bisection steps and follow-ups come after the verdict) for 20 s,
+# checked every 2 s. QUIET_AT is when that calm began: the week's end
+# (the 20 s only confirm that no follow-up comes after it).
 quiet() {
-	local deadline=$((SECONDS + ${CYCLE_TIMEOUT:-10800})) v busy calm=0
+	local deadline=$((SECONDS + ${CYCLE_TIMEOUT:-10800})) v busy since=
+	QUIET_AT=
 	while [ $SECONDS -lt $deadline ]; do
+		local now
+		now=$(date +%s.%N)
 		busy=0
 		for v in "$@"; do
 			req GET "/api/v1/releases/$v/gate"
@@ -243,15 +248,64 @@ quiet() {
 		done
 		[ "$(unfinished)" = 0 ] || busy=1
 		if [ $busy = 0 ]; then
-			calm=$((calm + 1))
-			[ $calm -ge 3 ] && return 0
+			[ -n "$since" ] || since=$now
+			if awk -v a="$since" -v b="$now" 'BEGIN { exit !(b - a >= 20) }'; then
+				QUIET_AT=$since
+				return 0
+			fi
 		else
-			calm=0
+			since=
 		fi
-		sleep 10
+		sleep 2
 	done
 	echo "bench: the week did not settle within ${CYCLE_TIMEOUT:-10800} s" >&2
 	return 1
+}
+
+# timeline T0: every job whose first event is at T0 or later, in the
+# order they were queued, with the minute each state began (the API's
+# events, to the second): where the week's critical path went.
+timeline() {
+	local id=1 misses=0
+	: >"$WORK/jobs.json"
+	while [ $misses -lt 3 ]; do
+		req GET "/api/v1/jobs/$id"
+		if [ "$CODE" = 200 ]; then
+			printf '%s\n' "$BODY" | jq -c --argjson id "$id" '. + {id: $id}' >>"$WORK/jobs.json"
+			misses=0
+		else
+			misses=$((misses + 1))
+		fi
+		id=$((id + 1))
+	done
+	python3 - "$WORK/jobs.json" "$1" <<'EOF2'
+import json, sys, calendar, time
+t0 = float(sys.argv[2])
+def at(s):
+    return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+print("  jobs (minutes from the first mail; q queued, f fetching, b building, o booting, r running, end):")
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    ev = j.get("events") or []
+    if not ev or at(ev[0]["at"]) < t0 - 1:
+        continue
+    what = "%s %s" % (j.get("version", "?"), j.get("target") or "")
+    if j.get("bisection_id"):
+        what += " bisect#%s %s" % (j["bisection_id"], (j.get("git_commit") or "")[:12])
+        if j.get("revert_commit"):
+            what += " revert"
+    elif j.get("rerun_of"):
+        what += " rerun of #%s" % j["rerun_of"]
+    marks = []
+    for e in ev:
+        s = e["state"]
+        tag = {"queued": "q", "fetching": "f", "building": "b", "booting": "o",
+               "running": "r"}.get(s, "end")
+        marks.append("%s %.1f" % (tag, (at(e["at"]) - t0) / 60))
+    if j.get("build_seconds") is not None:
+        marks.append("(build %.0f s)" % j["build_seconds"])
+    print("    #%-4d %-52s %s" % (j["id"], what[:52], "  ".join(marks)))
+EOF2
 }
 
 # memory WHEN: rcgated's resident memory, its threads and glibc's malloc
@@ -276,9 +330,7 @@ week() {
 		versions+=("$v")
 	done
 	quiet "${versions[@]}"
-	local t1
-	t1=$(date +%s.%N)
-	sleep 2
+	local t1=${QUIET_AT:-$(date +%s.%N)}
 	stop_sampler
 	bytes1=$(clone_bytes)
 	echo
@@ -306,7 +358,7 @@ rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 t0, t1, cores = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 b0, b1 = int(sys.argv[5] or 0), int(sys.argv[6] or 0)
 tlast = float(sys.argv[7] or 0)
-rows = [r for r in rows if t0 - 1 <= r[0] <= t1 + 2]
+rows = [r for r in rows if t0 - 1 <= r[0] <= t1 + 1]
 if len(rows) < 2:
     print("  no CPU samples"); sys.exit(0)
 cpu = rows[-1][1] - rows[0][1]
@@ -314,8 +366,8 @@ wall = t1 - t0
 limit = cpu / cores
 print("  wall %.1f min; our CPU %.0f s on %d cores: limit %.1f min; wall / limit %.2f"
       % (wall / 60, cpu, cores, limit / 60, wall / limit if limit > 0 else 0))
-# The same up to the last reply: the wall above ends when the bench saw
-# the week quiet (nothing queued or unsent, checked every few seconds).
+# The same up to the last reply: the wall above ends when the week went
+# quiet (nothing queued, active or unsent; checked every 2 s).
 upto = [r for r in rows if r[0] <= tlast + 1]
 if tlast > t0 and len(upto) >= 2:
     cpu_l = upto[-1][1] - upto[0][1]
@@ -346,6 +398,7 @@ for g in long_gaps[:12]:
           % ((g[0] - t0) / 60, (g[1] - t0) / 60, g[1] - g[0], g[2] / (g[1] - g[0]), g[3], g[4]))
 print("  bytes the fetches added to the cached clone: %d (%.1f MiB)" % (b1 - b0, (b1 - b0) / 1048576))
 EOF
+	timeline "$t0"
 	memory "after week $name"
 	printf '%s\n' "$name" >> "$WORK/weeks.done"
 }
