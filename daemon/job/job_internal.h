@@ -38,9 +38,10 @@
 /* Worker threads that take only the jobs rcgated builds: up to two
  * building at once (the build budget, jobserver.c: [build] jobs tokens,
  * 2 by default), the third booting the kernel built before or waiting
- * for a token. They hold no guest worker. Each has its own store
- * connection (about 0.3 MiB idle): a fourth cost rcgated's idle memory
- * its goal (bench/README.md, the week's fourth round). */
+ * for a token. They hold no guest worker. (A fourth, when each worker
+ * held a store connection of its own, cost 0.3 MiB of idle memory:
+ * bench/README.md, the week's fourth round; idle workers now claim
+ * through one shared connection, sched.c.) */
 #define BUILD_WORKERS 3
 #define MAX_WORKERS (MAX_SLOTS * WORKERS_PER_SLOT + BUILD_WORKERS)
 

@@ -51,6 +51,11 @@ static pthread_t monitor_thread;
 static int monitor_started;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+/* The one store connection of the idle workers' claims and the monitor
+ * (each connection costs about 0.3 MiB: bench/README.md); a claimed job
+ * runs on a connection of its own. */
+static struct store *claim_st;
+static pthread_mutex_t claim_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Claims in order: equal boots get a slot in the order of their jobs. */
 static atomic_uint_fast64_t claim_seq;
 
@@ -124,28 +129,51 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 	pthread_mutex_destroy(&r.lock);
 }
 
+/* Claims the next job for worker W (under the claim lock): 1 with *job
+ * set, 0 when there is none, -1 on a store error. */
+static int claim(struct worker *w, const char *name, struct job *job,
+		 char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&claim_lock);
+	rc = store_job_claim_kind(claim_st, name, w->claims, job, err, errlen);
+	pthread_mutex_unlock(&claim_lock);
+	return rc;
+}
+
+/* A worker holds a store connection only while it runs a job: idle, it
+ * claims through claim_st. A job whose connection cannot be opened is an
+ * infra error of its attempt, recorded through claim_st. */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	char err[512], name[32];
-	struct store *st = store_open(sched_ctx.db_path, err, sizeof(err));
 
-	if (st == NULL) {
-		log_err("worker %u: %s", w->index, err);
-		return NULL;
-	}
 	snprintf(name, sizeof(name), "worker-%u", w->index);
 	while (!atomic_load(&sched_stopping)) {
 		struct job job;
-		int rc = store_job_claim_kind(st, name, w->claims, &job, err,
-					      sizeof(err));
+		struct store *st;
+		int rc = claim(w, name, &job, err, sizeof(err));
 
-		if (rc < 0) {
+		if (rc < 0)
 			log_err("%s: %s", name, err);
+		if (rc <= 0) {
 			idle_wait(1);
 			continue;
 		}
-		if (rc == 0) {
+		st = store_open(sched_ctx.db_path, err, sizeof(err));
+		if (st == NULL) {
+			char e2[256];
+			int requeued = 0;
+
+			log_err("%s: job %lld: %s", name, (long long)job.id, err);
+			pthread_mutex_lock(&claim_lock);
+			if (store_job_infra(claim_st, job.id, "store", err,
+					    sched_ctx.cfg->attempts, &requeued,
+					    e2, sizeof(e2)) < 0)
+				log_err("%s: %s", name, e2);
+			pthread_mutex_unlock(&claim_lock);
 			idle_wait(1);
 			continue;
 		}
@@ -154,38 +182,35 @@ static void *worker_main(void *arg)
 		log_info("%s job=%lld version=%s target=%s attempt=%ld", name,
 			 (long long)job.id, job.version, job.target, job.attempt);
 		run_job(st, w, &job);
+		store_close(st);
 		atomic_store(&w->job_id, 0);
 		if (sched_ctx.job_ended != NULL)
 			sched_ctx.job_ended();
 	}
-	store_close(st);
 	return NULL;
 }
 
 /* Notices jobs cancelled through the API and stops their guests. */
 static void *monitor_main(void *arg)
 {
-	char err[256];
-	struct store *st = store_open(sched_ctx.db_path, err, sizeof(err));
-
 	(void)arg;
-	if (st == NULL) {
-		log_err("monitor: %s", err);
-		return NULL;
-	}
 	while (!atomic_load(&sched_stopping)) {
 		for (unsigned i = 0; i < nworkers; i++) {
 			int64_t id = atomic_load(&workers[i].job_id);
 			char state[32];
+			int rc = -1;
 
-			if (id != 0 && store_job_state_get(st, id, state,
-							   sizeof(state)) == 0 &&
-			    strcmp(state, JS_CANCELLED) == 0)
+			if (id != 0) {
+				pthread_mutex_lock(&claim_lock);
+				rc = store_job_state_get(claim_st, id, state,
+							 sizeof(state));
+				pthread_mutex_unlock(&claim_lock);
+			}
+			if (rc == 0 && strcmp(state, JS_CANCELLED) == 0)
 				workers[i].cancel = 1;
 		}
 		idle_wait(1);
 	}
-	store_close(st);
 	return NULL;
 }
 
@@ -206,7 +231,7 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 		store_close(st);
 		return -1;
 	}
-	store_close(st);
+	claim_st = st;
 	if (n > 0)
 		log_info("requeued %d unfinished job(s) from a previous run", n);
 	if (failed > 0)
@@ -248,19 +273,19 @@ void sched_stop(void)
 	if (monitor_started)
 		pthread_join(monitor_thread, NULL);
 	monitor_started = 0;
-	if (nworkers > 0) {
+	if (nworkers > 0 && claim_st != NULL) {
 		/* A clean stop costs a job no attempt: what the workers left
 		 * unfinished is queued again as it was. */
 		char err[256];
-		struct store *st = store_open(sched_ctx.db_path, err, sizeof(err));
 		int n = 0, failed = 0;
 
-		if (st == NULL ||
-		    store_requeue_unfinished(st, 0, &n, &failed, err, sizeof(err)) < 0)
+		if (store_requeue_unfinished(claim_st, 0, &n, &failed, err,
+					     sizeof(err)) < 0)
 			log_err("requeue at stop: %s", err);
 		else if (n > 0)
 			log_info("stop: %d unfinished job(s) queued again", n);
-		store_close(st);
 	}
+	store_close(claim_st);
+	claim_st = NULL;
 	nworkers = 0;
 }
