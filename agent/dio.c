@@ -2479,6 +2479,188 @@ out:
 	return st;
 }
 
+/* ---- a buffered reader during an asynchronous direct write ---- */
+
+#define AIO_RACE_ROUNDS 24
+#define AIO_RACE_LEN (64 * KIB)
+
+/* First byte of b[0, len) that is not pat(off, seed) (nor 0 or
+ * pat(off, old) when old is not 0): its index, or len when none. */
+static size_t pat_mismatch(const unsigned char *b, size_t len,
+			   unsigned int seed, unsigned int old)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char want = pat((long long)i, seed);
+
+		if (b[i] != want &&
+		    (old == 0 || (b[i] != 0 && b[i] != pat((long long)i, old))))
+			break;
+	}
+	return i;
+}
+
+/* After round k's write completed, every byte seen by a buffered read
+ * (cached) and through a new mmap must be round k's: 0, or 1 with a
+ * diagnostic that says what the read during the write had seen. */
+static unsigned int aio_race_after(int bfd, unsigned char *rb, unsigned int k,
+				   const char *how, const char *during,
+				   struct diag *d)
+{
+	unsigned int seed = 1 + k % 25, bad = 0;
+	ssize_t r = pread(bfd, rb, AIO_RACE_LEN, 0);
+	unsigned char *m;
+	size_t i;
+
+	if (r != AIO_RACE_LEN) {
+		diag_add(d, "round %u of %d: buffered read after the completion returned %zd",
+			 k, AIO_RACE_ROUNDS, r);
+		return 1;
+	}
+	i = pat_mismatch(rb, AIO_RACE_LEN, seed, 0);
+	if (i < AIO_RACE_LEN) {
+		diag_add(d, "round %u of %d (%s): buffered read after the completion: byte at %zu is %02x, expected %02x (stale page cache; the buffered read during the write saw %s)",
+			 k, AIO_RACE_ROUNDS, how, i, rb[i], pat((long long)i, seed),
+			 during);
+		bad++;
+	}
+	m = mmap(NULL, AIO_RACE_LEN, PROT_READ, MAP_SHARED, bfd, 0);
+	if (m == MAP_FAILED) {
+		diag_add(d, "round %u: mmap: %s", k, strerror(errno));
+		return bad + 1;
+	}
+	i = pat_mismatch(m, AIO_RACE_LEN, seed, 0);
+	if (i < AIO_RACE_LEN) {
+		diag_add(d, "round %u of %d (%s): mmap read after the completion: byte at %zu is %02x, expected %02x",
+			 k, AIO_RACE_ROUNDS, how, i, m[i], pat((long long)i, seed));
+		bad++;
+	}
+	munmap(m, AIO_RACE_LEN);
+	return bad;
+}
+
+/* Round k: one native AIO direct write of AIO_RACE_LEN at 0, a buffered
+ * read of the range while it is in flight, the completion, the checks.
+ * *raced counts rounds whose read saw old bytes or zeros. 0 or problems. */
+static unsigned int aio_race_round(aio_context_t ctx, int fd, int bfd,
+				   unsigned char *buf, unsigned char *rb,
+				   unsigned int k, unsigned int *raced,
+				   struct diag *d)
+{
+	unsigned int seed = 1 + k % 25, old = 1 + (k - 1) % 25;
+	const char *how = k % 2 ? "into a punched hole" : "over written blocks";
+	const char *during = "only new data";
+	struct iocb cb, *cbp = &cb;
+	struct io_event ev;
+	ssize_t r;
+	long n;
+	size_t i;
+
+	if (k % 2 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       0, AIO_RACE_LEN) != 0) {
+		diag_add(d, "round %u: punch hole: %s", k, strerror(errno));
+		return 1;
+	}
+	pat_fill(buf, AIO_RACE_LEN, 0, seed);
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_fildes = (uint32_t)fd;
+	cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+	cb.aio_buf = (uint64_t)(uintptr_t)buf;
+	cb.aio_nbytes = AIO_RACE_LEN;
+	n = syscall(__NR_io_submit, ctx, 1L, &cbp);
+	if (n != 1) {
+		diag_add(d, "round %u: io_submit returned %ld%s%s", k, n,
+			 n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+		return 1;
+	}
+	/* The write is in flight (or done): a buffered read caches the
+	 * range, each byte old, zero (the hole) or new. */
+	r = pread(bfd, rb, AIO_RACE_LEN, 0);
+	i = r == AIO_RACE_LEN ? pat_mismatch(rb, AIO_RACE_LEN, seed, old) : 0;
+	if (r == AIO_RACE_LEN && i < AIO_RACE_LEN)
+		diag_add(d, "round %u of %d (%s): buffered read during the write: byte at %zu is %02x, expected %02x, %02x or 00",
+			 k, AIO_RACE_ROUNDS, how, i, rb[i], pat((long long)i, seed),
+			 pat((long long)i, old));
+	if (r == AIO_RACE_LEN && pat_mismatch(rb, AIO_RACE_LEN, seed, 0) <
+				 AIO_RACE_LEN) {
+		during = k % 2 ? "zeros or old data" : "old data";
+		(*raced)++;
+	}
+	while ((n = syscall(__NR_io_getevents, ctx, 1L, 1L, &ev, NULL)) < 0 &&
+	       errno == EINTR)
+		;
+	if (n != 1 || ev.res != AIO_RACE_LEN) {
+		diag_add(d, "round %u of %d: aio write of %ld at 0: %s res %lld",
+			 k, AIO_RACE_ROUNDS, AIO_RACE_LEN,
+			 n != 1 ? "io_getevents failed," : "",
+			 n == 1 ? (long long)ev.res : (long long)-errno);
+		return 1;
+	}
+	if (r != AIO_RACE_LEN || i < AIO_RACE_LEN) {
+		if (r != AIO_RACE_LEN)
+			diag_add(d, "round %u: buffered read during the write returned %zd",
+				 k, r);
+		return 1;
+	}
+	return aio_race_after(bfd, rb, k, how, during, d);
+}
+
+/*
+ * Native AIO direct writes of 64 KiB, each with a new pattern, alternately
+ * into a punched hole (an unwritten extent until the completion) and over
+ * written blocks; while each is in flight a buffered read caches the range
+ * (zeros or the old pattern). Once io_getevents() reports the write, a
+ * buffered read and a new mmap must see only the new pattern: the
+ * completion must drop what the page cache read meanwhile (332391a9935d,
+ * fstests generic/451).
+ */
+enum test_status test_race_aio_read(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	aio_context_t ctx = 0;
+	unsigned char *buf = NULL, *rb = NULL;
+	unsigned int k, bad = 0, raced = 0;
+	int fd, bfd = -1;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	buf = aligned(AIO_RACE_LEN, d);
+	rb = aligned(AIO_RACE_LEN, d);
+	bfd = open(env->path, O_RDONLY | O_CLOEXEC);
+	if (buf == NULL || rb == NULL || bfd < 0) {
+		diag_add(d, "setup: %s", strerror(errno));
+		goto out;
+	}
+	pat_fill(buf, AIO_RACE_LEN, 0, 1);
+	if (pwrite(fd, buf, AIO_RACE_LEN, 0) != AIO_RACE_LEN) {
+		diag_add(d, "setup: direct write of %ld at 0: %s", AIO_RACE_LEN,
+			 strerror(errno));
+		goto out;
+	}
+	if (syscall(__NR_io_setup, 1, &ctx) != 0) {
+		skip(d, "io_setup (native AIO, CONFIG_AIO)", errno);
+		st = TEST_SKIP;
+		goto out;
+	}
+	for (k = 1; k <= AIO_RACE_ROUNDS && bad == 0; k++)
+		bad += aio_race_round(ctx, fd, bfd, buf, rb, k, &raced, d);
+	syscall(__NR_io_destroy, ctx);
+	diag_add(d, "raced: the buffered read during the write cached zeros or old data in %u of %u rounds",
+		 raced, k - 1);
+	st = bad == 0 ? TEST_PASS : TEST_FAIL;
+out:
+	if (bfd >= 0)
+		close(bfd);
+	close(fd);
+	free(buf);
+	free(rb);
+	return st;
+}
+
 /* ---- a full filesystem ---- */
 
 /*
