@@ -2388,6 +2388,17 @@ static unsigned int race_round(int fd, int rfd, unsigned int iter,
 	return 1;
 }
 
+/* A race test's file: len bytes of pattern 1 at 0, one direct write from
+ * buf (which then holds them). 0, or -1 with a diagnostic. */
+static int race_prefill(int fd, unsigned char *buf, long len, struct diag *d)
+{
+	pat_fill(buf, (size_t)len, 0, 1);
+	if (pwrite(fd, buf, (size_t)len, 0) == (ssize_t)len)
+		return 0;
+	diag_add(d, "setup: direct write of %ld at 0: %s", len, strerror(errno));
+	return -1;
+}
+
 /*
  * Direct writes and reads of one pattern over 64 KiB while another process
  * runs one operation on the same range (the row's flag: truncate down and
@@ -2421,12 +2432,8 @@ enum test_status test_race(const struct suite_test *t,
 		diag_add(d, "setup: %s", strerror(errno));
 		goto out;
 	}
-	pat_fill(buf, RACE_LEN, 0, 1);
-	if (pwrite(fd, buf, RACE_LEN, 0) != RACE_LEN) {
-		diag_add(d, "setup: direct write of %ld at 0: %s", RACE_LEN,
-			 strerror(errno));
+	if (race_prefill(fd, buf, RACE_LEN, d) != 0)
 		goto out;
-	}
 	pid = fork();
 	if (pid < 0) {
 		diag_add(d, "fork: %s", strerror(errno));
@@ -2643,12 +2650,8 @@ enum test_status test_race_aio_read(const struct suite_test *t,
 		diag_add(d, "setup: %s", strerror(errno));
 		goto out;
 	}
-	pat_fill(buf, AIO_RACE_LEN, 0, 1);
-	if (pwrite(fd, buf, AIO_RACE_LEN, 0) != AIO_RACE_LEN) {
-		diag_add(d, "setup: direct write of %ld at 0: %s", AIO_RACE_LEN,
-			 strerror(errno));
+	if (race_prefill(fd, buf, AIO_RACE_LEN, d) != 0)
 		goto out;
-	}
 	if (syscall(__NR_io_setup, 1, &ctx) != 0) {
 		skip(d, "io_setup (native AIO, CONFIG_AIO)", errno);
 		st = TEST_SKIP;
