@@ -208,6 +208,10 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("race_buffered", RCGATE_ALL_FS,                                     \
 	  "As race_truncate, the other process rewriting 16 KiB parts with buffered writes of the same pattern.", \
 	  "Direct and buffered writes to one range leave stale page cache or mixed old blocks (a race; the iteration count tells flaky from reproduced).", "") \
+	X("race_aio_read", RCGATE_ALL_FS,                                     \
+	  "24 native AIO direct writes of 1 MiB, each a new pattern, alternately into a punched hole and over written blocks; a buffered read caches their last 64 KiB while each is in flight (under SCHED_FIFO, so that the completion's work cannot preempt the read), and once io_getevents() reports it a buffered read and a new mmap must see only the new bytes (reports the round and how many rounds the read met the write).", \
+	  "An asynchronous direct write leaves what the page cache read meanwhile (zeros of the unwritten extent, old data) in place: buffered readers and mmap see old data after the write completed, until the pages are evicted.", \
+	  "332391a9935d fs: Fix page cache inconsistency when mixing buffered and AIO DIO") \
 	X("full_prealloc", RCGATE_ALL_FS,                                     \
 	  "Preallocates four extents, fills the filesystem with fallocate until ENOSPC, then direct writes into the preallocated blocks (one into the middle of an extent, which splits it) must succeed whole and read back (direct, buffered, mmap).", \
 	  "A write that needs no new space fails with ENOSPC on a full filesystem: applications that preallocate (databases, VM images) get write errors.", \

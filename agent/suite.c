@@ -814,6 +814,7 @@ static const struct suite_test tests[] = {
 	DIO("race_zero", test_race, 4096, RACE_ZERO, 0),
 	DIO("race_collapse", test_race, 4096, RACE_COLLAPSE, 0),
 	DIO("race_buffered", test_race, 4096, RACE_BUFFERED, 0),
+	DIO("race_aio_read", test_race_aio_read, 4096, 0, 0),
 	DIO("full_prealloc", test_full_prealloc, 4096, 0, 0),
 };
 

@@ -278,6 +278,8 @@ enum test_status test_coherence(const struct suite_test *t,
 				const struct suite_env *env, struct diag *d);
 enum test_status test_race_append(const struct suite_test *t,
 				  const struct suite_env *env, struct diag *d);
+enum test_status test_race_aio_read(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d);
 enum test_status test_full_prealloc(const struct suite_test *t,
 				    const struct suite_env *env,
 				    struct diag *d);
