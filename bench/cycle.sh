@@ -346,7 +346,7 @@ week() {
 	done | sort -n)
 	printf '%s\n' "$replies" | awk -v t0="$t0" 'NF { t = $1; $1 = ""; printf "  reply after %6.1f min:%s\n", (t - t0) / 60, $0; last = t; n++ }
 		END { if (n) printf "  last reply after %.1f min (%d replies)\n", (last - t0) / 60, n; else print "  no replies" }'
-	tlast=$(printf '%s\n' "$replies" | awk 'NF { t = $1 } END { print t + 0 }')
+	tlast=$(printf '%s\n' "$replies" | awk 'NF { t = $1 } END { printf "%.3f\n", t }')
 	for v in "${versions[@]}"; do
 		req GET "/api/v1/releases/$v"
 		printf '  %s: gate %s, %s jobs, regressions %s\n' "$v" "$(jqb .gate.verdict)" "$(jqb '.jobs | length')" \
