@@ -262,6 +262,17 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		    const char *branch, int logfd,
 		    const struct build_options *o, char *tree, size_t tlen,
 		    int *lockfd, char *err, size_t errlen);
+/* Whose worktree a git build takes (gitsrc_checkout's branch): the
+ * stable branch of the version ("linux-6.1" for 6.1.193-rc1, a baseline
+ * 6.1.192 or a bisection step of the rc alike, whatever ref named the
+ * commit), else ref. Returns out. */
+const char *gitsrc_branch_key(const char *version, const char *ref,
+			      char *out, size_t len);
+/* How many of gitdir's worktrees for name (a target) last built branch
+ * (gitsrc_checkout's key) and are free now: the builds of branch that
+ * could start at once and be incremental. */
+int gitsrc_worktrees_warm(const char *gitdir, const char *name,
+			  const char *branch);
 /* The revert check: undoes commit in tree (checked out by gitsrc_checkout)
  * with `git revert --no-commit`, in the same sandbox. 0 if it applied, 1 if
  * it does not (a conflict, or git refuses: the tree is left as checked

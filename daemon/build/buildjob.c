@@ -24,19 +24,9 @@
 #include "artifact/artifact.h"
 #include "build/build.h"
 
-/* Whose worktree a git build takes (gitsrc_checkout): the stable branch
- * of the job's version ("6.1" for 6.1.193-rc1, a baseline 6.1.192 or a
- * bisection step of the rc alike, whatever ref named the commit), else
- * its ref. */
 static const char *tree_key(const struct job *job, char *out, size_t len)
 {
-	struct kversion v;
-
-	if (kversion_parse(job->version, &v, NULL, 0) == 0)
-		snprintf(out, len, "linux-%s", v.branch);
-	else
-		snprintf(out, len, "%s", job->git_ref);
-	return out;
+	return gitsrc_branch_key(job->version, job->git_ref, out, len);
 }
 
 static int is_cancelled(void *cls)

@@ -535,6 +535,43 @@ static int wt_was(const char *tree, const char *branch)
 	return same;
 }
 
+const char *gitsrc_branch_key(const char *version, const char *ref,
+			      char *out, size_t len)
+{
+	struct kversion v;
+
+	if (kversion_parse(version, &v, NULL, 0) == 0)
+		snprintf(out, len, "linux-%s", v.branch);
+	else
+		snprintf(out, len, "%s", ref != NULL ? ref : "");
+	return out;
+}
+
+int gitsrc_worktrees_warm(const char *gitdir, const char *name,
+			  const char *branch)
+{
+	char wt[PATH_MAX], tree[PATH_MAX], dotgit[PATH_MAX + 8];
+	int n = 0;
+
+	if (pathf(wt, sizeof(wt), "%s.wt", gitdir) < 0)
+		return 0;
+	for (int i = 0; i < GITSRC_WORKTREES; i++) {
+		int fd;
+
+		if (pathf(tree, sizeof(tree), "%s/%s.%d", wt, name, i) < 0)
+			break;
+		snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
+		if (access(dotgit, F_OK) != 0 || !wt_was(tree, branch))
+			continue;
+		fd = wt_try(wt, name, i, tree, sizeof(tree));
+		if (fd >= 0) {
+			n++;
+			close(fd);
+		}
+	}
+	return n;
+}
+
 /* The worktree a build of branch takes, locked (its fd; tree set), or
  * -1: the free one that last built branch (an incremental build of
  * what changed since); else a new one (another branch's objects stay for

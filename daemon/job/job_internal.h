@@ -307,7 +307,7 @@ void agent_kernel(const char *info, char *out, size_t len);
 int kernel_identity(struct jobrun *r, const struct ktap_report *rep);
 
 /* ---- the rows, each in the file that owns its work ---- */
-extern const struct phase phase_fetch, phase_source, phase_build,
+extern const struct phase phase_fetch, phase_reuse, phase_source, phase_build,
 	phase_initramfs, phase_disks, phase_place, phase_accel, phase_crash,
 	phase_suite, phase_results;
 

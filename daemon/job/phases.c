@@ -17,6 +17,7 @@
 
 const struct phase *const job_phases[] = {
 	&phase_fetch,		/* fetching: a kernel CI posted */
+	&phase_reuse,		/* fetching: a rerun's kernel, built before */
 	&phase_source,		/* fetching: a tarball and patch, or git */
 	&phase_build,		/* building: may end the job (its result) */
 	&phase_initramfs,	/* booting */

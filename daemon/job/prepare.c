@@ -5,6 +5,7 @@
  * build.h's buildjob_*), and initramfs (the kernel, the agent and the
  * modules the target needs, cached by what went into them).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,56 @@ static int kind_built(const struct jobrun *r)
 
 	return k != NULL && k->built;
 }
+
+/* A rerun of a job that built its kernel boots that kernel again: the
+ * same commit and image, and no rebuild on the way to the confirmation
+ * (a rebuild of the branch could even be of another commit, had the
+ * branch moved). */
+static int kind_rerun_built(const struct jobrun *r)
+{
+	return kind_built(r) && r->job->rerun_image[0] != '\0';
+}
+
+/* The image from the content-addressed cache, where buildjob_build left
+ * it, checked against its sha256; the job becomes one of kind 'image'
+ * and the source and build rows pass. An image gone from the cache (or
+ * not what it was) is built again by those rows. */
+static int reuse_exec(struct jobrun *r)
+{
+	const struct job *job = r->job;
+	char path[PATH_MAX], sum[65], err[512];
+
+	if (!is_sha256_hex(job->rerun_image) ||
+	    pathf(path, sizeof(path), "%s/artifacts/%s", sched_ctx.cache_dir,
+		  job->rerun_image) < 0 ||
+	    sha256_file(path, sum, err, sizeof(err)) < 0 ||
+	    strcmp(sum, job->rerun_image) != 0) {
+		jlog(r, "rerun of job %lld: its kernel (image %.12s) is no"
+		     " longer in the cache: built again", (long long)job->rerun_of,
+		     job->rerun_image);
+		return PHASE_NEXT;
+	}
+	store_job_build_progress(r->st, job->id, "done", -1, -1,
+				 job->rerun_commit[0] ? job->rerun_commit : NULL,
+				 NULL, 0);
+	store_job_built(r->st, job->id, job->rerun_image, 0, NULL, 0);
+	jlog(r, "rerun of job %lld: boots the kernel it built (%.12s, image"
+	     " %.12s) again, no rebuild", (long long)job->rerun_of,
+	     job->rerun_commit, job->rerun_image);
+	r->built = *job;
+	snprintf(r->built.kind, sizeof(r->built.kind), "image");
+	snprintf(r->built.sha256, sizeof(r->built.sha256), "%s",
+		 job->rerun_image);
+	r->built.modules_url[0] = r->built.modules_sha256[0] = '\0';
+	r->job = &r->built;
+	snprintf(r->artifact, sizeof(r->artifact), "%s", path);
+	return PHASE_NEXT;
+}
+
+const struct phase phase_reuse = {
+	.name = "reuse", .state = JS_FETCHING, .wants = kind_rerun_built,
+	.exec = reuse_exec, .step = offsetof(struct job_steps, fetch),
+};
 
 /* A kernel CI posted (and its modules), into the content-addressed cache. */
 static int fetch_exec(struct jobrun *r)

@@ -107,6 +107,27 @@ int bisect_round(const enum bisect_verdict *v, size_t n, size_t k,
 	return BISECT_STEP;
 }
 
+/* Rounds to find the first bad of m candidates with k steps a round. */
+static size_t rounds_for(size_t m, size_t k)
+{
+	size_t r = 0, reach = 1;
+
+	while (reach < m) {
+		reach *= k + 1;
+		r++;
+	}
+	return r;
+}
+
+size_t bisect_width(size_t k, size_t warm, size_t m)
+{
+	if (k <= 1)
+		return 1;
+	if (warm >= k || warm == 0 || rounds_for(m, 1) >= rounds_for(m, k) + 2)
+		return k;
+	return warm;
+}
+
 /* ---- the engine's pass: bisections as jobs ---- */
 
 #define MAX_COMMITS 4096	/* a stable rc has a few hundred */
@@ -645,6 +666,24 @@ static int queue_round(struct store *st, const struct bisection_row *b,
 /* One pass over a running bisection: while a step of the round runs,
  * nothing (the round is decided when all its steps are final); then the
  * next round's steps, or the answer. 1 when steps were queued, 0, -1. */
+/* The bisected branch's free worktrees for the target that would build
+ * a step incrementally (bisect_width). */
+static size_t warm_worktrees(const struct engine_context *c,
+			     const struct bisection_row *b)
+{
+	char root[PATH_MAX], gitdir[PATH_MAX], key[300];
+	struct build_options o;
+	int n;
+
+	opts(&o, c, root, sizeof(root));
+	if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) < 0)
+		return 0;
+	n = gitsrc_worktrees_warm(gitdir, b->target,
+				  gitsrc_branch_key(b->version, NULL, key,
+						    sizeof(key)));
+	return n > 0 ? (size_t)n : 0;
+}
+
 static int drive(struct store *st, const struct engine_context *c,
 		 const struct bisection_row *b)
 {
@@ -684,6 +723,15 @@ static int drive(struct store *st, const struct engine_context *c,
 	/* An unchecked good end takes one of the round's k places. */
 	outcome = bisect_round(v, n, good_checked || k == 1 ? k : k - 1, next,
 			       &count, &lo, &hi);
+	if (outcome == BISECT_STEP && k > 1) {
+		size_t w = bisect_width(k, warm_worktrees(c, b), hi - lo + 1);
+
+		if (w < k) {
+			k = w;
+			outcome = bisect_round(v, n, good_checked || k == 1 ? k
+					       : k - 1, next, &count, &lo, &hi);
+		}
+	}
 	if (!good_checked || outcome == BISECT_STEP) {
 		if (!good_checked && (k == 1 || outcome != BISECT_STEP))
 			count = 0;	/* the good end alone */

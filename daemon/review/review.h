@@ -101,6 +101,15 @@ enum { BISECT_STEP, BISECT_FOUND, BISECT_AMBIGUOUS, BISECT_EMPTY };
  * BISECT_EMPTY for n = 0. */
 int bisect_round(const enum bisect_verdict *v, size_t n, size_t k,
 		 size_t *next, size_t *count, size_t *lo, size_t *hi);
+/* How many steps a round runs at once, given k ([bisect] parallel), the
+ * branch's free worktrees whose build would be incremental (warm) and
+ * the m candidates left. A step in a new worktree builds the whole tree
+ * (from the compiler cache: a warm week measured 394 s for it against
+ * 75 s for the incremental step beside it, bench/README.md), and a round
+ * waits for its slowest step: so a round is wider than warm only when no
+ * worktree is warm (every step builds it all anyway) or when the width
+ * saves two rounds or more (a 372-commit rc: 9 rounds alone, 6 by two). */
+size_t bisect_width(size_t k, size_t warm, size_t m);
 struct revert_todo;
 /* The revert check's answer from its job (state done, its build and test
  * results; or infra_error, cancelled): "pass", "fail", "conflict" (the

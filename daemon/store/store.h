@@ -303,6 +303,11 @@ struct job {
 					 * this commit reverted ("" none) */
 	char deadline[24];		/* its release's "Responses should be
 					 * made by", UTC ISO 8601 ("" none) */
+	int64_t rerun_of;		/* a rerun: the job it reruns (0 none) */
+	char rerun_image[65];		/* a rerun of a job that built its
+					 * kernel: that image's sha256 ("")
+					 * and commit, booted again as is */
+	char rerun_commit[41];
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */

@@ -179,7 +179,12 @@ int store_job_claim_kind(struct store *st, const char *worker,
 	stmt = store_prepare(st,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
 		" r.version," JOB_SRC_COLS ", j.bisection_id, j.git_commit,"
-		" j.only_tests, j.revert_commit, r.deadline"
+		" j.only_tests, j.revert_commit, r.deadline, j.rerun_of,"
+		/* A rerun boots the kernel the job it reruns built. */
+		" (SELECT o.built_sha256 FROM job o WHERE o.id = j.rerun_of"
+		"  AND o.state = 'done' AND o.built_commit IS NOT NULL),"
+		" (SELECT o.built_commit FROM job o WHERE o.id = j.rerun_of"
+		"  AND o.state = 'done' AND o.built_sha256 IS NOT NULL)"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id" JOB_SRC_JOIN
 		" WHERE j.state = 'queued'"
@@ -230,6 +235,9 @@ int store_job_claim_kind(struct store *st, const char *worker,
 	store_copy_col(out->only_tests, sizeof(out->only_tests), stmt, 17);
 	store_copy_col(out->revert_commit, sizeof(out->revert_commit), stmt, 18);
 	store_copy_col(out->deadline, sizeof(out->deadline), stmt, 19);
+	out->rerun_of = sqlite3_column_int64(stmt, 20);
+	store_copy_col(out->rerun_image, sizeof(out->rerun_image), stmt, 21);
+	store_copy_col(out->rerun_commit, sizeof(out->rerun_commit), stmt, 22);
 	sqlite3_finalize(stmt);
 	now_iso8601(now);
 	if (store_run(st, "UPDATE job SET state = 'fetching', worker = ?,"

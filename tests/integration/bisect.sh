@@ -11,9 +11,12 @@
 # after the good end. 6.1.192 is built from the tag's commit and passes;
 # 6.1.193-rc1 is announced by mail, built, its ext4 regressions confirmed
 # by a rerun; then rcgated bisects them to the culprit within
-# ceil(log2(5)) + 1 = 4 builds (2 rounds of two steps run at once: 2
-# builds here), each step building one commit
-# incrementally and running only the failing tests, and says so in the
+# ceil(log2(5)) + 1 = 4 builds, each step building one commit
+# incrementally and running only the failing tests (one at a time: the
+# branch has one warm worktree, and with 5 commits two at once would save
+# one round at the price of a whole build in a new worktree; bisect_width
+# in tests/unit/bisect.c, rounds of two in tests/unit/bisect_drive.c), and
+# says so in the
 # rc's thread with the culprit's upstream commit, and KCIDB's export of
 # the rc carries the culprit.
 #
@@ -31,7 +34,7 @@
 # found in 6.1.193-rc1; its branch lacks m3 and m5, so they are listed too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 25 "bisect"
+git_test_begin 26 "bisect"
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
 IOMAP=fs/iomap/direct-io.c
 T=$(printf '\t')
@@ -106,19 +109,22 @@ bisected() {
 	done
 	return 1
 }
-# first_round BISECTION-JQ: the bisection's first two steps (in BODY, a
-# regression) ran as one round: the second was queued before the first
-# ended (a chain queues a step after the last one's verdict).
-first_round() {
-	local j0 j1 finished0
-	j0=$(jqb "[$1.jobs[]] | sort | .[0]")
-	j1=$(jqb "[$1.jobs[]] | sort | .[1]")
-	[ "$j1" != null ] || return 1
-	req GET "/api/v1/jobs/$j0"
-	finished0=$(jqb .finished)
-	req GET "/api/v1/jobs/$j1"
-	diag "round 1: job $j0 finished $finished0, job $j1 created $(jqb .created)"
-	[ "$finished0" != null ] && [[ "$(jqb .created)" < "$finished0" ]]
+# one_at_a_time BISECTION-JQ: the bisection's steps (in BODY, a
+# regression) ran one after the other: each was queued once the one
+# before had ended (the branch's one warm worktree builds them all).
+one_at_a_time() {
+	local jobs prev=
+	jobs=$(jqb "[$1.jobs[]] | sort | .[]")
+	[ -n "$jobs" ] || return 1
+	for j in $jobs; do
+		req GET "/api/v1/jobs/$j"
+		if [ -n "$prev" ] && [[ "$(jqb .created)" < "$prev" ]]; then
+			diag "job $j created $(jqb .created), before the step before it ended ($prev)"
+			return 1
+		fi
+		prev=$(jqb .finished)
+		[ "$prev" != null ] || return 1
+	done
 }
 # under_report MSGID FILE: FILE replies to rcgate's own report in MSGID's
 # thread (the reply to the announcement itself), not to the announcement.
@@ -146,6 +152,21 @@ check "the rc blocks on confirmed ext4 regressions (its job and its rerun failed
 reg=$(jqb '[.regressions[] | select(.test | startswith("ext4."))][0].id')
 nreg=$(jqb '[.regressions[] | select(.test | startswith("ext4."))] | length')
 diag "rc1: $nreg ext4 regressions, the first #$reg"
+# The rerun boots the kernel its job built: same commit, same image, no
+# second build on the way to the confirmation.
+j1=$(jqb '[.jobs[] | select(.rerun_of == null)][0]')
+j2=$(jqb '[.jobs[] | select(.rerun_of != null)][0]')
+rerun_reused() {
+	local id
+	id=$(printf '%s' "$j2" | jq -r .id)
+	[ -n "$id" ] && [ "$id" != null ] || return 1
+	[ "$(printf '%s' "$j2" | jq -r .built_sha256)" = "$(printf '%s' "$j1" | jq -r .built_sha256)" ] &&
+	[ "$(printf '%s' "$j2" | jq -r .built_commit)" = "$(printf '%s' "$j1" | jq -r .built_commit)" ] &&
+	[ "$(printf '%s' "$j2" | jq -r .build_seconds)" = 0 ] || return 1
+	req GET "/api/v1/jobs/$id/log"
+	printf '%s' "$BODY" | grep -q "boots the kernel it built .* again, no rebuild"
+}
+check "the rerun boots the kernel its job built (same image and commit), no rebuild" rerun_reused
 
 # The bisection: steps until an answer, then the prerequisite search.
 bisected "$reg" 6.1.193-rc1 || diag "no answer in time"
@@ -159,8 +180,8 @@ check "the culprit's subject and its upstream commit (from 'commit X upstream.')
 	  "$(jqb '.bisections[0].culprit_upstream')" = "$UPSTREAM" ]
 steps=$(jqb '.bisections[0].steps')
 check "within ceil(log2(5)) + 1 = 4 builds ($steps)" [ "$steps" -ge 1 -a "$steps" -le 4 ]
-check "two steps at once: the first round's second step was queued before its first ended" \
-	first_round '.bisections[0]'
+check "one step at a time in the branch's one warm worktree (5 commits: two at once would save one round, not two)" \
+	one_at_a_time '.bisections[0]'
 req GET "/api/v1/regressions/$reg"
 diag "prerequisites: $(jqb -c '[.bisections[0].prerequisites[]? | {commit: .commit[0:12], score, why}]')"
 check "prerequisite candidates: m1 (changes iomap_dio_complete) then m4 (changes generic_write_sync); not m2 (unrelated), m3 or m5 (the branch has them)" \
@@ -234,7 +255,7 @@ check "linux-6.6.y's own culprit found, the same upstream commit" \
 steps6=$(jqb "$b6.steps")
 check "within ceil(log2(3)) + 1 = 3 builds, the tag v6.6.63 checked first ($steps6)" \
 	[ "$steps6" -ge 2 -a "$steps6" -le 3 ]
-check "the tag's check and the first commit in one round" first_round "$b6"
+check "the tag's check, then the steps, one at a time (one warm worktree, 3 commits)" one_at_a_time "$b6"
 req GET "/api/v1/regressions/$reg6"
 check "its prerequisite candidates include m3 and m5, which linux-6.6.y lacks; m1 first" \
 	[ "$(jqb -c "[$b6.prerequisites[]?.commit] | (.[0] == \"$m1\") and any(.[]; . == \"$m3\") and any(.[]; . == \"$m5\") and (any(.[]; . == \"$m2\") | not)")" = true ]

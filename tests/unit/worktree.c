@@ -139,8 +139,12 @@ static void test_branch_affinity(void **state)
 	int fa, fb, fc, fd;
 
 	(void)state;
+	assert_int_equal(gitsrc_worktrees_warm(gitdir, "x86_64", "a"), 0);
 	assert_int_equal(checkout("a", head_a, &fa), 0);
+	/* In use: not free for a step of a's (bisect_width). */
+	assert_int_equal(gitsrc_worktrees_warm(gitdir, "x86_64", "a"), 0);
 	close(fa);
+	assert_int_equal(gitsrc_worktrees_warm(gitdir, "x86_64", "a"), 1);
 	/* Another branch does not take a's objects: a worktree of its own. */
 	assert_int_equal(checkout("b", head_b, &fb), 1);
 	close(fb);
@@ -152,6 +156,10 @@ static void test_branch_affinity(void **state)
 	close(fa);
 	close(fb);
 	close(fc);
+	/* Two of a's now, one of b's; another target has none. */
+	assert_int_equal(gitsrc_worktrees_warm(gitdir, "x86_64", "a"), 2);
+	assert_int_equal(gitsrc_worktrees_warm(gitdir, "x86_64", "b"), 1);
+	assert_int_equal(gitsrc_worktrees_warm(gitdir, "arm64", "a"), 0);
 	/* A bisection step of a (a commit of a's branch) is a's. */
 	assert_int_equal(checkout("a", head_a, &fa), 0);
 	close(fa);
