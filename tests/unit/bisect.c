@@ -465,32 +465,33 @@ static void test_revert_verdict(void **state)
 	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "infra");
 }
 
-/* A round's width: k where it pays, else the warm worktrees' count. */
+/* A round's width: k where it pays, else the warm worktrees' count.
+ * Rounds to one commit of m: alone ceil(log2 m), k at once
+ * ceil(log_{k+1} m). */
 static void test_width(void **state)
 {
+	static const struct { size_t k, warm, m, want; } cases[] = {
+		{ 1, 0, 372, 1 }, { 1, 5, 372, 1 },	/* 1 stays 1 */
+		{ 2, 2, 5, 2 }, { 2, 3, 5, 2 },		/* enough warm */
+		{ 2, 0, 5, 2 },				/* none warm */
+		{ 2, 1, 5, 1 }, { 2, 1, 3, 1 },		/* 3 vs 2, 2 vs 1 */
+		{ 2, 1, 8, 1 },				/* 3 vs 2 */
+		{ 2, 1, 9, 2 }, { 2, 1, 372, 2 },	/* 4 vs 2, 9 vs 6 */
+		{ 4, 2, 5, 4 },				/* 3 vs 1 */
+		{ 3, 2, 4, 2 },				/* 2 vs 1: the 2 */
+		{ 2, 1, 2, 1 },				/* one step left */
+	};
+
 	(void)state;
-	/* k = 1 stays 1. */
-	assert_int_equal(bisect_width(1, 0, 372), 1);
-	assert_int_equal(bisect_width(1, 5, 372), 1);
-	/* Enough warm worktrees, or none at all: k. */
-	assert_int_equal(bisect_width(2, 2, 5), 2);
-	assert_int_equal(bisect_width(2, 3, 5), 2);
-	assert_int_equal(bisect_width(2, 0, 5), 2);
-	/* One warm: 5 commits take 3 rounds alone and 2 by two (one saved,
-	 * not worth a whole build); 3 commits 2 and 1. */
-	assert_int_equal(bisect_width(2, 1, 5), 1);
-	assert_int_equal(bisect_width(2, 1, 3), 1);
-	/* 9 commits: 4 rounds alone, 2 by two; 372: 9 and 6. */
-	assert_int_equal(bisect_width(2, 1, 9), 2);
-	assert_int_equal(bisect_width(2, 1, 372), 2);
-	/* 8 commits: 3 alone, 2 by two. */
-	assert_int_equal(bisect_width(2, 1, 8), 1);
-	/* k = 4 with 2 warm and 5 commits: 3 alone, 1 by four: worth it. */
-	assert_int_equal(bisect_width(4, 2, 5), 4);
-	/* k = 3 with 2 warm and 4 commits: 2 alone, 1 by three: the 2. */
-	assert_int_equal(bisect_width(3, 2, 4), 2);
-	/* Two candidates (one step left): never wider than warm. */
-	assert_int_equal(bisect_width(2, 1, 2), 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t w = bisect_width(cases[i].k, cases[i].warm, cases[i].m);
+
+		if (w != cases[i].want)
+			print_error("k %zu, warm %zu, m %zu: %zu, want %zu\n",
+				    cases[i].k, cases[i].warm, cases[i].m, w,
+				    cases[i].want);
+		assert_int_equal(w, cases[i].want);
+	}
 }
 
 int main(void)
