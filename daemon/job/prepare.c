@@ -30,6 +30,19 @@ static int kind_built(const struct jobrun *r)
 	return k != NULL && k->built;
 }
 
+/* From here on the job is one of kind 'image': the kernel rcgated built
+ * (sha256, at path in the cache), booted like one CI posted. */
+static void become_image(struct jobrun *r, const char *sha256,
+			 const char *path)
+{
+	r->built = *r->job;
+	snprintf(r->built.kind, sizeof(r->built.kind), "image");
+	snprintf(r->built.sha256, sizeof(r->built.sha256), "%s", sha256);
+	r->built.modules_url[0] = r->built.modules_sha256[0] = '\0';
+	r->job = &r->built;
+	snprintf(r->artifact, sizeof(r->artifact), "%s", path);
+}
+
 /* A rerun of a job that built its kernel boots that kernel again: the
  * same commit and image, and no rebuild on the way to the confirmation
  * (a rebuild of the branch could even be of another commit, had the
@@ -65,13 +78,7 @@ static int reuse_exec(struct jobrun *r)
 	jlog(r, "rerun of job %lld: boots the kernel it built (%.12s, image"
 	     " %.12s) again, no rebuild", (long long)job->rerun_of,
 	     job->rerun_commit, job->rerun_image);
-	r->built = *job;
-	snprintf(r->built.kind, sizeof(r->built.kind), "image");
-	snprintf(r->built.sha256, sizeof(r->built.sha256), "%s",
-		 job->rerun_image);
-	r->built.modules_url[0] = r->built.modules_sha256[0] = '\0';
-	r->job = &r->built;
-	snprintf(r->artifact, sizeof(r->artifact), "%s", path);
+	become_image(r, job->rerun_image, path);
 	return PHASE_NEXT;
 }
 
@@ -173,12 +180,7 @@ static int build_exec(struct jobrun *r)
 		store_results(r, &r->results[RESULTS_BUILD], 1, 0);
 		return PHASE_END;
 	}
-	r->built = *job;
-	snprintf(r->built.kind, sizeof(r->built.kind), "image");
-	snprintf(r->built.sha256, sizeof(r->built.sha256), "%s", out->sha256);
-	r->built.modules_url[0] = r->built.modules_sha256[0] = '\0';
-	r->job = &r->built;
-	snprintf(r->artifact, sizeof(r->artifact), "%s", out->image);
+	become_image(r, out->sha256, out->image);
 	return PHASE_NEXT;
 }
 

@@ -663,9 +663,6 @@ static int queue_round(struct store *st, const struct bisection_row *b,
 	return queued > 0 ? 1 : -1;
 }
 
-/* One pass over a running bisection: while a step of the round runs,
- * nothing (the round is decided when all its steps are final); then the
- * next round's steps, or the answer. 1 when steps were queued, 0, -1. */
 /* The bisected branch's free worktrees for the target that would build
  * a step incrementally (bisect_width). */
 static size_t warm_worktrees(const struct engine_context *c,
@@ -684,6 +681,9 @@ static size_t warm_worktrees(const struct engine_context *c,
 	return n > 0 ? (size_t)n : 0;
 }
 
+/* One pass over a running bisection: while a step of the round runs,
+ * nothing (the round is decided when all its steps are final); then the
+ * next round's steps, or the answer. 1 when steps were queued, 0, -1. */
 static int drive(struct store *st, const struct engine_context *c,
 		 const struct bisection_row *b)
 {

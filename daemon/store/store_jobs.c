@@ -180,13 +180,12 @@ int store_job_claim_kind(struct store *st, const char *worker,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
 		" r.version," JOB_SRC_COLS ", j.bisection_id, j.git_commit,"
 		" j.only_tests, j.revert_commit, r.deadline, j.rerun_of,"
-		/* A rerun boots the kernel the job it reruns built. */
-		" (SELECT o.built_sha256 FROM job o WHERE o.id = j.rerun_of"
-		"  AND o.state = 'done' AND o.built_commit IS NOT NULL),"
-		" (SELECT o.built_commit FROM job o WHERE o.id = j.rerun_of"
-		"  AND o.state = 'done' AND o.built_sha256 IS NOT NULL)"
+		" o.built_sha256, o.built_commit"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id" JOB_SRC_JOIN
+		/* A rerun boots the kernel the job it reruns built. */
+		" LEFT JOIN job o ON o.id = j.rerun_of AND o.state = 'done'"
+		"  AND o.built_sha256 IS NOT NULL AND o.built_commit IS NOT NULL"
 		" WHERE j.state = 'queued'"
 		/* The rc whose "Responses should be made by" is nearest goes
 		 * first, its review jobs before its bisection steps (the
