@@ -124,7 +124,7 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	const char *sargv[160];
-	char store[256];
+	char store[1024];
 	pid_t pid;
 	int status, rc, sfd = -1, pidfd;
 
@@ -186,7 +186,7 @@ int build_verify_signed(const char *signed_path, const char *keyring,
 			       "--output", text, signed_path, NULL };
 	/* gpgv parses what a server sent: it sees the keyring and that
 	 * file, and writes only in a directory of its own. */
-	struct sandbox sb = { { keyring, signed_path }, { dir }, 0, 0 };
+	struct sandbox sb = { { keyring, signed_path }, { dir }, 0, 0, NULL };
 	struct build_options o = { .root = home, .timeout = 60, .sandbox = &sb };
 	char e_path[PATH_MAX + 8], e_home[PATH_MAX + 8];
 	char *env[] = { e_path, e_home, "LC_ALL=C", NULL };
@@ -501,7 +501,7 @@ static int kbuild_patch(struct kbuild *k, const char *work)
 				"--batch", "-i", plain, NULL };
 	/* patch writes the tree (the files it touches are unshared first)
 	 * and reads its input, nothing else. */
-	struct sandbox sb = { { plain }, { k->tree }, 0, 0 };
+	struct sandbox sb = { { plain }, { k->tree }, 0, 0, NULL };
 	struct build_options po = *k->o;
 	struct build_diag *d = &k->res->diag;
 	int st;
@@ -590,7 +590,7 @@ static int kbuild_sandbox(struct kbuild *k)
 		return -1;
 	}
 	k->sbx = (struct sandbox){ { k->tree },
-		{ k->bdir, ccache ? o->ccache_dir : NULL }, 0, 1 };
+		{ k->bdir, ccache ? o->ccache_dir : NULL }, 0, 1, SANDBOX_TREE };
 	if (k->sbx.writable[1] != NULL &&
 	    mkdir_p(k->sbx.writable[1], 0755, k->err, k->errlen) < 0)
 		return -1;
@@ -729,7 +729,9 @@ static int kbuild_failed(struct kbuild *k, int st)
 	struct build_diag *d = &k->res->diag;
 
 	fflush(k->log);
-	if (log_tail_diag(k->logpath, k->tree, d) &&
+	/* kbuild printed the tree's paths as its sandbox sees them. */
+	if (log_tail_diag(k->logpath, k->mo.no_sandbox ? k->tree
+			  : SANDBOX_TREE, d) &&
 	    d->kind == BUILD_FAIL_INFRA) {
 		errf(k->err, k->errlen, "build failed for lack of resources: %s",
 		     d->message);

@@ -94,7 +94,14 @@ struct sandbox {
 	int network;		/* 1: the host's network (git fetch only) */
 	int measured;		/* the first N writable paths count toward
 				 * build_options.disk_mb; 0: all of them */
+	/* Non-NULL: readable[0] (a tree) is seen at this path too, the
+	 * writable paths inside it in their places there, and a command
+	 * whose cwd is in the tree runs there: every worktree's kbuild then
+	 * has the same absolute paths (SANDBOX_TREE), so a copied worktree's
+	 * objects (tools/objtool records absolute ones) stay up to date. */
+	const char *tree_at;
 };
+#define SANDBOX_TREE "/rcgate/tree"
 
 struct build_options {
 	const char *root;		/* work space: <cache_dir>/build */
@@ -273,6 +280,15 @@ const char *gitsrc_branch_key(const char *version, const char *ref,
  * could start at once and be incremental. */
 int gitsrc_worktrees_warm(const char *gitdir, const char *name,
 			  const char *branch);
+/* A second warm worktree of branch for name (a target): a free one that
+ * last built branch copied, objects and all, into a new slot (or the
+ * free one of another branch used longest ago), which then builds the
+ * branch's commits incrementally too. 1 when one was made, 0 when there
+ * is nothing to copy or no slot free, -1 with err. Takes as long as
+ * copying the tree (about 1.5 GB for a kernel and its objects). */
+int gitsrc_worktree_seed(const char *gitdir, const char *name,
+			 const char *branch, const struct build_options *o,
+			 char *err, size_t errlen);
 /* The revert check: undoes commit in tree (checked out by gitsrc_checkout)
  * with `git revert --no-commit`, in the same sandbox. 0 if it applied, 1 if
  * it does not (a conflict, or git refuses: the tree is left as checked

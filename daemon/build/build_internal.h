@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * build_internal.h - what build.c and srctree.c share. Nobody outside
- * daemon/build/ includes it.
+ * build_internal.h - what build.c, srctree.c, wtcopy.c and gitsrc.c
+ * share. Nobody outside daemon/build/ includes it.
  */
 #ifndef RCGATE_BUILD_INTERNAL_H
 #define RCGATE_BUILD_INTERNAL_H
@@ -30,5 +30,13 @@ int tree_patch_plain(const char *patch, const char *dst, char *err,
  * so patch never writes through a hard link into the shared tree. */
 int tree_unshare_patched(const char *plain, const char *tree, char *err,
 			 size_t errlen);
+
+/* ---- wtcopy.c ---- */
+/* from copied into the directory to (which exists), with bytes of its
+ * own: files, directories and symbolic links (never followed), their
+ * modes and times; skip, a name at from's top left out (NULL: none). 0,
+ * or -1 with err (what was copied stays, for the caller to remove). */
+int tree_copy_bytes(const char *from, const char *to, const char *skip,
+		    double deadline, char *err, size_t errlen);
 
 #endif

@@ -26,6 +26,7 @@
 #include "base/base.h"
 #include "artifact/artifact.h"
 #include "build/build.h"
+#include "build_internal.h"
 
 #define GIT_OUT_MAX (32u << 20)	/* what one git command may print to us */
 
@@ -143,7 +144,7 @@ static int git_in(const char *const argv[], const struct sandbox *sb,
 	char store[3][PATH_MAX + 32];
 	char *env[12];
 	const char *full[128];
-	struct sandbox s = { { NULL }, { NULL }, 0, 0 };
+	struct sandbox s = { { NULL }, { NULL }, 0, 0, NULL };
 	struct build_options go = *o;
 	size_t n = 0, k;
 
@@ -174,7 +175,7 @@ static int git(const char *const argv[], const char *gitdir, int logfd,
 	       const struct build_options *o, double deadline, char *err,
 	       size_t errlen)
 {
-	struct sandbox sb = { { gitdir }, { NULL }, 0, 0 };
+	struct sandbox sb = { { gitdir }, { NULL }, 0, 0, NULL };
 
 	return git_in(argv, &sb, logfd, o, deadline, err, errlen);
 }
@@ -380,7 +381,7 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 {
 	char dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], remote[300],
 		pin[450];
-	struct sandbox net = { { NULL }, { gitdir }, 1, 0 };
+	struct sandbox net = { { NULL }, { gitdir }, 1, 0, NULL };
 	struct build_options fo = *o;
 	double deadline = now_monotonic() +
 			  (double)(o->timeout > 0 ? o->timeout : 3600);
@@ -420,7 +421,7 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 				       NULL };
 
 		fprintf(log, "git: new cached clone of %s in %s\n", url, gitdir);
-		struct sandbox sb = { { NULL }, { dir }, 0, 0 };
+		struct sandbox sb = { { NULL }, { dir }, 0, 0, NULL };
 
 		if (git_in(init, &sb, logfd, o, deadline, err, errlen) != 0) {
 			if (err[0] == '\0')
@@ -653,7 +654,7 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 	 * clone's index and worktree records; the other worktrees visible,
 	 * read-only: git worktree prune drops the records of those it
 	 * cannot see. */
-	sb = (struct sandbox){ { wt }, { tree, gitdir }, 0, 1 };
+	sb = (struct sandbox){ { wt }, { tree, gitdir }, 0, 1, NULL };
 	if (access(dotgit, F_OK) != 0) {
 		const char *prune[] = { "git", gd, "worktree", "prune", NULL };
 		const char *add[] = { "git", gd, "worktree", "add", "--quiet",
@@ -691,11 +692,154 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 	return 0;
 }
 
+/* The commit a worktree has checked out: its .git file names its record
+ * in the clone (gitdir/worktrees/<id>), whose HEAD is detached. 0 or -1. */
+static int wt_head(const char *gitdir, const char *tree, char commit[41])
+{
+	char path[PATH_MAX], rec[PATH_MAX], *text, *nl;
+	size_t n, gl = strlen(gitdir);
+	int rc = -1;
+
+	if (pathf(path, sizeof(path), "%s/.git", tree) < 0 ||
+	    (text = file_read(path, 4096, &n, NULL, 0)) == NULL)
+		return -1;
+	nl = strchr(text, '\n');
+	if (nl != NULL)
+		*nl = '\0';
+	/* "gitdir: <gitdir>/worktrees/<id>", nothing else, no way out. */
+	if (strncmp(text, "gitdir: ", 8) == 0 &&
+	    strncmp(text + 8, gitdir, gl) == 0 &&
+	    strncmp(text + 8 + gl, "/worktrees/", 11) == 0 &&
+	    strstr(text + 8 + gl, "/..") == NULL &&
+	    pathf(rec, sizeof(rec), "%s/HEAD", text + 8) == 0) {
+		char *head = file_read(rec, 128, &n, NULL, 0);
+
+		if (head != NULL && n >= 40) {
+			snprintf(commit, 41, "%.40s", head);
+			rc = gitsrc_is_commit(commit) ? 0 : -1;
+		}
+		free(head);
+	}
+	free(text);
+	return rc;
+}
+
+/* A worktree slot for a seed, locked: a new one, else the free one of
+ * another branch used longest ago. -1: none. */
+static int wt_seed_slot(const char *wt, const char *name, const char *branch,
+			char *tree, size_t tlen)
+{
+	char path[PATH_MAX + 8];
+	int best = -1, bestfd = -1, bestnew = 0;
+	time_t bestused = 0;
+
+	for (int i = 0; i < GITSRC_WORKTREES && !bestnew; i++) {
+		struct stat sb;
+		int fd = wt_try(wt, name, i, tree, tlen), fresh;
+
+		if (fd < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/.git", tree);
+		fresh = access(path, F_OK) != 0;
+		if ((!fresh && wt_was(tree, branch)) || fstat(fd, &sb) < 0 ||
+		    (!fresh && best >= 0 && sb.st_mtime >= bestused)) {
+			close(fd);
+			continue;
+		}
+		if (bestfd >= 0)
+			close(bestfd);
+		best = i;
+		bestfd = fd;
+		bestnew = fresh;
+		bestused = sb.st_mtime;
+	}
+	if (best >= 0)
+		pathf(tree, tlen, "%s/%s.%d", wt, name, best);
+	return bestfd;
+}
+
+int gitsrc_worktree_seed(const char *gitdir, const char *name,
+			 const char *branch, const struct build_options *o,
+			 char *err, size_t errlen)
+{
+	char wt[PATH_MAX], from[PATH_MAX], to[PATH_MAX], gd[PATH_MAX + 16],
+	     refp[PATH_MAX + 8], commit[41];
+	double deadline = now_monotonic() +
+			  (double)(o->timeout > 0 ? o->timeout : 3600);
+	struct sandbox sb;
+	int src = -1, dst = -1, devnull = -1, rc = -1;
+
+	if (branch == NULL || branch[0] == '\0' ||
+	    pathf(wt, sizeof(wt), "%s.wt", gitdir) < 0)
+		return 0;
+	for (int i = 0; i < GITSRC_WORKTREES && src < 0; i++) {
+		char dotgit[PATH_MAX + 8];
+
+		if (pathf(from, sizeof(from), "%s/%s.%d", wt, name, i) < 0)
+			break;
+		snprintf(dotgit, sizeof(dotgit), "%s/.git", from);
+		if (access(dotgit, F_OK) == 0 && wt_was(from, branch))
+			src = wt_try(wt, name, i, from, sizeof(from));
+	}
+	if (src < 0)
+		return 0;		/* none warm and free to copy */
+	dst = wt_seed_slot(wt, name, branch, to, sizeof(to));
+	if (dst < 0 || wt_head(gitdir, from, commit) < 0) {
+		rc = 0;
+		goto out;
+	}
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	futimens(dst, NULL);
+	snprintf(refp, sizeof(refp), "%s.ref", to);
+	unlink(refp);		/* warm only once the copy is whole */
+	rm_rf(to);
+	if (devnull < 0 || mkdir(to, 0755) < 0) {
+		errf(err, errlen, "mkdir %s: %s", to, strerror(errno));
+		goto out;
+	}
+	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
+	sb = (struct sandbox){ { wt }, { to, gitdir }, 0, 1, NULL };
+	{
+		const char *prune[] = { "git", gd, "worktree", "prune", NULL };
+		const char *add[] = { "git", gd, "worktree", "add", "--quiet",
+				      "--no-checkout", "--detach", "--force", to,
+				      commit, NULL };
+		/* The index from HEAD, then refreshed from the copied files
+		 * (hashed once): the next checkout rewrites only what differs. */
+		const char *reset[] = { "git", "-C", to, "reset", "--quiet", NULL };
+		int st;
+
+		git_in(prune, &sb, devnull, o, deadline, err, errlen);
+		st = git_in(add, &sb, devnull, o, deadline, err, errlen);
+		if (st == 0)
+			st = tree_copy_bytes(from, to, ".git", deadline, err, errlen);
+		if (st == 0)
+			st = git_in(reset, &sb, devnull, o, deadline, err, errlen);
+		if (st != 0) {
+			if (st > 0)
+				errf(err, errlen, "git could not make %s a worktree"
+				     " of %.12s (exit %d)", to, commit, st);
+			rm_rf(to);
+			goto out;
+		}
+	}
+	if (file_write_atomic(refp, branch, strlen(branch), err, errlen) < 0)
+		goto out;
+	rc = 1;
+out:
+	if (devnull >= 0)
+		close(devnull);
+	if (dst >= 0)
+		close(dst);
+	close(src);
+	return rc;
+}
+
 int gitsrc_revert(const char *gitdir, const char *tree, const char *commit,
 		  int logfd, const struct build_options *o, char *err,
 		  size_t errlen)
 {
-	struct sandbox sb = { { NULL }, { tree, gitdir }, 0, 1 };
+	struct sandbox sb = { { NULL }, { tree, gitdir }, 0, 1, NULL };
 	double deadline = now_monotonic() +
 			  (double)(o->timeout > 0 ? o->timeout : 3600);
 	const char *rv[] = { "git", "-C", tree, "revert", "--no-commit",

@@ -107,6 +107,51 @@ static void add_root_dirs(struct argv_buf *a)
 	}
 }
 
+/* "<a><b>", copied into the store; NULL when it is full. */
+static const char *add_cat(struct argv_buf *a, const char *x, const char *y)
+{
+	int n = snprintf(a->store + a->used, a->storelen - a->used, "%s%s", x,
+			 y);
+	const char *s = a->store + a->used;
+
+	if (n < 0 || (size_t)n >= a->storelen - a->used) {
+		a->full = 1;
+		return NULL;
+	}
+	add(a, s);
+	a->used += (size_t)n + 1;
+	return s;
+}
+
+/* The tree again at sb->tree_at, its writable paths in their places
+ * there (each bound twice: what names the real path still works), and
+ * *cwd moved there when it is in the tree. */
+static void add_tree_at(struct argv_buf *a, const struct sandbox *sb,
+			const char **cwd)
+{
+	const char *tree = sb->readable[0];
+	size_t tl = strlen(tree);
+
+	add(a, "--ro-bind");
+	add(a, tree);
+	add(a, sb->tree_at);
+	for (size_t i = 0; i < SANDBOX_PATHS && sb->writable[i] != NULL; i++) {
+		const char *w = sb->writable[i];
+
+		if (strncmp(w, tree, tl) != 0 || w[tl] != '/')
+			continue;
+		add(a, "--bind");
+		add(a, w);
+		add_cat(a, sb->tree_at, w + tl);
+	}
+	if (*cwd != NULL && strncmp(*cwd, tree, tl) == 0 &&
+	    ((*cwd)[tl] == '\0' || (*cwd)[tl] == '/')) {
+		add(a, "--chdir");
+		add_cat(a, sb->tree_at, *cwd + tl);
+		*cwd = NULL;
+	}
+}
+
 int sandbox_argv(const struct build_options *o, const char *cwd,
 		 const char *const argv[], const char **out, size_t max,
 		 char *store, size_t storelen, char *err, size_t errlen)
@@ -174,6 +219,8 @@ int sandbox_argv(const struct build_options *o, const char *cwd,
 			add(&a, sb->writable[i]);
 			add(&a, sb->writable[i]);
 		}
+		if (sb != NULL && sb->tree_at != NULL && sb->readable[0] != NULL)
+			add_tree_at(&a, sb, &cwd);
 		if (cwd != NULL) {
 			add(&a, "--chdir");
 			add(&a, cwd);

@@ -110,6 +110,11 @@ int bisect_round(const enum bisect_verdict *v, size_t n, size_t k,
  * worktree is warm (every step builds it all anyway) or when the width
  * saves two rounds or more (a 372-commit rc: 9 rounds alone, 6 by two). */
 size_t bisect_width(size_t k, size_t warm, size_t m);
+/* How many warm worktrees to copy before a round (gitsrc_worktree_seed:
+ * tens of seconds each, against a round of minutes): k - warm when some
+ * worktree is warm to copy and k incremental steps at once take fewer
+ * rounds than the warm ones alone; else 0. */
+size_t bisect_seeds(size_t k, size_t warm, size_t m);
 struct revert_todo;
 /* The revert check's answer from its job (state done, its build and test
  * results; or infra_error, cancelled): "pass", "fail", "conflict" (the

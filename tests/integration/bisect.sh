@@ -12,10 +12,11 @@
 # 6.1.193-rc1 is announced by mail, built, its ext4 regressions confirmed
 # by a rerun; then rcgated bisects them to the culprit within
 # ceil(log2(5)) + 1 = 4 builds, each step building one commit
-# incrementally and running only the failing tests (one at a time: the
-# branch has one warm worktree, and with 5 commits two at once would save
-# one round at the price of a whole build in a new worktree; bisect_width
-# in tests/unit/bisect.c, rounds of two in tests/unit/bisect_drive.c), and
+# incrementally and running only the failing tests (two at a time: the
+# branch has one warm worktree, and with 5 commits two at once save a
+# round, so rcgated copies it, objects and all, into a second one first;
+# bisect_seeds and bisect_width in tests/unit/bisect.c, the copy in
+# tests/unit/worktree.c, rounds of two in tests/unit/bisect_drive.c), and
 # says so in the
 # rc's thread with the culprit's upstream commit, and KCIDB's export of
 # the rc carries the culprit.
@@ -34,7 +35,7 @@
 # found in 6.1.193-rc1; its branch lacks m3 and m5, so they are listed too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 26 "bisect"
+git_test_begin 28 "bisect"
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
 IOMAP=fs/iomap/direct-io.c
 T=$(printf '\t')
@@ -109,21 +110,34 @@ bisected() {
 	done
 	return 1
 }
-# one_at_a_time BISECTION-JQ: the bisection's steps (in BODY, a
-# regression) ran one after the other: each was queued once the one
-# before had ended (the branch's one warm worktree builds them all).
-one_at_a_time() {
+# at_once REG BISECTION-JQ: two of the steps of a bisection of
+# regression REG ran side by side (one was queued before the one before
+# it ended).
+at_once() {
 	local jobs prev=
-	jobs=$(jqb "[$1.jobs[]] | sort | .[]")
-	[ -n "$jobs" ] || return 1
+	req GET "/api/v1/regressions/$1"
+	jobs=$(jqb "[$2.jobs[]] | sort | .[]")
 	for j in $jobs; do
 		req GET "/api/v1/jobs/$j"
-		if [ -n "$prev" ] && [[ "$(jqb .created)" < "$prev" ]]; then
-			diag "job $j created $(jqb .created), before the step before it ended ($prev)"
+		[ -n "$prev" ] && [[ "$(jqb .created)" < "$prev" ]] && return 0
+		prev=$(jqb .finished)
+	done
+	diag "no two steps of $2 ran at once"
+	return 1
+}
+# incremental REG BISECTION-JQ FULL: every step of the bisection built
+# incrementally: fewer kbuild steps than a third of FULL (a whole
+# build's), in the copied worktree as in the first.
+incremental() {
+	local j n
+	req GET "/api/v1/regressions/$1"
+	for j in $(jqb "[$2.jobs[]] | .[]"); do
+		req GET "/api/v1/jobs/$j"
+		n=$(jqb .build_done)
+		if [ "$n" = null ] || [ "$n" -ge $(($3 / 3)) ]; then
+			diag "step job $j: $n kbuild steps, a whole build is $3"
 			return 1
 		fi
-		prev=$(jqb .finished)
-		[ "$prev" != null ] || return 1
 	done
 }
 # under_report MSGID FILE: FILE replies to rcgate's own report in MSGID's
@@ -142,6 +156,7 @@ req GET /api/v1/releases/6.1.192
 check "6.1.192 built from its commit passes every test" \
 	[ "$(jqb '.jobs[0].state')" = done -a "$(jqb '.jobs[0].built_commit')" = "$good" -a \
 	  "$(jqb '[.jobs[0].results[] | select(.status == "fail")] | length')" = 0 ]
+full=$(jqb '.jobs[0].build_done')
 
 # The rc, announced by mail.
 msgid=$(announce 6.1.193-rc1 6.1 linux-6.1.y 345)
@@ -180,8 +195,11 @@ check "the culprit's subject and its upstream commit (from 'commit X upstream.')
 	  "$(jqb '.bisections[0].culprit_upstream')" = "$UPSTREAM" ]
 steps=$(jqb '.bisections[0].steps')
 check "within ceil(log2(5)) + 1 = 4 builds ($steps)" [ "$steps" -ge 1 -a "$steps" -le 4 ]
-check "one step at a time in the branch's one warm worktree (5 commits: two at once would save one round, not two)" \
-	one_at_a_time '.bisections[0]'
+check "two steps at once (5 commits: 2 rounds instead of 3), the branch's warm worktree copied for the second" \
+	sh -c "grep -q 'a warm worktree of linux-6.1 for x86_64 copied in' '$STATE/rcgated.log'"
+check "... and they ran side by side" at_once "$reg" '.bisections[0]'
+check "every step built incrementally, in the copy as in the first (a whole build: $full kbuild steps)" \
+	incremental "$reg" '.bisections[0]' "$full"
 req GET "/api/v1/regressions/$reg"
 diag "prerequisites: $(jqb -c '[.bisections[0].prerequisites[]? | {commit: .commit[0:12], score, why}]')"
 check "prerequisite candidates: m1 (changes iomap_dio_complete) then m4 (changes generic_write_sync); not m2 (unrelated), m3 or m5 (the branch has them)" \
@@ -255,7 +273,12 @@ check "linux-6.6.y's own culprit found, the same upstream commit" \
 steps6=$(jqb "$b6.steps")
 check "within ceil(log2(3)) + 1 = 3 builds, the tag v6.6.63 checked first ($steps6)" \
 	[ "$steps6" -ge 2 -a "$steps6" -le 3 ]
-check "the tag's check, then the steps, one at a time (one warm worktree, 3 commits)" one_at_a_time "$b6"
+six_side_by_side() {
+	grep -q 'a warm worktree of linux-6.6 for x86_64 copied in' "$STATE/rcgated.log" &&
+		at_once "$reg6" "$b6" && incremental "$reg6" "$b6" "$full"
+}
+check "the tag's check beside the first step, in a copy of linux-6.6.y's warm worktree (3 commits: 1 round instead of 2), each built incrementally" \
+	six_side_by_side
 req GET "/api/v1/regressions/$reg6"
 check "its prerequisite candidates include m3 and m5, which linux-6.6.y lacks; m1 first" \
 	[ "$(jqb -c "[$b6.prerequisites[]?.commit] | (.[0] == \"$m1\") and any(.[]; . == \"$m3\") and any(.[]; . == \"$m5\") and (any(.[]; . == \"$m2\") | not)")" = true ]

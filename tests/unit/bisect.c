@@ -494,10 +494,38 @@ static void test_width(void **state)
 	}
 }
 
+/* Warm worktrees to copy before a round: where one is warm and k at
+ * once take fewer rounds than the warm ones alone. */
+static void test_seeds(void **state)
+{
+	static const struct { size_t k, warm, m, want; } cases[] = {
+		{ 1, 1, 372, 0 },			/* one at a time */
+		{ 2, 0, 372, 0 },			/* nothing to copy */
+		{ 2, 2, 372, 0 }, { 3, 4, 9, 0 },	/* enough warm */
+		{ 2, 1, 2, 0 },				/* 1 round either way */
+		{ 2, 1, 3, 1 }, { 2, 1, 5, 1 },		/* 2 vs 1, 3 vs 2 */
+		{ 2, 1, 372, 1 },			/* 9 vs 6 */
+		{ 4, 1, 5, 3 },				/* 3 vs 1 */
+		{ 3, 2, 4, 1 }, { 3, 2, 3, 0 },		/* 2 vs 1; 1 vs 1 */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = bisect_seeds(cases[i].k, cases[i].warm, cases[i].m);
+
+		if (n != cases[i].want)
+			print_error("k %zu, warm %zu, m %zu: %zu, want %zu\n",
+				    cases[i].k, cases[i].warm, cases[i].m, n,
+				    cases[i].want);
+		assert_int_equal(n, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_width),
+		cmocka_unit_test(test_seeds),
 		cmocka_unit_test(test_every_culprit),
 		cmocka_unit_test(test_skips),
 		cmocka_unit_test(test_k1_is_the_old_rule),

@@ -121,7 +121,7 @@ static void *one_build(void *arg)
 {
 	struct run *r = arg;
 	struct jobserver_token tok;
-	struct sandbox sb = { { NULL }, { dir }, 0, 0 };
+	struct sandbox sb = { { NULL }, { dir }, 0, 0, NULL };
 	struct build_options o = { .root = dir, .timeout = 60, .sandbox = &sb };
 	char mf[96], path[PATH_MAX + 8];
 	char *env[] = { path, mf, NULL };

@@ -102,7 +102,7 @@ static int find(const char **argv, const char *s)
 static void test_sandbox_argv(void **state)
 {
 	const char *prog[] = { "make", "O=build", "tinyconfig", NULL };
-	struct sandbox sb = { { "/t/tree" }, { "/t/tree/build", "/t/ccache" }, 0, 1 };
+	struct sandbox sb = { { "/t/tree" }, { "/t/tree/build", "/t/ccache" }, 0, 1, NULL };
 	struct build_options o = { .sandbox = &sb, .mem_mb = 100, .file_mb = 7 };
 	const char *argv[160];
 	char store[256], err[256];

@@ -5,7 +5,8 @@
  * rcgated): a branch goes back to the worktree that last built it (its
  * kbuild objects make the next build incremental), a new branch takes a
  * new worktree rather than another branch's, a worktree in use is never
- * taken, and with every slot used the one used longest ago is.
+ * taken, and with every slot used the one used longest ago is; a warm
+ * worktree copied (gitsrc_worktree_seed) is a second warm one.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -84,15 +85,18 @@ static int setup(void **state)
 		const char *ci[] = { "git", "-C", work, "-c", "user.name=t", "-c",
 				     "user.email=t@t", "commit", "-qm", "a", NULL };
 		const char *br[] = { "git", "-C", work, "checkout", "-qb", "b", NULL };
+		const char *touch[] = { "sh", "-c", "echo 'int b;' > \"$0\"/b.c &&"
+					" git -C \"$0\" add b.c", work, NULL };
 		const char *ci2[] = { "git", "-C", work, "-c", "user.name=t", "-c",
-				      "user.email=t@t", "commit", "-q",
-				      "--allow-empty", "-m", "b", NULL };
+				      "user.email=t@t", "commit", "-q", "-m", "b",
+				      NULL };
 		const char *clone[] = { "git", "clone", "-q", "--bare", work,
 					gitdir, NULL };
 
 		run(add);
 		run(ci);
 		run(br);
+		run(touch);
 		run(ci2);
 		run(clone);
 	}
@@ -204,11 +208,177 @@ static void test_full_takes_least_recent(void **state)
 	}
 }
 
+/* A file's modification time, to the nanosecond. */
+static struct timespec mtime_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_mtim;
+}
+
+static int git_quiet(const char *tree, const char *what)
+{
+	char cmd[PATH_MAX + 128], line[256] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "git -C %s %s 2>&1", tree, what);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	if (fgets(line, sizeof(line), p) != NULL)
+		print_error("git %s: %s", what, line);
+	pclose(p);
+	return line[0] == '\0';
+}
+
+/* A second warm worktree copied from the first: its kbuild objects and
+ * their times kept, a worktree of its own in the clone (HEAD and a
+ * refreshed index), its symbolic links copied as links and never
+ * followed; the next checkout there rewrites only what changed. */
+static void test_seed(void **state)
+{
+	struct build_options o = { .root = root, .timeout = 60 };
+	char src[PATH_MAX], cp[PATH_MAX + 16], p[PATH_MAX + 64], q[PATH_MAX + 64],
+	     err[512] = "", link[64];
+	struct timespec old = { 1600000000, 123456789 }, ts[2] = { old, old };
+	int fa, fs, n;
+	ssize_t len;
+	FILE *f;
+
+	(void)state;
+	/* Nothing warm: nothing to copy. */
+	assert_int_equal(gitsrc_worktree_seed(gitdir, "armv7", "s", &o, err,
+					      sizeof(err)), 0);
+	{
+		char tree[PATH_MAX];
+
+		assert_int_equal(gitsrc_checkout(gitdir, head_a, "armv7", "s", 2,
+						 &o, tree, sizeof(tree), &fa,
+						 err, sizeof(err)), 0);
+		snprintf(src, sizeof(src), "%s", tree);
+	}
+	/* Its build: an object older than now, a link out of the tree. */
+	snprintf(p, sizeof(p), "%s/build/sub", src);
+	assert_int_equal(mkdir_p(p, 0755, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/build/sub/obj.o", src);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("object", f);
+	fclose(f);
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
+	snprintf(p, sizeof(p), "%s/build/source", src);
+	assert_int_equal(symlink("..", p), 0);
+	snprintf(p, sizeof(p), "%s/build/out", src);
+	assert_int_equal(symlink("/etc", p), 0);
+	/* In use: not copied. */
+	assert_int_equal(gitsrc_worktree_seed(gitdir, "armv7", "s", &o, err,
+					      sizeof(err)), 0);
+	close(fa);
+	n = gitsrc_worktree_seed(gitdir, "armv7", "s", &o, err, sizeof(err));
+	if (n != 1)
+		print_error("seed: %s\n", err);
+	assert_int_equal(n, 1);
+	assert_int_equal(gitsrc_worktrees_warm(gitdir, "armv7", "s"), 2);
+	snprintf(cp, sizeof(cp), "%s.wt/armv7.1", gitdir);
+	snprintf(p, sizeof(p), "%s/build/sub/obj.o", cp);
+	{
+		struct timespec t = mtime_of(p);
+
+		assert_int_equal(t.tv_sec, old.tv_sec);
+		assert_int_equal(t.tv_nsec, old.tv_nsec);
+	}
+	snprintf(p, sizeof(p), "%s/build/out", cp);
+	len = readlink(p, link, sizeof(link) - 1);
+	assert_int_equal(len, 4);
+	link[len] = '\0';
+	assert_string_equal(link, "/etc");
+	snprintf(q, sizeof(q), "%s/build/source", cp);
+	assert_true(access(q, F_OK) == 0);
+	/* Its own worktree: the same commit, nothing modified. */
+	assert_true(git_quiet(cp, "status --porcelain --untracked-files=no"));
+	{
+		char head[41];
+		char cmd[PATH_MAX + 64];
+		FILE *h;
+
+		snprintf(cmd, sizeof(cmd), "git -C %s rev-parse HEAD", cp);
+		h = popen(cmd, "r");
+		assert_non_null(h);
+		assert_non_null(fgets(head, sizeof(head), h));
+		pclose(h);
+		assert_string_equal(head, head_a);
+	}
+	/* The source busy, b's commit goes to the copy: the Makefile both
+	 * commits share keeps its time, b.c comes, the objects stay. */
+	assert_int_equal(gitsrc_checkout(gitdir, head_a, "armv7", "s", 2, &o, p,
+					 sizeof(p), &fa, err, sizeof(err)), 0);
+	assert_string_equal(p, src);
+	snprintf(q, sizeof(q), "%s/Makefile", cp);
+	old = mtime_of(q);
+	{
+		char tree[PATH_MAX];
+
+		assert_int_equal(gitsrc_checkout(gitdir, head_b, "armv7", "s", 2,
+						 &o, tree, sizeof(tree), &fs,
+						 err, sizeof(err)), 0);
+		assert_string_equal(tree, cp);
+	}
+	assert_int_equal(mtime_of(q).tv_nsec, old.tv_nsec);
+	assert_int_equal(mtime_of(q).tv_sec, old.tv_sec);
+	snprintf(q, sizeof(q), "%s/b.c", cp);
+	assert_true(access(q, F_OK) == 0);
+	snprintf(q, sizeof(q), "%s/build/sub/obj.o", cp);
+	assert_true(access(q, F_OK) == 0);
+	close(fs);
+	close(fa);
+}
+
+/* Every worktree's kbuild sees its tree at SANDBOX_TREE (sandbox.c's
+ * tree_at): the command runs there, writes its build/ there, and the
+ * tree itself stays read-only. */
+static void test_tree_at(void **state)
+{
+	char tree[PATH_MAX], bdir[PATH_MAX + 8], out[PATH_MAX + 16],
+	     f[PATH_MAX + 16], err[512] = "", line[256] = "";
+	const char *sh[] = { "sh", "-c", "pwd; echo made > build/obj;"
+			     " touch Makefile 2>/dev/null || echo read-only", NULL };
+	struct sandbox sb;
+	struct build_options o = { .root = root, .timeout = 60 };
+	FILE *r;
+	int fd;
+
+	(void)state;
+	snprintf(tree, sizeof(tree), "%s/tree-at", root);
+	snprintf(bdir, sizeof(bdir), "%s/build", tree);
+	assert_int_equal(mkdir_p(bdir, 0755, err, sizeof(err)), 0);
+	snprintf(f, sizeof(f), "%s/Makefile", tree);
+	fclose(fopen(f, "w"));
+	snprintf(out, sizeof(out), "%s/out.txt", root);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	sb = (struct sandbox){ { tree }, { bdir }, 0, 1, SANDBOX_TREE };
+	o.sandbox = &sb;
+	assert_int_equal(build_run(sh, tree, NULL, fd, &o, now_monotonic() + 60,
+				   err, sizeof(err)), 0);
+	close(fd);
+	r = fopen(out, "r");
+	assert_non_null(r);
+	assert_non_null(fgets(line, sizeof(line), r));
+	assert_string_equal(line, SANDBOX_TREE "\n");
+	assert_non_null(fgets(line, sizeof(line), r));
+	assert_string_equal(line, "read-only\n");
+	fclose(r);
+	snprintf(f, sizeof(f), "%s/obj", bdir);
+	assert_true(access(f, F_OK) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_branch_affinity),
 		cmocka_unit_test(test_full_takes_least_recent),
+		cmocka_unit_test(test_seed),
+		cmocka_unit_test(test_tree_at),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
