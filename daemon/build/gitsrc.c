@@ -576,9 +576,10 @@ int gitsrc_worktrees_warm(const char *gitdir, const char *name,
 /* The worktree a build of branch takes, locked (its fd; tree set), or
  * -1: the free one that last built branch (an incremental build of
  * what changed since); else a new one (another branch's objects stay for
- * its next rc); else the free one used longest ago. */
+ * its next rc); else the free one used longest ago. warm 0: never one
+ * that last built branch (a slot for a copy of it). */
 static int wt_pick(const char *wt, const char *name, const char *branch,
-		   char *tree, size_t tlen)
+		   int warm, char *tree, size_t tlen)
 {
 	char path[PATH_MAX + 8];
 	int best = -1, bestfd = -1, rank = 0;
@@ -591,7 +592,8 @@ static int wt_pick(const char *wt, const char *name, const char *branch,
 		if (fd < 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/.git", tree);
-		r = access(path, F_OK) != 0 ? 2 : wt_was(tree, branch) ? 3 : 1;
+		r = access(path, F_OK) != 0 ? 2
+		  : wt_was(tree, branch) ? 3 * warm : 1;
 		if (fstat(fd, &sb) < 0)
 			sb.st_mtime = 0;
 		if (r > rank || (r == 1 && rank == 1 && sb.st_mtime < bestused)) {
@@ -635,7 +637,7 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 	}
 	/* Another rcgated sharing the cache, or a second build of the
 	 * target at once, takes another. */
-	fd = wt_pick(wt, name, branch, tree, tlen);
+	fd = wt_pick(wt, name, branch, 1, tree, tlen);
 	if (fd < 0) {
 		errf(err, errlen, "no free worktree for %s in %s", name, wt);
 		return -1;
@@ -724,40 +726,6 @@ static int wt_head(const char *gitdir, const char *tree, char commit[41])
 	return rc;
 }
 
-/* A worktree slot for a seed, locked: a new one, else the free one of
- * another branch used longest ago. -1: none. */
-static int wt_seed_slot(const char *wt, const char *name, const char *branch,
-			char *tree, size_t tlen)
-{
-	char path[PATH_MAX + 8];
-	int best = -1, bestfd = -1, bestnew = 0;
-	time_t bestused = 0;
-
-	for (int i = 0; i < GITSRC_WORKTREES && !bestnew; i++) {
-		struct stat sb;
-		int fd = wt_try(wt, name, i, tree, tlen), fresh;
-
-		if (fd < 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/.git", tree);
-		fresh = access(path, F_OK) != 0;
-		if ((!fresh && wt_was(tree, branch)) || fstat(fd, &sb) < 0 ||
-		    (!fresh && best >= 0 && sb.st_mtime >= bestused)) {
-			close(fd);
-			continue;
-		}
-		if (bestfd >= 0)
-			close(bestfd);
-		best = i;
-		bestfd = fd;
-		bestnew = fresh;
-		bestused = sb.st_mtime;
-	}
-	if (best >= 0)
-		pathf(tree, tlen, "%s/%s.%d", wt, name, best);
-	return bestfd;
-}
-
 int gitsrc_worktree_seed(const char *gitdir, const char *name,
 			 const char *branch, const struct build_options *o,
 			 char *err, size_t errlen)
@@ -783,7 +751,7 @@ int gitsrc_worktree_seed(const char *gitdir, const char *name,
 	}
 	if (src < 0)
 		return 0;		/* none warm and free to copy */
-	dst = wt_seed_slot(wt, name, branch, to, sizeof(to));
+	dst = wt_pick(wt, name, branch, 0, to, sizeof(to));
 	if (dst < 0 || wt_head(gitdir, from, commit) < 0) {
 		rc = 0;
 		goto out;

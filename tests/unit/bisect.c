@@ -465,12 +465,31 @@ static void test_revert_verdict(void **state)
 	assert_string_equal(bisect_revert_verdict(&t, msg, sizeof(msg)), "infra");
 }
 
+/* k ([bisect] parallel), the warm worktrees, the commits left, and
+ * what f (bisect_width, bisect_seeds) must answer. */
+struct round_case {
+	size_t k, warm, m, want;
+};
+
+static void check_rounds(size_t (*f)(size_t, size_t, size_t),
+			 const struct round_case *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t got = f(c[i].k, c[i].warm, c[i].m);
+
+		if (got != c[i].want)
+			print_error("k %zu, warm %zu, m %zu: %zu, want %zu\n",
+				    c[i].k, c[i].warm, c[i].m, got, c[i].want);
+		assert_int_equal(got, c[i].want);
+	}
+}
+
 /* A round's width: k where it pays, else the warm worktrees' count.
  * Rounds to one commit of m: alone ceil(log2 m), k at once
  * ceil(log_{k+1} m). */
 static void test_width(void **state)
 {
-	static const struct { size_t k, warm, m, want; } cases[] = {
+	static const struct round_case cases[] = {
 		{ 1, 0, 372, 1 }, { 1, 5, 372, 1 },	/* 1 stays 1 */
 		{ 2, 2, 5, 2 }, { 2, 3, 5, 2 },		/* enough warm */
 		{ 2, 0, 5, 2 },				/* none warm */
@@ -483,22 +502,14 @@ static void test_width(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		size_t w = bisect_width(cases[i].k, cases[i].warm, cases[i].m);
-
-		if (w != cases[i].want)
-			print_error("k %zu, warm %zu, m %zu: %zu, want %zu\n",
-				    cases[i].k, cases[i].warm, cases[i].m, w,
-				    cases[i].want);
-		assert_int_equal(w, cases[i].want);
-	}
+	check_rounds(bisect_width, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* Warm worktrees to copy before a round: where one is warm and k at
  * once take fewer rounds than the warm ones alone. */
 static void test_seeds(void **state)
 {
-	static const struct { size_t k, warm, m, want; } cases[] = {
+	static const struct round_case cases[] = {
 		{ 1, 1, 372, 0 },			/* one at a time */
 		{ 2, 0, 372, 0 },			/* nothing to copy */
 		{ 2, 2, 372, 0 }, { 3, 4, 9, 0 },	/* enough warm */
@@ -510,15 +521,7 @@ static void test_seeds(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		size_t n = bisect_seeds(cases[i].k, cases[i].warm, cases[i].m);
-
-		if (n != cases[i].want)
-			print_error("k %zu, warm %zu, m %zu: %zu, want %zu\n",
-				    cases[i].k, cases[i].warm, cases[i].m, n,
-				    cases[i].want);
-		assert_int_equal(n, cases[i].want);
-	}
+	check_rounds(bisect_seeds, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 int main(void)
