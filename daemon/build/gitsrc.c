@@ -614,6 +614,38 @@ static int wt_pick(const char *wt, const char *name, const char *branch,
 	return bestfd;
 }
 
+/* git worktree prune, then add (argv), under the clone's lock, the one
+ * gitsrc_fetch holds: a fetch checks every worktree's HEAD, and the one
+ * add is making is not valid yet (a fetch beside it failed with "bad
+ * object worktrees/x86_64.0/HEAD" when two baselines started at once).
+ * add's status (git_in's convention). */
+static int wt_add(const char *gitdir, const char *const add[],
+		  const struct sandbox *sb, int logfd,
+		  const struct build_options *o, double deadline, char *err,
+		  size_t errlen)
+{
+	char lock[PATH_MAX], gd[PATH_MAX + 16];
+	const char *prune[] = { "git", gd, "worktree", "prune", NULL };
+	int fd, st;
+
+	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
+	if (pathf(lock, sizeof(lock), "%s.lock", gitdir) < 0) {
+		errf(err, errlen, "clone path too long");
+		return -1;
+	}
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		errf(err, errlen, "lock %s: %s", lock, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	git_in(prune, sb, logfd, o, deadline, err, errlen);
+	st = git_in(add, sb, logfd, o, deadline, err, errlen);
+	close(fd);
+	return st;
+}
+
 int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 		    const char *branch, int logfd,
 		    const struct build_options *o, char *tree, size_t tlen,
@@ -658,7 +690,6 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 	 * cannot see. */
 	sb = (struct sandbox){ { wt }, { tree, gitdir }, 0, 1, NULL };
 	if (access(dotgit, F_OK) != 0) {
-		const char *prune[] = { "git", gd, "worktree", "prune", NULL };
 		const char *add[] = { "git", gd, "worktree", "add", "--quiet",
 				      "--detach", "--force", tree, commit, NULL };
 
@@ -669,8 +700,7 @@ int gitsrc_checkout(const char *gitdir, const char *commit, const char *name,
 			close(fd);
 			return -1;
 		}
-		git_in(prune, &sb, logfd, o, deadline, err, errlen);
-		st = git_in(add, &sb, logfd, o, deadline, err, errlen);
+		st = wt_add(gitdir, add, &sb, logfd, o, deadline, err, errlen);
 	} else {
 		const char *co[] = { "git", "-C", tree, "checkout", "--quiet",
 				     "--detach", "--force", commit, NULL };
@@ -768,7 +798,6 @@ int gitsrc_worktree_seed(const char *gitdir, const char *name,
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	sb = (struct sandbox){ { wt }, { to, gitdir }, 0, 1, NULL };
 	{
-		const char *prune[] = { "git", gd, "worktree", "prune", NULL };
 		const char *add[] = { "git", gd, "worktree", "add", "--quiet",
 				      "--no-checkout", "--detach", "--force", to,
 				      commit, NULL };
@@ -777,8 +806,7 @@ int gitsrc_worktree_seed(const char *gitdir, const char *name,
 		const char *reset[] = { "git", "-C", to, "reset", "--quiet", NULL };
 		int st;
 
-		git_in(prune, &sb, devnull, o, deadline, err, errlen);
-		st = git_in(add, &sb, devnull, o, deadline, err, errlen);
+		st = wt_add(gitdir, add, &sb, devnull, o, deadline, err, errlen);
 		if (st == 0)
 			st = tree_copy_bytes(from, to, ".git", deadline, err, errlen);
 		if (st == 0)

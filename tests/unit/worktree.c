@@ -10,12 +10,14 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -372,6 +374,49 @@ static void test_tree_at(void **state)
 	assert_true(access(f, F_OK) == 0);
 }
 
+struct bg_checkout {
+	char tree[PATH_MAX];
+	int rc, fd, done;
+};
+
+static void *bg_checkout(void *arg)
+{
+	struct bg_checkout *b = arg;
+	struct build_options o = { .root = root, .timeout = 60 };
+	char err[512] = "";
+
+	b->rc = gitsrc_checkout(gitdir, head_a, "i386", "w", 2, &o, b->tree,
+				sizeof(b->tree), &b->fd, err, sizeof(err));
+	__atomic_store_n(&b->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A new worktree waits for a fetch of its clone (the clone's lock):
+ * a fetch beside `git worktree add` saw its half-made HEAD and failed. */
+static void test_add_waits_for_fetch(void **state)
+{
+	struct bg_checkout b = { .rc = -2, .fd = -1 };
+	char lock[PATH_MAX + 8], dotgit[PATH_MAX + 16];
+	pthread_t th;
+	int fd;
+
+	(void)state;
+	snprintf(lock, sizeof(lock), "%s.lock", gitdir);
+	fd = open(lock, O_RDWR | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);	/* a fetch runs */
+	assert_int_equal(pthread_create(&th, NULL, bg_checkout, &b), 0);
+	sleep(2);
+	snprintf(dotgit, sizeof(dotgit), "%s.wt/i386.0/.git", gitdir);
+	assert_int_equal(__atomic_load_n(&b.done, __ATOMIC_SEQ_CST), 0);
+	assert_true(access(dotgit, F_OK) != 0);
+	close(fd);					/* it ended */
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(b.rc, 0);
+	assert_true(access(dotgit, F_OK) == 0);
+	close(b.fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_full_takes_least_recent),
 		cmocka_unit_test(test_seed),
 		cmocka_unit_test(test_tree_at),
+		cmocka_unit_test(test_add_waits_for_fetch),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
