@@ -219,7 +219,7 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "84e1e99f112d [XFS] Prevent ENOSPC from aborting transactions that need to succeed; " \
 	  "27dd43854227 ext4: introduce reserved space") \
 	X("eof_pollute", RCGATE_ALL_FS,                                       \
-	  "Garbage written through mmap past an unaligned EOF, inside its page, then the file grown over it (a buffered write 64 bytes past EOF in the same block, a direct write at the next page, truncate up, fallocate beyond EOF, each on a fresh file): the gap reads as zeros through buffered read and mmap, and after fsync through O_DIRECT (fstests generic/363; ext4 before 6.13: SKIP, it lacks c7fc0366c656).", \
+	  "Garbage written through mmap past an unaligned EOF, inside its page, then the file grown over it (a buffered write 64 bytes past EOF in the same block, a direct write at the next page, a one-sector direct write in EOF's block, truncate up, fallocate beyond EOF, each on a fresh file): the gap reads as zeros through buffered read and mmap, and after fsync through O_DIRECT (fstests generic/363; ext4 before 6.13: SKIP, it lacks c7fc0366c656).", \
 	  "Bytes a program wrote through a mapping past EOF, which are never file data, become part of the file when it grows: stale or foreign data appears in files.", \
 	  "da2dccd7451d btrfs: fix hole expansion when writing at an offset beyond EOF") \
 	X("crash_osync_extend", "ext4",                                        \

@@ -2837,6 +2837,10 @@ static const struct grow_row {
 	 * zeroed [EOF, pos) only when pos's block started past EOF. */
 	{ EOF_GROW_BUFFERED, POLLUTE_EOF + 64, 100, "buffered write" },
 	{ EOF_GROW_DIRECT, 3 * PAGE, PAGE, "direct write" }, /* the next page */
+	/* One sector at the next sector boundary, in EOF's block: where the
+	 * filesystem's blocks are larger (btrfs' 4096-byte sectors), it falls
+	 * back to a buffered write, after the same check as above. */
+	{ EOF_GROW_DIRECT_SECTOR, 18 * 512, 512, "sector direct write" },
 	{ EOF_GROW_TRUNCATE, 0, 5 * PAGE, "truncate up" },
 	{ EOF_GROW_FALLOCATE, 4 * PAGE, PAGE, "fallocate" },
 };
@@ -2923,9 +2927,9 @@ static int pollute(int bfd, long long eof, long long upto, struct diag *d)
 
 /* Grows the file by row's operation; the image follows. 0, -1 with a
  * diagnostic, or 1 when the filesystem lacks it (EOPNOTSUPP). */
-static int grow(const struct grow_row *row, int fd, int bfd,
-		unsigned char *buf, struct image *im, const char *step,
-		struct diag *d)
+static int grow(const struct grow_row *row, const struct suite_env *env,
+		int fd, int bfd, unsigned char *buf, struct image *im,
+		const char *step, struct diag *d)
 {
 	ssize_t r;
 
@@ -2940,6 +2944,10 @@ static int grow(const struct grow_row *row, int fd, int bfd,
 		}
 		image_write(im, row->off, (size_t)row->len, 9);
 		return 0;
+	case EOF_GROW_DIRECT_SECTOR:
+		if (env->dio_offset_align > row->len)
+			return 1; /* O_DIRECT needs larger alignment here */
+		/* fallthrough */
 	case EOF_GROW_DIRECT:
 		return put(fd, buf, row->off, (size_t)row->len, 9, im, step, d);
 	case EOF_GROW_TRUNCATE:
@@ -2999,7 +3007,7 @@ static int pollute_row(const struct grow_row *row, const struct suite_env *env,
 	else
 		snprintf(step, sizeof(step), "%s of %lld at %lld past EOF %ld",
 			 row->what, row->len, row->off, POLLUTE_EOF);
-	rc = grow(row, fd, bfd, buf, &im, step, d);
+	rc = grow(row, env, fd, bfd, buf, &im, step, d);
 	if (rc != 0) {
 		if (rc > 0)
 			diag_add(d, "%s: not supported here, not checked", step);
@@ -3033,10 +3041,11 @@ out:
  * fstests generic/363's EOF pollution, one operation at a time: garbage
  * written through a shared mapping past EOF, inside EOF's page, must never
  * become file data when the file grows over it (a buffered write a little
- * past EOF in the same block, a direct write at the next page, truncate
- * up, fallocate beyond EOF): the filesystem zeros [EOF, the operation's
- * start) first. The gap is read back through buffered read and mmap, and
- * after fsync through O_DIRECT. Where a correct kernel is known not to
+ * past EOF in the same block, a direct write at the next page, a direct
+ * write of one sector in EOF's block, truncate up, fallocate beyond EOF):
+ * the filesystem zeros [EOF, the operation's start) first. The gap is
+ * read back through buffered read and mmap, and after fsync through
+ * O_DIRECT. Where a correct kernel is known not to
  * zero (eof_gaps) the operation is not checked and the pass says so; with
  * none left (ext4 before 6.13) the test is a SKIP with the reason.
  */

@@ -290,6 +290,7 @@ enum test_status test_eof_pollute(const struct suite_test *t,
 enum eof_grow {
 	EOF_GROW_BUFFERED,
 	EOF_GROW_DIRECT,
+	EOF_GROW_DIRECT_SECTOR,
 	EOF_GROW_TRUNCATE,
 	EOF_GROW_FALLOCATE,
 };

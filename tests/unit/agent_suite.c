@@ -257,6 +257,7 @@ static void test_eof_zeroing_gaps(void **state)
 	assert_null(eof_zeroing_gap(ext4, "7.0.1", EOF_GROW_TRUNCATE));
 	assert_null(eof_zeroing_gap(ext4, "6.18.44-fc", EOF_GROW_FALLOCATE));
 	assert_non_null(eof_zeroing_gap(ext4, "6.18.44-fc", EOF_GROW_DIRECT));
+	assert_null(eof_zeroing_gap(ext4, "6.18.44-fc", EOF_GROW_DIRECT_SECTOR));
 	assert_non_null(eof_zeroing_gap(ext4, "7.0.1", EOF_GROW_DIRECT));
 }
 
