@@ -218,6 +218,10 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "f0bfa76a11e9 btrfs: fix ENOSPC failure when attempting direct IO write into NOCOW range; " \
 	  "84e1e99f112d [XFS] Prevent ENOSPC from aborting transactions that need to succeed; " \
 	  "27dd43854227 ext4: introduce reserved space") \
+	X("eof_pollute", RCGATE_ALL_FS,                                       \
+	  "Garbage written through mmap past an unaligned EOF, inside its page, then the file grown over it (a buffered write 64 bytes past EOF in the same block, a direct write at the next page, a one-sector direct write in EOF's block, truncate up, fallocate beyond EOF, each on a fresh file): the gap reads as zeros through buffered read and mmap, and after fsync through O_DIRECT (fstests generic/363; ext4 before 6.13: SKIP, it lacks c7fc0366c656).", \
+	  "Bytes a program wrote through a mapping past EOF, which are never file data, become part of the file when it grows: stale or foreign data appears in files.", \
+	  "da2dccd7451d btrfs: fix hole expansion when writing at an offset beyond EOF") \
 	X("crash_osync_extend", "ext4",                                        \
 	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
 	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \

@@ -816,6 +816,7 @@ static const struct suite_test tests[] = {
 	DIO("race_buffered", test_race, 4096, RACE_BUFFERED, 0),
 	DIO("race_aio_read", test_race_aio_read, 4096, 0, 0),
 	DIO("full_prealloc", test_full_prealloc, 4096, 0, 0),
+	DIO("eof_pollute", test_eof_pollute, 4096, 0, 0),
 };
 
 #define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \

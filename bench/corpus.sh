@@ -23,7 +23,8 @@ set -uo pipefail
 # Benches measure the whole suite (lib.sh defaults tests to its smoke group).
 RCGATE_SUITE=${RCGATE_SUITE:-all}
 . "$(dirname "$0")/../tests/integration/lib.sh" >/dev/null
-CORPUS=$SRC/tests/kernels/corpus
+# CORPUS_DIR: another directory of entries (tests/kernels/candidates/).
+CORPUS=${CORPUS_DIR:-$SRC/tests/kernels/corpus}
 KDIR=${RCGATE_KERNELS:-/var/cache/rcgate/kernels}
 OUT=${CORPUS_OUT:-corpus.md}
 

@@ -234,6 +234,33 @@ static void test_table_is_sane(void **state)
 		assert_non_null(find_test(required[i]));
 }
 
+/* eof_pollute leaves unchecked only where a correct kernel is known to
+ * keep the garbage: ext4 before 6.13 (all four operations, so the test is
+ * a SKIP on 6.1), and ext4's extending direct write everywhere. */
+static void test_eof_zeroing_gaps(void **state)
+{
+	const unsigned long ext4 = 0xEF53, xfs = 0x58465342, btrfs = 0x9123683E;
+	enum eof_grow op;
+
+	(void)state;
+	for (op = EOF_GROW_BUFFERED; op <= EOF_GROW_FALLOCATE; op++) {
+		assert_non_null(eof_zeroing_gap(ext4, "6.1.192-rcgate-good", op));
+		assert_non_null(eof_zeroing_gap(ext4, "6.12.9", op));
+		assert_non_null(eof_zeroing_gap(ext4, "", op)); /* unknown */
+		assert_null(eof_zeroing_gap(xfs, "6.1.192", op));
+		assert_null(eof_zeroing_gap(btrfs, "6.1.0-57-cloud-amd64", op));
+		assert_null(eof_zeroing_gap(btrfs, NULL, op));
+	}
+	assert_string_equal(eof_zeroing_gap(ext4, "6.1.192", EOF_GROW_TRUNCATE),
+			    "ext4 before 6.13 lacks c7fc0366c656");
+	assert_null(eof_zeroing_gap(ext4, "6.13.0", EOF_GROW_BUFFERED));
+	assert_null(eof_zeroing_gap(ext4, "7.0.1", EOF_GROW_TRUNCATE));
+	assert_null(eof_zeroing_gap(ext4, "6.18.44-fc", EOF_GROW_FALLOCATE));
+	assert_non_null(eof_zeroing_gap(ext4, "6.18.44-fc", EOF_GROW_DIRECT));
+	assert_null(eof_zeroing_gap(ext4, "6.18.44-fc", EOF_GROW_DIRECT_SECTOR));
+	assert_non_null(eof_zeroing_gap(ext4, "7.0.1", EOF_GROW_DIRECT));
+}
+
 /* catalogue.h: every test has exactly the entry of its name or family,
  * every entry a test (the crash test runs in its own phase), and every
  * text is there. */
@@ -899,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_print_result_lines),
 		cmocka_unit_test(test_table_is_sane),
 		cmocka_unit_test(test_catalogue_covers_the_table),
+		cmocka_unit_test(test_eof_zeroing_gaps),
 		cmocka_unit_test(test_unusable_dir_prints_nothing),
 		cmocka_unit_test_setup_teardown(test_only_subset,
 						host_dir_setup, host_dir_teardown),
