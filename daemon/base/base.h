@@ -42,6 +42,9 @@ int file_write_atomic(const char *path, const void *buf, size_t len,
 int file_write_if_changed(const char *path, const void *buf, size_t len,
 			  mode_t mode, char *err, size_t errlen);
 int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen);
+/* The lock file at path (created if missing), held exclusively: its fd,
+ * waiting while another holds it; -1 with err. Closing the fd lets go. */
+int lock_file(const char *path, char *err, size_t errlen);
 int rm_rf(const char *path);
 /* sha256 of a file as 64 lowercase hex digits + NUL into out[65]. */
 int sha256_file(const char *path, char out[65], char *err, size_t errlen);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,19 @@ static int write_atomic(const char *path, const void *buf, size_t len,
 		return -1;
 	}
 	return 0;
+}
+
+int lock_file(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		errf(err, errlen, "lock %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 int file_write_atomic(const char *path, const void *buf, size_t len,

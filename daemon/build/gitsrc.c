@@ -407,13 +407,9 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 	}
 	/* One fetch at a time per tree, in this process and any other
 	 * rcgated sharing the cache. */
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		errf(err, errlen, "lock %s: %s", lock, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = lock_file(lock, err, errlen);
+	if (fd < 0)
 		goto out_log;
-	}
 	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
 	if (access(gitdir, F_OK) != 0) {
@@ -548,23 +544,32 @@ const char *gitsrc_branch_key(const char *version, const char *ref,
 	return out;
 }
 
+/* Worktree i of a target if it last built branch and is free: locked
+ * (its fd; tree set), else -1. */
+static int wt_try_warm(const char *wt, const char *name, const char *branch,
+		       int i, char *tree, size_t tlen)
+{
+	char dotgit[PATH_MAX + 8];
+
+	if (pathf(tree, tlen, "%s/%s.%d", wt, name, i) < 0)
+		return -1;
+	snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
+	if (access(dotgit, F_OK) != 0 || !wt_was(tree, branch))
+		return -1;
+	return wt_try(wt, name, i, tree, tlen);
+}
+
 int gitsrc_worktrees_warm(const char *gitdir, const char *name,
 			  const char *branch)
 {
-	char wt[PATH_MAX], tree[PATH_MAX], dotgit[PATH_MAX + 8];
+	char wt[PATH_MAX], tree[PATH_MAX];
 	int n = 0;
 
 	if (pathf(wt, sizeof(wt), "%s.wt", gitdir) < 0)
 		return 0;
 	for (int i = 0; i < GITSRC_WORKTREES; i++) {
-		int fd;
+		int fd = wt_try_warm(wt, name, branch, i, tree, sizeof(tree));
 
-		if (pathf(tree, sizeof(tree), "%s/%s.%d", wt, name, i) < 0)
-			break;
-		snprintf(dotgit, sizeof(dotgit), "%s/.git", tree);
-		if (access(dotgit, F_OK) != 0 || !wt_was(tree, branch))
-			continue;
-		fd = wt_try(wt, name, i, tree, sizeof(tree));
 		if (fd >= 0) {
 			n++;
 			close(fd);
@@ -633,13 +638,9 @@ static int wt_add(const char *gitdir, const char *const add[],
 		errf(err, errlen, "clone path too long");
 		return -1;
 	}
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		errf(err, errlen, "lock %s: %s", lock, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = lock_file(lock, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
 	git_in(prune, sb, logfd, o, deadline, err, errlen);
 	st = git_in(add, sb, logfd, o, deadline, err, errlen);
 	close(fd);
@@ -770,15 +771,8 @@ int gitsrc_worktree_seed(const char *gitdir, const char *name,
 	if (branch == NULL || branch[0] == '\0' ||
 	    pathf(wt, sizeof(wt), "%s.wt", gitdir) < 0)
 		return 0;
-	for (int i = 0; i < GITSRC_WORKTREES && src < 0; i++) {
-		char dotgit[PATH_MAX + 8];
-
-		if (pathf(from, sizeof(from), "%s/%s.%d", wt, name, i) < 0)
-			break;
-		snprintf(dotgit, sizeof(dotgit), "%s/.git", from);
-		if (access(dotgit, F_OK) == 0 && wt_was(from, branch))
-			src = wt_try(wt, name, i, from, sizeof(from));
-	}
+	for (int i = 0; i < GITSRC_WORKTREES && src < 0; i++)
+		src = wt_try_warm(wt, name, branch, i, from, sizeof(from));
 	if (src < 0)
 		return 0;		/* none warm and free to copy */
 	dst = wt_pick(wt, name, branch, 0, to, sizeof(to));

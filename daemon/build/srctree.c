@@ -145,13 +145,9 @@ int tree_pristine(const struct build_source *src, const char *root,
 	}
 	if (mkdir_p(srcdir, 0755, err, errlen) < 0)
 		return -1;
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
-		errf(err, errlen, "lock %s: %s", lock, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = lock_file(lock, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
 	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	if (access(stamp, F_OK) == 0) {
 		rc = 0;
