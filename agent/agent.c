@@ -705,7 +705,8 @@ static int devices_wait(const struct agent_config *cfg, char *port_dev,
 
 /* ---- mounting the disks ---- */
 
-enum disk_state { DISK_MOUNTED, DISK_UNSUPPORTED };
+/* DISK_RAW: the "bdev" disk, no filesystem; its suite runs on the device. */
+enum disk_state { DISK_MOUNTED, DISK_UNSUPPORTED, DISK_RAW };
 
 static int fs_in_kernel(const char *fs)
 {
@@ -748,6 +749,15 @@ static int disk_mount(const struct disk_spec *d, const char *node,
 {
 	int n, e, listed;
 
+	if (strcmp(d->fs, RCGATE_FS_BDEV) == 0) {
+		n = snprintf(path, pathlen, "%s", node);
+		if (n < 0 || (size_t)n >= pathlen) {
+			snprintf(err, errlen, "device name %s too long", node);
+			return -1;
+		}
+		*state = DISK_RAW;
+		return 0;
+	}
 	n = snprintf(path, pathlen, MOUNT_POINT "/%s", d->fs);
 	if (n < 0 || (size_t)n >= pathlen) {
 		snprintf(err, errlen, "mount point for %s too long", d->fs);
@@ -1106,7 +1116,7 @@ static void __attribute__((noreturn)) init_main(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rcgate-agent --dir <path> [--fs name] [--timeout seconds]\n"
+	fprintf(f, "usage: rcgate-agent --dir <path> [--fs name] [--timeout seconds] [--only test,...]\n"
 		   "       rcgate-agent --dir <path> [--fs name] --phase "
 		   RCGATE_PHASE_CRASH_WRITE "\n"
 		   "       rcgate-agent --dir <path> [--fs name] --phase "
@@ -1126,6 +1136,7 @@ static int host_main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "phase", required_argument, NULL, 'p' },
 		{ "expect", required_argument, NULL, 'e' },
+		{ "only", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1138,7 +1149,7 @@ static int host_main(int argc, char **argv)
 	int c;
 
 	config_defaults(&cfg);
-	while ((c = getopt_long(argc, argv, "d:f:t:p:e:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:f:t:p:e:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -1161,6 +1172,12 @@ static int host_main(int argc, char **argv)
 		case 'e':
 			if (parse_expect(optarg, &cfg, err, sizeof(err)) != 0) {
 				fprintf(stderr, "rcgate-agent: --expect: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'o':
+			if (parse_only(optarg, &cfg, err, sizeof(err)) != 0) {
+				fprintf(stderr, "rcgate-agent: --only: %s\n", err);
 				return 2;
 			}
 			break;

@@ -222,6 +222,34 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "Garbage written through mmap past an unaligned EOF, inside its page, then the file grown over it (a buffered write 64 bytes past EOF in the same block, a direct write at the next page, a one-sector direct write in EOF's block, truncate up, fallocate beyond EOF, each on a fresh file): the gap reads as zeros through buffered read and mmap, and after fsync through O_DIRECT (fstests generic/363; ext4 before 6.13: SKIP, it lacks c7fc0366c656).", \
 	  "Bytes a program wrote through a mapping past EOF, which are never file data, become part of the file when it grows: stale or foreign data appears in files.", \
 	  "da2dccd7451d btrfs: fix hole expansion when writing at an offset beyond EOF") \
+	X("aio_fallocate", RCGATE_ALL_FS,                                     \
+	  "An extending 1 MiB direct write in flight (native AIO, or io_uring) while the same thread fallocates the block below it without KEEP_SIZE (plain, then ZERO_RANGE), 8 rounds on a fresh file: the write's result, st_size (one block + 1 MiB) and every byte through direct, buffered and mmap reads (fstests generic/586; says how many rounds the write had already completed).", \
+	  "fallocate under an asynchronous extending write sets the file size it saw before the write completed: the end of data the application was told was written is cut off (corrupted VM images and databases).", \
+	  "249bd9087a52 xfs: properly serialise fallocate against AIO+DIO") \
+	X("bdev_rw", "bdev",                                                   \
+	  "On a raw block device: direct writes of one sector at an odd sector, a page at a sector offset, 64 KiB, 1 MiB + 4 KiB (two bios) and 2 MiB + 1536 from a buffer 512 bytes into a page (every page partial), each read back directly into a buffer at another offset; write()/writev()/read()/readv() move the position by what they return; the whole window read back direct and buffered.", \
+	  "Direct I/O to block devices (databases, VM images, LVM and RAID users) misplaces or loses sectors, or leaves the position wrong.", "") \
+	X("bdev_vectored", "bdev",                                             \
+	  "On a raw block device: one pwritev() of 300 segments of 1536 bytes each spanning two pages (600 partial pages, several bios) and one preadv() of 150 other segments; iovecs the device cannot take (lengths 1000 + 24, an address 8 bytes off) fail with EINVAL and write nothing, or write exactly their bytes.", \
+	  "Bios built from partial pages and many segments drop, reorder or misalign sectors; a refused iovec writes part of itself.", "") \
+	X("bdev_nowait", "bdev",                                               \
+	  "On a raw block device: RWF_NOWAIT direct writes and reads of a page and of 1 MiB + 8 KiB (more than one bio) complete whole or fail with EAGAIN, and EAGAIN leaves the device untouched; a RWF_NOWAIT direct read of a range with unwritten-back buffered data fails with EAGAIN or returns the new bytes, a blocking one returns them.", \
+	  "Non-blocking direct I/O on block devices (io_uring, AIO) writes part of a request while reporting EAGAIN, or reads stale data under dirty page cache.", "") \
+	X("bdev_aio", "bdev",                                                  \
+	  "On a raw block device: native AIO writes of 1 MiB + 4 KiB, 512 bytes, 24 KiB from a buffer off the page and 64 KiB with RWF_DSYNC in one io_submit, then reads of them into buffers at other offsets in another; every res is the full length and every byte right.", \
+	  "Asynchronous direct I/O on block devices completes with a wrong result or misplaces data.", "") \
+	X("bdev_uring", "bdev",                                                \
+	  "As bdev_aio through io_uring (IORING_OP_WRITE/READ with rw_flags, one io_uring_enter each).", \
+	  "io_uring direct I/O on block devices completes with a wrong result or misplaces data.", "") \
+	X("bdev_coherence", "bdev",                                            \
+	  "On a raw block device: a direct read sees a buffered write not yet written back and bytes dirtied through a shared mapping; a buffered read and an old mapping see a direct write over pages they had cached.", \
+	  "The block device's page cache and its direct I/O disagree: tools reading the device (backup, fsck, blkid) see old data or direct reads miss writes.", "") \
+	X("bdev_efault", "bdev",                                               \
+	  "On a raw block device: a direct read into a read-only buffer fails with EFAULT and changes nothing; a direct write or read with a buffer whose third page is unmapped fails with EFAULT or stops short before it, and no sector past the hole is written.", \
+	  "A faulting user buffer makes block device direct I/O report data it did not transfer or write sectors it was never given.", "") \
+	X("bdev_eod", "bdev",                                                  \
+	  "At the end of a raw block device: a read across the end returns the bytes up to it (pread, preadv2, AIO, io_uring), at or past it 0; a write across the end writes and returns the part up to it and leaves the position at the end, at or past it fails with ENOSPC.", \
+	  "Direct I/O near the end of a block device reads or writes past it, returns a wrong count or an error instead of a short count (partition and LVM tools, dd).", "") \
 	X("crash_osync_extend", "ext4",                                        \
 	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
 	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \

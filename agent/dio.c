@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -34,19 +35,18 @@
 #include <linux/io_uring.h>
 
 #include "suite.h"
+#include "dio.h"
 
-#define KIB 1024L
-#define PAGE 4096L
 #define BTRFS_MAGIC 0x9123683EU
 
 /* The byte a test expects at file offset off: one letter per 512-byte
  * sector, shifted by seed, so a misplaced sector shows as a wrong letter. */
-static unsigned char pat(long long off, unsigned int seed)
+unsigned char pat(long long off, unsigned int seed)
 {
 	return (unsigned char)('a' + ((unsigned long long)(off >> 9) + seed) % 26);
 }
 
-static void pat_fill(unsigned char *buf, size_t len, long long off,
+void pat_fill(unsigned char *buf, size_t len, long long off,
 		     unsigned int seed)
 {
 	size_t i;
@@ -55,15 +55,7 @@ static void pat_fill(unsigned char *buf, size_t len, long long off,
 		buf[i] = pat(off + (long long)i, seed);
 }
 
-/* What one test's file must hold: a byte image and the size. */
-struct image {
-	unsigned char *want;
-	size_t cap;
-	long long size;
-	unsigned int bad; /* problems found so far */
-};
-
-static int image_init(struct image *im, size_t cap, struct diag *d)
+int image_init(struct image *im, size_t cap, struct diag *d)
 {
 	memset(im, 0, sizeof(*im));
 	im->want = calloc(1, cap);
@@ -76,7 +68,7 @@ static int image_init(struct image *im, size_t cap, struct diag *d)
 }
 
 /* The file got len bytes of seed's pattern at off (len may be 0). */
-static void image_write(struct image *im, long long off, size_t len,
+void image_write(struct image *im, long long off, size_t len,
 			unsigned int seed)
 {
 	if (off < 0 || (size_t)off + len > im->cap)
@@ -104,7 +96,7 @@ static void image_truncate(struct image *im, long long size)
 }
 
 /* Caller frees with free(). */
-static unsigned char *aligned(size_t len, struct diag *d)
+unsigned char *aligned(size_t len, struct diag *d)
 {
 	void *p = NULL;
 	int rc = posix_memalign(&p, PAGE, len > 0 ? len : 1);
@@ -123,7 +115,7 @@ static long long round_up(long long v, long long a)
 }
 
 /* Compare have with the image at off; one line for the first difference. */
-static unsigned int compare(const char *how, const unsigned char *have,
+unsigned int compare(const char *how, const unsigned char *have,
 			    const struct image *im, long long off, size_t len,
 			    struct diag *d)
 {
@@ -358,7 +350,7 @@ static enum test_status verdict(const struct image *im)
 	return im->bad == 0 ? TEST_PASS : TEST_FAIL;
 }
 
-static void image_free(struct image *im)
+void image_free(struct image *im)
 {
 	free(im->want);
 	im->want = NULL;
@@ -873,16 +865,7 @@ out:
 	return finish(fd, buf, &im, st);
 }
 
-/* An io_uring's three mappings and its fd. */
-struct ring {
-	int fd;
-	void *sq, *cq;
-	size_t sq_len, cq_len, sqes_len;
-	struct io_uring_sqe *sqes;
-	struct io_uring_params p;
-};
-
-static void ring_close(struct ring *r)
+void ring_close(struct ring *r)
 {
 	if (r->sqes != NULL && r->sqes != MAP_FAILED)
 		munmap(r->sqes, r->sqes_len);
@@ -895,7 +878,7 @@ static void ring_close(struct ring *r)
 }
 
 /* 0, or -1 with errno (ENOSYS: no io_uring in this kernel). */
-static int ring_open(struct ring *r, unsigned int entries)
+int ring_open(struct ring *r, unsigned int entries)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = (int)syscall(__NR_io_uring_setup, entries, &r->p);
@@ -921,13 +904,13 @@ static int ring_open(struct ring *r, unsigned int entries)
 	return 0;
 }
 
-static uint32_t *ring_u32(void *base, uint32_t off)
+uint32_t *ring_u32(void *base, uint32_t off)
 {
 	return (uint32_t *)((char *)base + off);
 }
 
 /* Queue one sqe (the caller makes sure there is room). */
-static void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
+void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
 		       unsigned int nr, long long off, uint64_t data)
 {
 	uint32_t tail = *ring_u32(r->sq, r->p.sq_off.tail);
@@ -3088,4 +3071,167 @@ enum test_status test_eof_pollute(const struct suite_test *t,
 		diag_add(d, "polluted: the garbage was in the page cache for %u of the %u operations checked",
 			 met, checked);
 	return st;
+}
+
+/* ---- fallocate under an asynchronous extending write ---- */
+
+/* 1 when the AIO ring of ctx holds no completion yet, read without a
+ * syscall (io_getevents would reap it): the kernel maps struct aio_ring at
+ * ctx (id, nr, head, tail, magic, ...); 0 when it holds one or the ring is
+ * not as expected. */
+static int aio_pending(aio_context_t ctx)
+{
+	const unsigned int *ring = (const unsigned int *)(uintptr_t)ctx;
+
+	return ring[4] == 0xa10a10a1U &&
+	       ring[2] == __atomic_load_n(&ring[3], __ATOMIC_ACQUIRE);
+}
+
+#define AF_ROUNDS 8
+#define AF_LEN (1024 * KIB)
+
+/*
+ * An extending direct write submitted through native AIO (rounds alternate
+ * with io_uring), and at once, in the same thread, fallocate of the block
+ * below it, without KEEP_SIZE (plain, then ZERO_RANGE): fallocate must wait
+ * for the write in flight before it computes the new size, else it sets
+ * the size it saw (one block) after the completion extended the file, and
+ * the write the application was told succeeded is cut off (QEMU images on
+ * xfs, 249bd9087a52; fstests generic/586). Each round a fresh file; the
+ * result, st_size and every byte through every read path.
+ */
+enum test_status test_aio_fallocate(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d)
+{
+	enum test_status st = TEST_FAIL;
+	struct image im;
+	unsigned char *buf = NULL;
+	struct stat sb;
+	struct ring ring = { .fd = -1 };
+	aio_context_t ctx = 0;
+	unsigned int round, inflight = 0;
+	long long bs;
+	int fd;
+
+	(void)t;
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return st;
+	if (image_init(&im, (size_t)(64 * KIB + AF_LEN), d) != 0)
+		goto out;
+	if (fstat(fd, &sb) != 0) {
+		diag_add(d, "fstat: %s", strerror(errno));
+		im.bad++;
+		goto out;
+	}
+	bs = sb.st_blksize >= 512 && sb.st_blksize <= 64 * KIB ? sb.st_blksize : PAGE;
+	buf = aligned(AF_LEN, d);
+	if (buf == NULL) {
+		im.bad++;
+		goto out;
+	}
+	if (syscall(__NR_io_setup, 1L, &ctx) != 0) {
+		skip(d, "io_setup (native AIO, CONFIG_AIO)", errno);
+		st = TEST_SKIP;
+		goto out;
+	}
+	if (ring_open(&ring, 2) != 0)
+		ring.fd = -1; /* the io_uring rounds are left out */
+	for (round = 0; round < AF_ROUNDS && im.bad == 0; round++) {
+		int uring = (round & 2) && ring.fd >= 0;
+		int mode = (round & 1) ? FALLOC_FL_ZERO_RANGE : 0;
+		const char *how = uring ? "io_uring" : "aio";
+		long long res = LLONG_MIN;
+		char step[160];
+
+		if (ftruncate(fd, 0) != 0) {
+			diag_add(d, "round %u: ftruncate 0: %s", round + 1, strerror(errno));
+			im.bad++;
+			break;
+		}
+		image_truncate(&im, 0);
+		pat_fill(buf, AF_LEN, bs, round + 1);
+		if (uring) {
+			ring_queue(&ring, IORING_OP_WRITE, fd, buf, (unsigned int)AF_LEN, bs, 1);
+			if (syscall(__NR_io_uring_enter, ring.fd, 1, 0, 0, NULL, 0) != 1) {
+				diag_add(d, "round %u: io_uring_enter: %s", round + 1, strerror(errno));
+				im.bad++;
+				break;
+			}
+		} else {
+			struct iocb cb, *cbp = &cb;
+
+			memset(&cb, 0, sizeof(cb));
+			cb.aio_fildes = (uint32_t)fd;
+			cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+			cb.aio_buf = (uint64_t)(uintptr_t)buf;
+			cb.aio_nbytes = AF_LEN;
+			cb.aio_offset = bs;
+			if (syscall(__NR_io_submit, ctx, 1L, &cbp) != 1) {
+				diag_add(d, "round %u: io_submit: %s", round + 1, strerror(errno));
+				im.bad++;
+				break;
+			}
+		}
+		/* Still in flight as fallocate starts? (A filesystem that
+		 * makes extending direct writes synchronous, ext4, never.) */
+		if (uring ? __atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
+					    __ATOMIC_ACQUIRE) ==
+				    *ring_u32(ring.cq, ring.p.cq_off.head) :
+			    aio_pending(ctx))
+			inflight++;
+		if (fallocate(fd, mode, 0, (off_t)bs) != 0) {
+			int e = errno;
+
+			if (e == EOPNOTSUPP && mode != 0) {
+				/* No ZERO_RANGE here: still wait for the write. */
+			} else {
+				diag_add(d, "round %u: fallocate %s of [0, %lld) under an in-flight %s write: %s",
+					 round + 1, mode ? "ZERO_RANGE" : "(plain)", bs, how,
+					 strerror(e));
+				im.bad++;
+			}
+		}
+		if (uring) {
+			uint32_t *headp = ring_u32(ring.cq, ring.p.cq_off.head);
+			struct io_uring_cqe *cqes =
+				(struct io_uring_cqe *)((char *)ring.cq + ring.p.cq_off.cqes);
+
+			while (__atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
+					       __ATOMIC_ACQUIRE) == *headp &&
+			       (syscall(__NR_io_uring_enter, ring.fd, 0, 1,
+					IORING_ENTER_GETEVENTS, NULL, 0) >= 0 || errno == EINTR))
+				;
+			res = cqes[*headp & *ring_u32(ring.cq, ring.p.cq_off.ring_mask)].res;
+			__atomic_store_n(headp, *headp + 1, __ATOMIC_RELEASE);
+		} else {
+			struct io_event ev;
+			long n = 0;
+
+			while (n != 1) {
+				n = syscall(__NR_io_getevents, ctx, 1L, 1L, &ev, NULL);
+				if (n < 0 && errno != EINTR)
+					break;
+			}
+			res = n == 1 ? (long long)ev.res : LLONG_MIN;
+		}
+		if (res != AF_LEN) {
+			diag_add(d, "round %u: %s write of %ld at %lld: res %lld, expected %ld",
+				 round + 1, how, AF_LEN, bs, res, AF_LEN);
+			im.bad++;
+			break;
+		}
+		image_write(&im, bs, AF_LEN, round + 1);
+		snprintf(step, sizeof(step), "round %u: after fallocate %s of [0, %lld) under an in-flight %s write of %ld at %lld",
+			 round + 1, mode ? "ZERO_RANGE" : "(plain)", bs, how, AF_LEN, bs);
+		verify(env->path, &im, step, VIA_ALL, d);
+	}
+	/* A pass where the write was never in flight proves nothing. */
+	diag_add(d, "%u of %u rounds: the write was in flight when fallocate was called",
+		 inflight, round);
+	if (ring.fd >= 0)
+		ring_close(&ring);
+	syscall(__NR_io_destroy, ctx);
+out:
+	return finish(fd, buf, &im, st);
 }

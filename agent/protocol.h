@@ -44,6 +44,11 @@
 	"write_seq_512,write_seq_4096,writev_seq_4096,pwrite_seq_4096,"        \
 	"pwritev_seq_4096,write_osync_4096,aio_rw,uring_rw,nowait,mixed_extents"
 
+/* The "filesystem" of a disk given raw, without one, in rcgate.disks
+ * ("/dev/vdd:bdev"): the agent runs the block-device suite on it, the
+ * daemon makes it an empty disk ([jobs] filesystems). */
+#define RCGATE_FS_BDEV "bdev"
+
 /* The virtio-serial port the results go to; rcgate.port's default. */
 #define RCGATE_CHANNEL_NAME "org.rcgate.results"
 

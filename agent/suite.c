@@ -817,6 +817,7 @@ static const struct suite_test tests[] = {
 	DIO("race_aio_read", test_race_aio_read, 4096, 0, 0),
 	DIO("full_prealloc", test_full_prealloc, 4096, 0, 0),
 	DIO("eof_pollute", test_eof_pollute, 4096, 0, 0),
+	DIO("aio_fallocate", test_aio_fallocate, 4096, 0, 0),
 };
 
 #define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \
@@ -925,6 +926,8 @@ enum test_status suite_test_exec(const struct suite_test *t, const char *dir,
 			 t->blocks_per_call);
 		return TEST_FAIL;
 	}
+	if (env.bdev)
+		return t->run(t, &env, d);
 	n = snprintf(env.path, sizeof(env.path), "%s/%s.dat", dir, t->name);
 	if (n < 0 || (size_t)n >= sizeof(env.path)) {
 		diag_add(d, "path too long for %s", t->name);
@@ -1088,7 +1091,7 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	munmap(res, sizeof(*res));
 	/* The child may have died before its own cleanup. */
-	{
+	if (!env->bdev) {
 		char path[4096];
 		int n = snprintf(path, sizeof(path), "%s/%s.dat", dir, t->name);
 
@@ -1129,11 +1132,14 @@ int suite_run(const char *dir, const char *suite_name, FILE *out,
 	const char *only = opt != NULL ? opt->only : NULL;
 	struct suite_env env;
 	struct diag d;
+	struct stat sb;
 	size_t n, i, planned = 0, number = 0;
-	const struct suite_test *t = suite_tests(&n);
+	int bdev = stat(dir, &sb) == 0 && S_ISBLK(sb.st_mode);
+	const struct suite_test *t = bdev ? bdev_tests(&n) : suite_tests(&n);
 
 	memset(counts, 0, sizeof(*counts));
-	if (suite_probe(dir, &env, err, errlen) != 0)
+	if ((bdev ? bdev_probe(dir, &env, err, errlen) :
+		    suite_probe(dir, &env, err, errlen)) != 0)
 		return -1;
 	for (i = 0; i < n; i++)
 		planned += suite_selected(only, t[i].name);

@@ -125,6 +125,9 @@ struct suite_env {
 	int odirect;     /* 0: open(O_DIRECT) fails with EINVAL here */
 	unsigned int dio_offset_align;
 	unsigned int dio_mem_align;
+	/* A raw block device (bdev.c): path is the device, not a file. */
+	int bdev;
+	long long dev_size; /* its size in bytes */
 };
 
 struct suite_test;
@@ -149,6 +152,9 @@ struct suite_test {
 	enum misalign misalign;
 	unsigned int flags;
 	unsigned int rwf; /* RWF_* flags of pwritev2/preadv2 */
+	/* bdev.c: the test's window of the device, in MiB from its start
+	 * (negative: from its end). */
+	int window;
 };
 
 struct suite_counts {
@@ -283,6 +289,8 @@ enum test_status test_race_aio_read(const struct suite_test *t,
 enum test_status test_full_prealloc(const struct suite_test *t,
 				    const struct suite_env *env,
 				    struct diag *d);
+enum test_status test_aio_fallocate(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d);
 enum test_status test_eof_pollute(const struct suite_test *t,
 				  const struct suite_env *env, struct diag *d);
 /* The operations that test_eof_pollute grows a file by, over garbage
@@ -303,6 +311,36 @@ enum eof_grow {
  */
 const char *eof_zeroing_gap(unsigned long fs_type, const char *release,
 			    enum eof_grow op);
+
+/*
+ * ---- bdev.c: the suite on a raw block device ----
+ * suite_run runs this table instead of suite_tests' when its dir is a
+ * block device (a disk the host gave as "<dev>:bdev", or a loop device on
+ * the host); each test owns a window of the device.
+ */
+const struct suite_test *bdev_tests(size_t *n);
+/* env for the device dev: its size and logical sector size (BLKGETSIZE64,
+ * BLKSSZGET). -1 with a message in err when it cannot be used (too small,
+ * no O_DIRECT). */
+int bdev_probe(const char *dev, struct suite_env *env, char *err,
+	       size_t errlen);
+enum test_status test_bdev_rw(const struct suite_test *t,
+			      const struct suite_env *env, struct diag *d);
+enum test_status test_bdev_vectored(const struct suite_test *t,
+				    const struct suite_env *env, struct diag *d);
+enum test_status test_bdev_nowait(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
+enum test_status test_bdev_aio(const struct suite_test *t,
+			       const struct suite_env *env, struct diag *d);
+enum test_status test_bdev_uring(const struct suite_test *t,
+				 const struct suite_env *env, struct diag *d);
+enum test_status test_bdev_coherence(const struct suite_test *t,
+				     const struct suite_env *env,
+				     struct diag *d);
+enum test_status test_bdev_efault(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
+enum test_status test_bdev_eod(const struct suite_test *t,
+			       const struct suite_env *env, struct diag *d);
 
 /* ---- several filesystems in one boot (rcgate.disks) ---- */
 

@@ -50,7 +50,7 @@ else
 fi
 echo "corpus: kernels ready in $((SECONDS - t0)) s"
 
-start_daemon "workers = 2" "attempts = 2" "timeout = 600" "filesystems = ext4 xfs btrfs"
+start_daemon "workers = 2" "attempts = 2" "timeout = 600" "filesystems = ext4 xfs btrfs bdev"
 image() {	# image KERNEL -> a custom x86_64 image artifact
 	printf '{"target":"x86_64","kind":"image","url":"file://%s","sha256":"%s","custom":true}' \
 		"$KDIR/$1/bzImage" "$(cat "$KDIR/$1/bzImage.sha256")"

@@ -5,7 +5,7 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..20"
+echo "1..21"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
@@ -30,6 +30,8 @@ check "suite = all ran the whole suite, beyond the smoke group ($npass pass)" \
 	[ "$(jqb '[.jobs[0].results[].test | select(. == "ext4.efault_buffer" or . == "ext4.punch_zero_collapse")] | length')" = 2 ]
 check "position tests ran on ext4" [ "$(jqb '[.jobs[0].results[].test | select(startswith("ext4.write_seq_"))] | length')" -ge 2 ]
 check "the suite also ran on xfs and btrfs (one disk each)" [ "$(jqb '[.jobs[0].results[] | select(.test == "xfs.write_seq_512" or .test == "btrfs.write_seq_512") | .status] | join(" ")')" = "pass pass" ]
+check "the block-device suite ran on a raw disk and passed (bdev.*)" \
+	[ "$(jqb '[.jobs[0].results[] | select(.test | startswith("bdev.")) | .status] | join(" ")')" = "pass pass pass pass pass pass pass pass" ]
 check "the power-cut test passed: O_SYNC|O_DIRECT extension is durable" [ "$(jqb '[.jobs[0].results[] | select(.test == "ext4.crash_osync_extend") | .status] | join("")')" = pass ]
 check "kernel version and boot time are recorded" [ "$(jqb '.jobs[0].kernel_version')" = 6.1.0-57-cloud-amd64 -a "$(jqb '.jobs[0].boot_seconds > 0')" = true ]
 req GET "/api/v1/jobs/$job/log"

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <linux/loop.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -266,11 +268,18 @@ static void test_eof_zeroing_gaps(void **state)
  * text is there. */
 static void test_catalogue_covers_the_table(void **state)
 {
-	size_t n, nc, i, j;
-	const struct suite_test *t = suite_tests(&n);
+	size_t n, nf, nb, nc, i, j;
+	const struct suite_test *tf = suite_tests(&nf);
+	const struct suite_test *tb = bdev_tests(&nb);
 	const struct catalogue_entry *c = suite_catalogue(&nc);
+	struct suite_test t[128];
 
 	(void)state;
+	/* Both tables: files on a filesystem and the raw block device. */
+	assert_true(nf + nb <= sizeof(t) / sizeof(t[0]));
+	memcpy(t, tf, nf * sizeof(*t));
+	memcpy(t + nf, tb, nb * sizeof(*t));
+	n = nf + nb;
 	for (i = 0; i < n; i++) {
 		const struct catalogue_entry *e = suite_catalogue_find(t[i].name);
 
@@ -362,6 +371,141 @@ static int line_count(const char *text, const char *prefix)
 			p++;
 	}
 	return n;
+}
+
+/* The block-device table: names of their own (a bisection step names
+ * tests without their suite), every window inside the smallest device the
+ * probe takes and no two overlapping. */
+static void test_bdev_table(void **state)
+{
+	size_t nf, nb, i, j;
+	const struct suite_test *tf = suite_tests(&nf);
+	const struct suite_test *tb = bdev_tests(&nb);
+	const long long min = 48LL << 20, win = 6LL << 20;
+
+	(void)state;
+	assert_true(nb >= 8);
+	for (i = 0; i < nb; i++) {
+		long long a = tb[i].window >= 0 ? (long long)tb[i].window * (1LL << 20) :
+			      min + (long long)tb[i].window * (1LL << 20);
+
+		assert_true(valid_test_name(tb[i].name));
+		assert_non_null(tb[i].run);
+		assert_true(a >= 0 && a + win <= min);
+		for (j = 0; j < nf; j++)
+			assert_string_not_equal(tb[i].name, tf[j].name);
+		for (j = i + 1; j < nb; j++) {
+			long long b = tb[j].window >= 0 ? (long long)tb[j].window * (1LL << 20) :
+				      min + (long long)tb[j].window * (1LL << 20);
+
+			assert_string_not_equal(tb[i].name, tb[j].name);
+			assert_true(a + win <= b || b + win <= a);
+		}
+	}
+}
+
+/* A loop device over a sparse file of mb MiB with sector bytes per
+ * sector; its path in dev. Returns its fd (hold it; loop_put detaches),
+ * or -1 where this host cannot make one (not root, no loop driver). */
+static int loop_get(const char *file, long mb, unsigned int sector, char *dev,
+		    size_t devlen)
+{
+	int ctl, lfd, bfd, n;
+
+	bfd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (bfd < 0 || ftruncate(bfd, (off_t)mb << 20) != 0) {
+		if (bfd >= 0)
+			close(bfd);
+		return -1;
+	}
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	/* Another process (a parallel test) may take the free device
+	 * between the two calls: EBUSY, ask again. */
+	for (int tries = 0; tries < 10; tries++) {
+		n = ctl >= 0 ? ioctl(ctl, LOOP_CTL_GET_FREE) : -1;
+		snprintf(dev, devlen, "/dev/loop%d", n);
+		lfd = n >= 0 ? open(dev, O_RDWR | O_CLOEXEC) : -1;
+		if (lfd < 0 || ioctl(lfd, LOOP_SET_FD, bfd) == 0)
+			break;
+		close(lfd);
+		lfd = -1;
+		if (errno != EBUSY)
+			break;
+	}
+	if (ctl >= 0)
+		close(ctl);
+	close(bfd);
+	if (lfd >= 0 && sector != 512 &&
+	    ioctl(lfd, LOOP_SET_BLOCK_SIZE, (unsigned long)sector) != 0) {
+		ioctl(lfd, LOOP_CLR_FD, 0);
+		close(lfd);
+		lfd = -1;
+	}
+	return lfd;
+}
+
+static void loop_put(int lfd, const char *file)
+{
+	ioctl(lfd, LOOP_CLR_FD, 0);
+	close(lfd);
+	unlink(file);
+}
+
+/* The block-device suite on a loop device of this host's (correct)
+ * kernel: every test passes; on 4 KiB sectors every test is a SKIP with
+ * the reason; a device too small for the windows is refused, and nothing
+ * is printed then. */
+static void test_bdev_suite_on_loop(void **state)
+{
+	struct host_dir *h = *state;
+	struct suite_options opt = { .timeout_s = 60 };
+	struct suite_counts c;
+	char file[4200], dev[64], err[256];
+	char *text = NULL;
+	size_t len = 0, n;
+	FILE *f;
+	int lfd;
+
+	bdev_tests(&n);
+	snprintf(file, sizeof(file), "%s/bdev.img", h->path);
+	lfd = loop_get(file, 64, 512, dev, sizeof(dev));
+	if (lfd < 0) {
+		unlink(file);
+		skip();
+	}
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(suite_run(dev, "bdev", f, &opt, &c, err, sizeof(err)), 0);
+	fclose(f);
+	loop_put(lfd, file);
+	if (c.fail != 0 || c.pass != n)
+		print_error("%s", text);
+	assert_int_equal(c.pass, n);
+	assert_non_null(strstr(text, "    # Subtest: bdev\n"));
+	assert_non_null(strstr(text, "ok 8 bdev_eod\n"));
+	free(text);
+
+	lfd = loop_get(file, 64, 4096, dev, sizeof(dev));
+	assert_true(lfd >= 0);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_int_equal(suite_run(dev, "bdev", f, &opt, &c, err, sizeof(err)), 0);
+	fclose(f);
+	loop_put(lfd, file);
+	assert_int_equal(c.skip, n);
+	assert_non_null(strstr(text, "# SKIP block size 512 below the O_DIRECT alignment 4096"));
+	free(text);
+
+	lfd = loop_get(file, 16, 512, dev, sizeof(dev));
+	assert_true(lfd >= 0);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_int_equal(suite_run(dev, "bdev", f, &opt, &c, err, sizeof(err)), -1);
+	fclose(f);
+	loop_put(lfd, file);
+	assert_int_equal(len, 0);
+	assert_non_null(strstr(err, "16777216 bytes of 512-byte sectors, need >= 50331648"));
+	free(text);
 }
 
 static void test_whole_suite_on_host(void **state)
@@ -926,6 +1070,9 @@ int main(void)
 		cmocka_unit_test(test_print_result_lines),
 		cmocka_unit_test(test_table_is_sane),
 		cmocka_unit_test(test_catalogue_covers_the_table),
+		cmocka_unit_test(test_bdev_table),
+		cmocka_unit_test_setup_teardown(test_bdev_suite_on_loop,
+						host_dir_setup, host_dir_teardown),
 		cmocka_unit_test(test_eof_zeroing_gaps),
 		cmocka_unit_test(test_unusable_dir_prints_nothing),
 		cmocka_unit_test_setup_teardown(test_only_subset,

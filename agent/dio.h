@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the suite's test files (dio.c: files on a filesystem, bdev.c: a raw
+ * block device) share: the byte pattern, the image of what the file or
+ * device must hold, aligned buffers, the byte comparison that writes the
+ * diagnostic, and io_uring through raw syscalls. Internal to the agent.
+ */
+#ifndef RCGATE_AGENT_DIO_H
+#define RCGATE_AGENT_DIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/io_uring.h>
+
+#include "suite.h"
+
+#define KIB 1024L
+#define PAGE 4096L
+
+/* The byte a test expects at offset off: one letter per 512-byte sector,
+ * shifted by seed, so a misplaced sector shows as a wrong letter. */
+unsigned char pat(long long off, unsigned int seed);
+void pat_fill(unsigned char *buf, size_t len, long long off,
+	      unsigned int seed);
+
+/* What one test's file (or device window) must hold: a byte image and the
+ * size. */
+struct image {
+	unsigned char *want;
+	size_t cap;
+	long long size;
+	unsigned int bad; /* problems found so far */
+};
+
+int image_init(struct image *im, size_t cap, struct diag *d);
+/* The file got len bytes of seed's pattern at off (len may be 0). */
+void image_write(struct image *im, long long off, size_t len,
+		 unsigned int seed);
+void image_free(struct image *im);
+
+/* A zeroed page-aligned buffer (free() it), or NULL with a diagnostic. */
+unsigned char *aligned(size_t len, struct diag *d);
+
+/* Compare have with the image at off; one diagnostic line, naming how
+ * the bytes were read, for the first difference. Returns 1 if any. */
+unsigned int compare(const char *how, const unsigned char *have,
+		     const struct image *im, long long off, size_t len,
+		     struct diag *d);
+
+/* An io_uring's three mappings and its fd. */
+struct ring {
+	int fd;
+	void *sq, *cq;
+	size_t sq_len, cq_len, sqes_len;
+	struct io_uring_sqe *sqes;
+	struct io_uring_params p;
+};
+
+/* 0, or -1 with errno (ENOSYS: no io_uring in this kernel). */
+int ring_open(struct ring *r, unsigned int entries);
+void ring_close(struct ring *r);
+uint32_t *ring_u32(void *base, uint32_t off);
+/* Queue one sqe (the caller makes sure there is room). */
+void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
+		unsigned int nr, long long off, uint64_t data);
+
+#endif
