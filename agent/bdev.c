@@ -699,31 +699,15 @@ static int uring_batch(struct win *w, struct aop *ops, size_t n, int *skip,
 			 r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
 		goto out;
 	}
-	while (got < n) {
-		uint32_t *headp = ring_u32(ring.cq, ring.p.cq_off.head);
-		uint32_t head = *headp;
-		uint32_t tail = __atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
-						__ATOMIC_ACQUIRE);
-		uint32_t mask = *ring_u32(ring.cq, ring.p.cq_off.ring_mask);
-		struct io_uring_cqe *cqes =
-			(struct io_uring_cqe *)((char *)ring.cq + ring.p.cq_off.cqes);
+	for (; got < n; got++) {
+		struct io_uring_cqe c;
 
-		if (head == tail) {
-			r = syscall(__NR_io_uring_enter, ring.fd, 0, 1,
-				    IORING_ENTER_GETEVENTS, NULL, 0);
-			if (r < 0 && errno != EINTR) {
-				diag_add(d, "io_uring_enter (wait): %s", strerror(errno));
-				goto out;
-			}
-			continue;
+		if (ring_wait_cqe(&ring, &c) != 0) {
+			diag_add(d, "io_uring_enter (wait): %s", strerror(errno));
+			goto out;
 		}
-		for (; head != tail; head++, got++) {
-			struct io_uring_cqe *c = &cqes[head & mask];
-
-			if (c->user_data < n)
-				ops[c->user_data].res = c->res;
-		}
-		__atomic_store_n(headp, head, __ATOMIC_RELEASE);
+		if (c.user_data < n)
+			ops[c.user_data].res = c.res;
 	}
 	rc = 0;
 out:

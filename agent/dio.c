@@ -929,6 +929,23 @@ void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
 			 __ATOMIC_RELEASE);
 }
 
+int ring_wait_cqe(struct ring *r, struct io_uring_cqe *out)
+{
+	uint32_t *headp = ring_u32(r->cq, r->p.cq_off.head);
+	struct io_uring_cqe *cqes =
+		(struct io_uring_cqe *)((char *)r->cq + r->p.cq_off.cqes);
+
+	while (__atomic_load_n(ring_u32(r->cq, r->p.cq_off.tail),
+			       __ATOMIC_ACQUIRE) == *headp) {
+		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
+			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 && errno != EINTR)
+			return -1;
+	}
+	*out = cqes[*headp & *ring_u32(r->cq, r->p.cq_off.ring_mask)];
+	__atomic_store_n(headp, *headp + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /*
  * Four writev sqes in one io_uring_enter (out of order, extending), then
  * four readv; every cqe's res must be the full length.
@@ -989,49 +1006,30 @@ enum test_status test_uring(const struct suite_test *t,
 				goto done;
 			}
 		}
-		while (got < ASYNC_N) {
-			uint32_t *headp = ring_u32(ring.cq, ring.p.cq_off.head);
-			uint32_t head = *headp;
-			uint32_t tail = __atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
-							__ATOMIC_ACQUIRE);
-			struct io_uring_cqe *cqes =
-				(struct io_uring_cqe *)((char *)ring.cq + ring.p.cq_off.cqes);
-			uint32_t mask = *ring_u32(ring.cq, ring.p.cq_off.ring_mask);
+		for (; got < ASYNC_N; got++) {
+			struct io_uring_cqe c;
+			uint64_t k;
 
-			if (head == tail) {
-				long n = syscall(__NR_io_uring_enter, ring.fd, 0, 1,
-						 IORING_ENTER_GETEVENTS, NULL, 0);
-
-				if (n < 0 && errno != EINTR) {
-					diag_add(d, "io_uring_enter (wait): %s",
-						 strerror(errno));
-					im.bad++;
-					goto done;
-				}
+			if (ring_wait_cqe(&ring, &c) != 0) {
+				diag_add(d, "io_uring_enter (wait): %s", strerror(errno));
+				im.bad++;
+				goto done;
+			}
+			k = c.user_data;
+			if (k >= ASYNC_N || c.res != ASYNC_LEN) {
+				diag_add(d, "io_uring %s %u at %lld: res %d%s%s, expected %ld",
+					 op, (unsigned int)k,
+					 k < ASYNC_N ? async_offs[k] : -1, c.res,
+					 c.res < 0 ? " " : "",
+					 c.res < 0 ? strerror(-c.res) : "", ASYNC_LEN);
+				im.bad++;
 				continue;
 			}
-			for (; head != tail; head++, got++) {
-				struct io_uring_cqe *c = &cqes[head & mask];
-				uint64_t k = c->user_data;
-
-				if (k >= ASYNC_N || c->res != ASYNC_LEN) {
-					diag_add(d, "io_uring %s %u at %lld: res %d%s%s, expected %ld",
-						 op, (unsigned int)k,
-						 k < ASYNC_N ? async_offs[k] : -1, c->res,
-						 c->res < 0 ? " " : "",
-						 c->res < 0 ? strerror(-c->res) : "",
-						 ASYNC_LEN);
-					im.bad++;
-					continue;
-				}
-				if (pass == 0)
-					image_write(&im, async_offs[k], ASYNC_LEN, 2);
-				else
-					im.bad += compare("io_uring read",
-							  buf + k * ASYNC_LEN, &im,
-							  async_offs[k], ASYNC_LEN, d);
-			}
-			__atomic_store_n(headp, head, __ATOMIC_RELEASE);
+			if (pass == 0)
+				image_write(&im, async_offs[k], ASYNC_LEN, 2);
+			else
+				im.bad += compare("io_uring read", buf + k * ASYNC_LEN,
+						  &im, async_offs[k], ASYNC_LEN, d);
 		}
 	}
 	verify(env->path, &im, "after io_uring", VIA_BUFFERED | VIA_MMAP, d);
@@ -3193,17 +3191,10 @@ enum test_status test_aio_fallocate(const struct suite_test *t,
 			}
 		}
 		if (uring) {
-			uint32_t *headp = ring_u32(ring.cq, ring.p.cq_off.head);
-			struct io_uring_cqe *cqes =
-				(struct io_uring_cqe *)((char *)ring.cq + ring.p.cq_off.cqes);
+			struct io_uring_cqe c;
 
-			while (__atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
-					       __ATOMIC_ACQUIRE) == *headp &&
-			       (syscall(__NR_io_uring_enter, ring.fd, 0, 1,
-					IORING_ENTER_GETEVENTS, NULL, 0) >= 0 || errno == EINTR))
-				;
-			res = cqes[*headp & *ring_u32(ring.cq, ring.p.cq_off.ring_mask)].res;
-			__atomic_store_n(headp, *headp + 1, __ATOMIC_RELEASE);
+			if (ring_wait_cqe(&ring, &c) == 0)
+				res = c.res;
 		} else {
 			struct io_event ev;
 			long n = 0;

@@ -451,6 +451,32 @@ static void loop_put(int lfd, const char *file)
 	unlink(file);
 }
 
+/* suite_run on a loop device of mb MiB and sector-byte sectors over
+ * file: its return value, the counts in c and the KTAP in *text (free it).
+ * 1 (and nothing run) where this host cannot make a loop device. */
+static int bdev_on_loop(const char *file, long mb, unsigned int sector,
+			struct suite_counts *c, char **text, char *err,
+			size_t errlen)
+{
+	struct suite_options opt = { .timeout_s = 60 };
+	size_t len = 0;
+	char dev[64];
+	FILE *f;
+	int lfd = loop_get(file, mb, sector, dev, sizeof(dev)), rc;
+
+	*text = NULL;
+	if (lfd < 0) {
+		unlink(file);
+		return 1;
+	}
+	f = open_memstream(text, &len);
+	assert_non_null(f);
+	rc = suite_run(dev, "bdev", f, &opt, c, err, errlen);
+	fclose(f);
+	loop_put(lfd, file);
+	return rc;
+}
+
 /* The block-device suite on a loop device of this host's (correct)
  * kernel: every test passes; on 4 KiB sectors every test is a SKIP with
  * the reason; a device too small for the windows is refused, and nothing
@@ -458,26 +484,18 @@ static void loop_put(int lfd, const char *file)
 static void test_bdev_suite_on_loop(void **state)
 {
 	struct host_dir *h = *state;
-	struct suite_options opt = { .timeout_s = 60 };
 	struct suite_counts c;
-	char file[4200], dev[64], err[256];
+	char file[4200], err[256];
 	char *text = NULL;
-	size_t len = 0, n;
-	FILE *f;
-	int lfd;
+	size_t n;
+	int rc;
 
 	bdev_tests(&n);
 	snprintf(file, sizeof(file), "%s/bdev.img", h->path);
-	lfd = loop_get(file, 64, 512, dev, sizeof(dev));
-	if (lfd < 0) {
-		unlink(file);
+	rc = bdev_on_loop(file, 64, 512, &c, &text, err, sizeof(err));
+	if (rc == 1)
 		skip();
-	}
-	f = open_memstream(&text, &len);
-	assert_non_null(f);
-	assert_int_equal(suite_run(dev, "bdev", f, &opt, &c, err, sizeof(err)), 0);
-	fclose(f);
-	loop_put(lfd, file);
+	assert_int_equal(rc, 0);
 	if (c.fail != 0 || c.pass != n)
 		print_error("%s", text);
 	assert_int_equal(c.pass, n);
@@ -485,25 +503,13 @@ static void test_bdev_suite_on_loop(void **state)
 	assert_non_null(strstr(text, "ok 8 bdev_eod\n"));
 	free(text);
 
-	lfd = loop_get(file, 64, 4096, dev, sizeof(dev));
-	assert_true(lfd >= 0);
-	text = NULL;
-	f = open_memstream(&text, &len);
-	assert_int_equal(suite_run(dev, "bdev", f, &opt, &c, err, sizeof(err)), 0);
-	fclose(f);
-	loop_put(lfd, file);
+	assert_int_equal(bdev_on_loop(file, 64, 4096, &c, &text, err, sizeof(err)), 0);
 	assert_int_equal(c.skip, n);
 	assert_non_null(strstr(text, "# SKIP block size 512 below the O_DIRECT alignment 4096"));
 	free(text);
 
-	lfd = loop_get(file, 16, 512, dev, sizeof(dev));
-	assert_true(lfd >= 0);
-	text = NULL;
-	f = open_memstream(&text, &len);
-	assert_int_equal(suite_run(dev, "bdev", f, &opt, &c, err, sizeof(err)), -1);
-	fclose(f);
-	loop_put(lfd, file);
-	assert_int_equal(len, 0);
+	assert_int_equal(bdev_on_loop(file, 16, 512, &c, &text, err, sizeof(err)), -1);
+	assert_true(text == NULL || text[0] == '\0');
 	assert_non_null(strstr(err, "16777216 bytes of 512-byte sectors, need >= 50331648"));
 	free(text);
 }
