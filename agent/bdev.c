@@ -457,6 +457,9 @@ out:
 
 /* ---- RWF_NOWAIT ---- */
 
+/* More pages than one bio holds (256), one segment each. */
+#define NOWAIT_SEGS 264
+
 /*
  * RWF_NOWAIT direct writes of one page and of 1 MiB + 8 KiB (more than one
  * bio: kernels refuse those with EAGAIN rather than risk a partial write),
@@ -468,14 +471,23 @@ out:
 enum test_status test_bdev_nowait(const struct suite_test *t,
 				  const struct suite_env *env, struct diag *d)
 {
+	/* nseg 0: one segment of len; else nseg pages of the buffer, taken
+	 * in a shuffled order so that no two segments can merge into one
+	 * bvec (pages faulted in order are often physically contiguous, and
+	 * a bio then holds the whole of a contiguous 1 MiB + 8 KiB). */
 	static const struct {
 		long long off;
 		size_t len;
-	} ops[] = { { 64 * KIB, 4 * KIB }, { MIB, MIB + 8 * KIB } };
+		unsigned int nseg;
+	} ops[] = {
+		{ 64 * KIB, 4 * KIB, 0 },
+		{ MIB, MIB + 8 * KIB, 0 },
+		{ 3 * MIB + 512 * KIB, NOWAIT_SEGS * PAGE, NOWAIT_SEGS },
+	};
 	enum test_status st;
 	struct win w;
-	unsigned char *buf = NULL;
-	struct iovec iov;
+	unsigned char *buf = NULL, *seg = NULL;
+	struct iovec *iov = NULL;
 	char rt[96];
 	size_t i;
 	ssize_t r;
@@ -484,16 +496,29 @@ enum test_status test_bdev_nowait(const struct suite_test *t,
 	if (win_begin(t, env, &w, &st, d) != 0)
 		return st;
 	buf = aligned(MIB + 8 * KIB, d);
-	if (buf == NULL) {
+	seg = aligned(NOWAIT_SEGS * PAGE, d);
+	iov = calloc(NOWAIT_SEGS, sizeof(*iov));
+	if (buf == NULL || seg == NULL || iov == NULL) {
 		w.im.bad++;
 		goto out;
 	}
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		pat_fill(buf, ops[i].len, ops[i].off, 4);
-		iov.iov_base = buf;
-		iov.iov_len = ops[i].len;
-		r = pwritev2(w.fd, &iov, 1, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
-		diag_add(d, "RWF_NOWAIT write of %zu: %s", ops[i].len,
+		unsigned int nv = ops[i].nseg ? ops[i].nseg : 1, k;
+
+		if (ops[i].nseg == 0) {
+			iov[0].iov_base = buf;
+			iov[0].iov_len = ops[i].len;
+			pat_fill(buf, ops[i].len, ops[i].off, 4);
+		}
+		for (k = 0; k < ops[i].nseg; k++) {
+			/* 101 is coprime with NOWAIT_SEGS: a permutation. */
+			iov[k].iov_base = seg + (size_t)((k * 101) % NOWAIT_SEGS) * PAGE;
+			iov[k].iov_len = PAGE;
+			pat_fill(iov[k].iov_base, PAGE, ops[i].off + (long long)k * PAGE, 4);
+		}
+		r = pwritev2(w.fd, iov, (int)nv, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
+		diag_add(d, "RWF_NOWAIT write of %zu in %u segment%s: %s", ops[i].len,
+			 nv, nv > 1 ? "s" : "",
 			 r == (ssize_t)ops[i].len ? "complete" :
 			 r < 0 && errno == EAGAIN ? "EAGAIN" : "other");
 		if (r == (ssize_t)ops[i].len) {
@@ -507,11 +532,17 @@ enum test_status test_bdev_nowait(const struct suite_test *t,
 				image_write(&w.im, ops[i].off, (size_t)r, 4);
 		}
 		/* EAGAIN: the image still says SEED0, and the reads tell. */
-		memset(buf, 0xa5, ops[i].len);
-		r = preadv2(w.fd, &iov, 1, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
+		memset(buf, 0xa5, MIB + 8 * KIB);
+		memset(seg, 0xa5, NOWAIT_SEGS * PAGE);
+		r = preadv2(w.fd, iov, (int)nv, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
 		if (r == (ssize_t)ops[i].len) {
-			w.im.bad += compare("RWF_NOWAIT preadv2", buf, &w.im,
-					    ops[i].off, ops[i].len, d);
+			for (k = 0; k < nv; k++)
+				if (compare("RWF_NOWAIT preadv2", iov[k].iov_base, &w.im,
+					    ops[i].off + (long long)k * PAGE,
+					    iov[k].iov_len, d) != 0) {
+					w.im.bad++;
+					break;
+				}
 		} else if (!(r < 0 && errno == EAGAIN)) {
 			diag_add(d, "RWF_NOWAIT preadv2 of %zu at %lld %s, expected %zu or EAGAIN",
 				 ops[i].len, w.base + ops[i].off,
@@ -536,9 +567,9 @@ enum test_status test_bdev_nowait(const struct suite_test *t,
 	}
 	image_write(&w.im, 3 * MIB, 8 * KIB, 5);
 	memset(buf, 0xa5, 8 * KIB);
-	iov.iov_base = buf;
-	iov.iov_len = 8 * KIB;
-	r = preadv2(w.fd, &iov, 1, (off_t)(w.base + 3 * MIB), RWF_NOWAIT);
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 8 * KIB;
+	r = preadv2(w.fd, iov, 1, (off_t)(w.base + 3 * MIB), RWF_NOWAIT);
 	if (r == 8 * KIB)
 		w.im.bad += compare("RWF_NOWAIT direct read of a dirty buffered range",
 				    buf, &w.im, 3 * MIB, 8 * KIB, d);
@@ -553,6 +584,8 @@ enum test_status test_bdev_nowait(const struct suite_test *t,
 out:
 	if (bfd >= 0)
 		close(bfd);
+	free(iov);
+	free(seg);
 	free(buf);
 	return win_finish(&w);
 }
