@@ -226,6 +226,14 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "An extending 1 MiB direct write in flight (native AIO, or io_uring) while the same thread fallocates the block below it without KEEP_SIZE (plain, then ZERO_RANGE), 8 rounds on a fresh file: the write's result, st_size (one block + 1 MiB) and every byte through direct, buffered and mmap reads (fstests generic/586; says how many rounds the write had already completed).", \
 	  "fallocate under an asynchronous extending write sets the file size it saw before the write completed: the end of data the application was told was written is cut off (corrupted VM images and databases).", \
 	  "249bd9087a52 xfs: properly serialise fallocate against AIO+DIO") \
+	X("aio_close", RCGATE_ALL_FS,                                         \
+	  "As aio_fallocate, the same thread closing another descriptor of the file (a file of one block written directly, no fallocate) while the extending write is in flight: the write's result, st_size and every byte (fstests generic/427).", \
+	  "Closing a file while an asynchronous extending write is in flight frees the blocks it is writing: the file ends with a hole (zeros) where the application was told its data was written.", \
+	  "e4229d6b0bc9 xfs: fix eofblocks race with file extending async dio writes") \
+	X("splice_read", RCGATE_ALL_FS,                                       \
+	  "splice() of 64 KiB from a file opened O_DIRECT into a pipe with room for less (one page, then four pages three of them full), to EOF: every call moves 1 byte to the room there is (never EAGAIN or an error on a blocking pipe), advances the offset by it, and the bytes drained are the file's (fstests generic/591).", \
+	  "splice and sendfile from files opened O_DIRECT (file servers, copy tools) fail with EAGAIN or return wrong data when the pipe is partly full.", \
+	  "3253d9d09337 splice: only read in as much information as there is pipe buffer space") \
 	X("bdev_rw", "bdev",                                                   \
 	  "On a raw block device: direct writes of one sector at an odd sector, a page at a sector offset, 64 KiB, 1 MiB + 4 KiB (two bios) and 2 MiB + 1536 from a buffer 512 bytes into a page (every page partial), each read back directly into a buffer at another offset; write()/writev()/read()/readv() move the position by what they return; the whole window read back direct and buffered.", \
 	  "Direct I/O to block devices (databases, VM images, LVM and RAID users) misplaces or loses sectors, or leaves the position wrong.", "") \

@@ -238,7 +238,9 @@ static unsigned int verify(const char *path, struct image *im,
 			close(fd);
 		}
 	}
-	if ((how & VIA_MMAP) && im->size > 0) {
+	/* A mapping past a short file's EOF would SIGBUS: its size is
+	 * already reported above. */
+	if ((how & VIA_MMAP) && im->size > 0 && (long long)st.st_size >= im->size) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
@@ -3085,144 +3087,352 @@ static int aio_pending(aio_context_t ctx)
 	       ring[2] == __atomic_load_n(&ring[3], __ATOMIC_ACQUIRE);
 }
 
+/* One direct write at a time through native AIO or io_uring, so that a
+ * test can act while it is in flight. */
+struct inflight {
+	aio_context_t ctx;
+	struct ring ring; /* fd -1: no io_uring here */
+};
+
+/* 0, or -1 with the test's skip reason set (no native AIO). */
+static int inflight_open(struct inflight *f, struct diag *d)
+{
+	memset(f, 0, sizeof(*f));
+	f->ring.fd = -1;
+	if (syscall(__NR_io_setup, 1L, &f->ctx) != 0) {
+		skip(d, "io_setup (native AIO, CONFIG_AIO)", errno);
+		return -1;
+	}
+	if (ring_open(&f->ring, 2) != 0)
+		f->ring.fd = -1; /* the io_uring rounds are left out */
+	return 0;
+}
+
+static void inflight_close(struct inflight *f)
+{
+	if (f->ring.fd >= 0)
+		ring_close(&f->ring);
+	syscall(__NR_io_destroy, f->ctx);
+}
+
+/* Submits the write; returns 1 when it is still in flight on return, 0
+ * when it already completed (ext4 makes extending direct writes
+ * synchronous), -1 with a diagnostic when it could not be submitted. */
+static int inflight_submit(struct inflight *f, int uring, int fd, void *buf,
+			   size_t len, long long off, struct diag *d)
+{
+	if (uring) {
+		ring_queue(&f->ring, IORING_OP_WRITE, fd, buf, (unsigned int)len, off, 1);
+		if (syscall(__NR_io_uring_enter, f->ring.fd, 1, 0, 0, NULL, 0) != 1) {
+			diag_add(d, "io_uring_enter: %s", strerror(errno));
+			return -1;
+		}
+		return __atomic_load_n(ring_u32(f->ring.cq, f->ring.p.cq_off.tail),
+				       __ATOMIC_ACQUIRE) ==
+		       *ring_u32(f->ring.cq, f->ring.p.cq_off.head);
+	} else {
+		struct iocb cb, *cbp = &cb;
+
+		memset(&cb, 0, sizeof(cb));
+		cb.aio_fildes = (uint32_t)fd;
+		cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+		cb.aio_buf = (uint64_t)(uintptr_t)buf;
+		cb.aio_nbytes = len;
+		cb.aio_offset = off;
+		if (syscall(__NR_io_submit, f->ctx, 1L, &cbp) != 1) {
+			diag_add(d, "io_submit: %s", strerror(errno));
+			return -1;
+		}
+		return aio_pending(f->ctx);
+	}
+}
+
+/* The write's result (LLONG_MIN when waiting failed). */
+static long long inflight_wait(struct inflight *f, int uring)
+{
+	if (uring) {
+		struct io_uring_cqe c;
+
+		return ring_wait_cqe(&f->ring, &c) == 0 ? c.res : LLONG_MIN;
+	} else {
+		struct io_event ev;
+		long n = 0;
+
+		while (n != 1) {
+			n = syscall(__NR_io_getevents, f->ctx, 1L, 1L, &ev, NULL);
+			if (n < 0 && errno != EINTR)
+				return LLONG_MIN;
+		}
+		return (long long)ev.res;
+	}
+}
+
 #define AF_ROUNDS 8
 #define AF_LEN (1024 * KIB)
 
+/* What test_aio_inflight does while the write is in flight. */
+enum inflight_act { ACT_FALLOCATE, ACT_ZERO_RANGE, ACT_CLOSE };
+
+static const char *const act_name[] = {
+	[ACT_FALLOCATE] = "fallocate (plain)",
+	[ACT_ZERO_RANGE] = "fallocate ZERO_RANGE",
+	[ACT_CLOSE] = "close of another descriptor",
+};
+
 /*
- * An extending direct write submitted through native AIO (rounds alternate
- * with io_uring), and at once, in the same thread, fallocate of the block
- * below it, without KEEP_SIZE (plain, then ZERO_RANGE): fallocate must wait
- * for the write in flight before it computes the new size, else it sets
- * the size it saw (one block) after the completion extended the file, and
- * the write the application was told succeeded is cut off (QEMU images on
- * xfs, 249bd9087a52; fstests generic/586). Each round a fresh file; the
- * result, st_size and every byte through every read path.
+ * One round: a fresh file of one block (block 0 written directly, or, for
+ * fallocate, empty: fallocate makes block 0), an extending 1 MiB direct
+ * write at one block submitted through the engine, the action at once in
+ * the same thread, then the write's result, st_size (one block + 1 MiB)
+ * and every byte through every read path. Returns 1 if the write was in
+ * flight when the action started, 0 if not, -1 after a problem.
+ */
+static int inflight_round(struct inflight *f, const struct suite_env *env,
+			  int uring, enum inflight_act act, unsigned int round,
+			  unsigned char *buf, struct image *im, struct diag *d)
+{
+	const char *how = uring ? "io_uring" : "aio";
+	long long bs = PAGE, res;
+	enum test_status st = TEST_FAIL;
+	struct stat sb;
+	char step[200];
+	int fd, other = -1, pending, rc = -1;
+
+	unlink(env->path);
+	fd = create(env, 0, &st, d);
+	if (fd < 0)
+		return -1;
+	image_truncate(im, 0);
+	if (fstat(fd, &sb) == 0 && sb.st_blksize >= 512 && sb.st_blksize <= 64 * KIB)
+		bs = sb.st_blksize;
+	if (act == ACT_CLOSE) {
+		/* i_size > 0: xfs trims nothing past the EOF of an empty file. */
+		if (put(fd, buf, 0, (size_t)bs, 100 + round, im, "block 0", d) != 0)
+			goto out;
+		other = open(env->path, O_RDWR | O_CLOEXEC);
+		if (other < 0) {
+			diag_add(d, "second open: %s", strerror(errno));
+			im->bad++;
+			goto out;
+		}
+	}
+	pat_fill(buf, AF_LEN, bs, round + 1);
+	pending = inflight_submit(f, uring, fd, buf, AF_LEN, bs, d);
+	if (pending < 0) {
+		im->bad++;
+		goto out;
+	}
+	if (act == ACT_CLOSE) {
+		close(other);
+	} else if (fallocate(fd, act == ACT_ZERO_RANGE ? FALLOC_FL_ZERO_RANGE : 0,
+			     0, (off_t)bs) != 0 &&
+		   !(errno == EOPNOTSUPP && act == ACT_ZERO_RANGE)) {
+		diag_add(d, "round %u: %s of [0, %lld) under an in-flight %s write: %s",
+			 round + 1, act_name[act], bs, how, strerror(errno));
+		im->bad++;
+	}
+	res = inflight_wait(f, uring);
+	if (res != AF_LEN) {
+		diag_add(d, "round %u: %s write of %ld at %lld: res %lld, expected %ld",
+			 round + 1, how, AF_LEN, bs, res, AF_LEN);
+		im->bad++;
+		goto out;
+	}
+	if (act != ACT_CLOSE)
+		image_zero(im, 0, bs);
+	image_write(im, bs, AF_LEN, round + 1);
+	snprintf(step, sizeof(step), "round %u: after %s %s an in-flight %s write of %ld at %lld",
+		 round + 1, act_name[act], act == ACT_CLOSE ? "(EOF one block) during" :
+		 "of [0, one block) under", how, AF_LEN, bs);
+	verify(env->path, im, step, VIA_ALL, d);
+	rc = pending;
+out:
+	close(fd);
+	return im->bad > 0 ? -1 : rc;
+}
+
+/*
+ * Rounds of inflight_round, alternating the two fallocate modes (or
+ * closing) and the engines (rounds 3, 4, 7, 8 through io_uring).
+ */
+static enum test_status test_aio_inflight(const struct suite_env *env,
+					  int closing, struct diag *d)
+{
+	struct image im;
+	struct inflight f;
+	unsigned char *buf = NULL;
+	unsigned int round, inflight = 0;
+	enum test_status st = TEST_FAIL;
+
+	if (image_init(&im, (size_t)(64 * KIB + AF_LEN), d) != 0)
+		return TEST_FAIL;
+	buf = aligned(AF_LEN, d);
+	if (buf == NULL) {
+		image_free(&im);
+		return TEST_FAIL;
+	}
+	if (inflight_open(&f, d) != 0) {
+		st = TEST_SKIP;
+		goto out;
+	}
+	for (round = 0; round < AF_ROUNDS && im.bad == 0; round++) {
+		int uring = (round & 2) && f.ring.fd >= 0;
+		enum inflight_act act = closing ? ACT_CLOSE :
+					(round & 1) ? ACT_ZERO_RANGE : ACT_FALLOCATE;
+		int r = inflight_round(&f, env, uring, act, round, buf, &im, d);
+
+		if (r > 0)
+			inflight++;
+	}
+	/* A pass where the write was never in flight proves nothing. */
+	diag_add(d, "%u of %u rounds: the write was in flight when the %s started",
+		 inflight, round, closing ? "close" : "fallocate");
+	inflight_close(&f);
+	st = im.bad == 0 ? TEST_PASS : TEST_FAIL;
+out:
+	free(buf);
+	image_free(&im);
+	return st;
+}
+
+/*
+ * fallocate under an extending asynchronous direct write, without
+ * KEEP_SIZE: it must wait for the write before it computes the new size,
+ * else it sets the size it saw (one block) after the completion extended
+ * the file, and the write the application was told succeeded is cut off
+ * (QEMU images on xfs, 249bd9087a52; fstests generic/586).
  */
 enum test_status test_aio_fallocate(const struct suite_test *t,
 				    const struct suite_env *env, struct diag *d)
 {
+	(void)t;
+	return test_aio_inflight(env, 0, d);
+}
+
+/*
+ * The close of another descriptor of the file under an extending
+ * asynchronous direct write: xfs trims the blocks past EOF on close, and
+ * must wait for the write first, else it frees the blocks the write is
+ * filling and the completion extends the file over a hole (e4229d6b0bc9;
+ * fstests generic/427).
+ */
+enum test_status test_aio_close(const struct suite_test *t,
+				const struct suite_env *env, struct diag *d)
+{
+	(void)t;
+	return test_aio_inflight(env, 1, d);
+}
+
+/* ---- splice from a direct-I/O file ---- */
+
+#define SP_LEN (64 * KIB)
+
+/*
+ * splice() from a file opened O_DIRECT into a pipe with room for less than
+ * asked: a pipe of one page, then a pipe of four pages three of them full.
+ * Each splice must move what fits (a short count, never EAGAIN or an error
+ * on a blocking pipe) at the right offset, and the bytes drained from the
+ * pipe must be the file's, to EOF (fstests generic/591, 3253d9d09337).
+ */
+enum test_status test_splice_read(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d)
+{
 	enum test_status st = TEST_FAIL;
 	struct image im;
-	unsigned char *buf = NULL;
-	struct stat sb;
-	struct ring ring = { .fd = -1 };
-	aio_context_t ctx = 0;
-	unsigned int round, inflight = 0;
-	long long bs;
-	int fd;
+	unsigned char *buf = NULL, *got = NULL;
+	int fd, rfd = -1, pipefd[2] = { -1, -1 };
+	unsigned int pass;
 
 	(void)t;
 	fd = create(env, 0, &st, d);
 	if (fd < 0)
 		return st;
-	if (image_init(&im, (size_t)(64 * KIB + AF_LEN), d) != 0)
+	if (image_init(&im, SP_LEN, d) != 0)
 		goto out;
-	if (fstat(fd, &sb) != 0) {
-		diag_add(d, "fstat: %s", strerror(errno));
+	buf = aligned(SP_LEN, d);
+	got = aligned(SP_LEN + 16 * KIB, d);
+	if (buf == NULL || got == NULL) {
 		im.bad++;
 		goto out;
 	}
-	bs = sb.st_blksize >= 512 && sb.st_blksize <= 64 * KIB ? sb.st_blksize : PAGE;
-	buf = aligned(AF_LEN, d);
-	if (buf == NULL) {
+	if (put(fd, buf, 0, SP_LEN, 1, &im, "file", d) != 0)
+		goto out;
+	rfd = open(env->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (rfd < 0) {
+		diag_add(d, "open O_DIRECT for reading: %s", strerror(errno));
 		im.bad++;
 		goto out;
 	}
-	if (syscall(__NR_io_setup, 1L, &ctx) != 0) {
-		skip(d, "io_setup (native AIO, CONFIG_AIO)", errno);
-		st = TEST_SKIP;
-		goto out;
-	}
-	if (ring_open(&ring, 2) != 0)
-		ring.fd = -1; /* the io_uring rounds are left out */
-	for (round = 0; round < AF_ROUNDS && im.bad == 0; round++) {
-		int uring = (round & 2) && ring.fd >= 0;
-		int mode = (round & 1) ? FALLOC_FL_ZERO_RANGE : 0;
-		const char *how = uring ? "io_uring" : "aio";
-		long long res = LLONG_MIN;
-		char step[160];
+	for (pass = 0; pass < 2 && im.bad == 0; pass++) {
+		/* pass 0: a one-page pipe; pass 1: four pages, three full. */
+		long pipe_sz = pass == 0 ? PAGE : 4 * PAGE;
+		long held = pass == 0 ? 0 : 3 * PAGE; /* bytes of 'z' queued */
+		loff_t off = 0;
+		long long drained = 0;
+		unsigned int calls = 0;
 
-		if (ftruncate(fd, 0) != 0) {
-			diag_add(d, "round %u: ftruncate 0: %s", round + 1, strerror(errno));
+		if (pipe2(pipefd, O_CLOEXEC) != 0 ||
+		    fcntl(pipefd[1], F_SETPIPE_SZ, pipe_sz) < pipe_sz) {
+			diag_add(d, "pipe of %ld bytes: %s", pipe_sz, strerror(errno));
 			im.bad++;
 			break;
 		}
-		image_truncate(&im, 0);
-		pat_fill(buf, AF_LEN, bs, round + 1);
-		if (uring) {
-			ring_queue(&ring, IORING_OP_WRITE, fd, buf, (unsigned int)AF_LEN, bs, 1);
-			if (syscall(__NR_io_uring_enter, ring.fd, 1, 0, 0, NULL, 0) != 1) {
-				diag_add(d, "round %u: io_uring_enter: %s", round + 1, strerror(errno));
-				im.bad++;
-				break;
-			}
-		} else {
-			struct iocb cb, *cbp = &cb;
-
-			memset(&cb, 0, sizeof(cb));
-			cb.aio_fildes = (uint32_t)fd;
-			cb.aio_lio_opcode = IOCB_CMD_PWRITE;
-			cb.aio_buf = (uint64_t)(uintptr_t)buf;
-			cb.aio_nbytes = AF_LEN;
-			cb.aio_offset = bs;
-			if (syscall(__NR_io_submit, ctx, 1L, &cbp) != 1) {
-				diag_add(d, "round %u: io_submit: %s", round + 1, strerror(errno));
-				im.bad++;
-				break;
-			}
-		}
-		/* Still in flight as fallocate starts? (A filesystem that
-		 * makes extending direct writes synchronous, ext4, never.) */
-		if (uring ? __atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
-					    __ATOMIC_ACQUIRE) ==
-				    *ring_u32(ring.cq, ring.p.cq_off.head) :
-			    aio_pending(ctx))
-			inflight++;
-		if (fallocate(fd, mode, 0, (off_t)bs) != 0) {
-			int e = errno;
-
-			if (e == EOPNOTSUPP && mode != 0) {
-				/* No ZERO_RANGE here: still wait for the write. */
-			} else {
-				diag_add(d, "round %u: fallocate %s of [0, %lld) under an in-flight %s write: %s",
-					 round + 1, mode ? "ZERO_RANGE" : "(plain)", bs, how,
-					 strerror(e));
-				im.bad++;
-			}
-		}
-		if (uring) {
-			struct io_uring_cqe c;
-
-			if (ring_wait_cqe(&ring, &c) == 0)
-				res = c.res;
-		} else {
-			struct io_event ev;
-			long n = 0;
-
-			while (n != 1) {
-				n = syscall(__NR_io_getevents, ctx, 1L, 1L, &ev, NULL);
-				if (n < 0 && errno != EINTR)
-					break;
-			}
-			res = n == 1 ? (long long)ev.res : LLONG_MIN;
-		}
-		if (res != AF_LEN) {
-			diag_add(d, "round %u: %s write of %ld at %lld: res %lld, expected %ld",
-				 round + 1, how, AF_LEN, bs, res, AF_LEN);
+		memset(got, 'z', (size_t)held);
+		if (held > 0 && write(pipefd[1], got, (size_t)held) != held) {
+			diag_add(d, "prefill the pipe: %s", strerror(errno));
 			im.bad++;
 			break;
 		}
-		image_write(&im, bs, AF_LEN, round + 1);
-		snprintf(step, sizeof(step), "round %u: after fallocate %s of [0, %lld) under an in-flight %s write of %ld at %lld",
-			 round + 1, mode ? "ZERO_RANGE" : "(plain)", bs, how, AF_LEN, bs);
-		verify(env->path, &im, step, VIA_ALL, d);
+		while (off < SP_LEN && calls++ < 64) {
+			long room = pipe_sz - held;
+			long long at = off;
+			ssize_t n = splice(rfd, &off, pipefd[1], NULL, SP_LEN, 0), r;
+
+			if (n <= 0 || n > room || off != at + n) {
+				diag_add(d, "splice of %ld at %lld from O_DIRECT into a pipe with %ld bytes free returned %zd%s%s and moved the offset to %lld, expected 1..%ld",
+					 SP_LEN, at, room, n, n < 0 ? ": " : "",
+					 n < 0 ? strerror(errno) : "", (long long)off, room);
+				im.bad++;
+				break;
+			}
+			if (held > 0 && read(pipefd[0], got, (size_t)held) != held) {
+				im.bad++;
+				break;
+			}
+			held = 0;
+			r = read(pipefd[0], got, (size_t)n);
+			if (r != n) {
+				diag_add(d, "draining %zd bytes from the pipe got %zd", n, r);
+				im.bad++;
+				break;
+			}
+			im.bad += compare("bytes spliced from O_DIRECT", got, &im, at,
+					  (size_t)n, d);
+			drained += n;
+		}
+		if (im.bad == 0 && drained != SP_LEN) {
+			diag_add(d, "spliced %lld bytes of %ld in %u calls", drained,
+				 SP_LEN, calls);
+			im.bad++;
+		}
+		if (im.bad == 0)
+			diag_add(d, "pipe of %ld bytes%s: %u splices to EOF", pipe_sz,
+				 pass ? ", 3 pages full" : "", calls);
+		if (im.bad == 0 && splice(rfd, &off, pipefd[1], NULL, SP_LEN, 0) != 0) {
+			diag_add(d, "splice at EOF (%lld) did not return 0", (long long)off);
+			im.bad++;
+		}
+		close(pipefd[0]);
+		close(pipefd[1]);
+		pipefd[0] = pipefd[1] = -1;
 	}
-	/* A pass where the write was never in flight proves nothing. */
-	diag_add(d, "%u of %u rounds: the write was in flight when fallocate was called",
-		 inflight, round);
-	if (ring.fd >= 0)
-		ring_close(&ring);
-	syscall(__NR_io_destroy, ctx);
 out:
+	if (pipefd[0] >= 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+	}
+	if (rfd >= 0)
+		close(rfd);
+	free(got);
 	return finish(fd, buf, &im, st);
 }

@@ -818,6 +818,8 @@ static const struct suite_test tests[] = {
 	DIO("full_prealloc", test_full_prealloc, 4096, 0, 0),
 	DIO("eof_pollute", test_eof_pollute, 4096, 0, 0),
 	DIO("aio_fallocate", test_aio_fallocate, 4096, 0, 0),
+	DIO("aio_close", test_aio_close, 4096, 0, 0),
+	DIO("splice_read", test_splice_read, 4096, 0, 0),
 };
 
 #define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \

@@ -291,6 +291,10 @@ enum test_status test_full_prealloc(const struct suite_test *t,
 				    struct diag *d);
 enum test_status test_aio_fallocate(const struct suite_test *t,
 				    const struct suite_env *env, struct diag *d);
+enum test_status test_aio_close(const struct suite_test *t,
+				const struct suite_env *env, struct diag *d);
+enum test_status test_splice_read(const struct suite_test *t,
+				  const struct suite_env *env, struct diag *d);
 enum test_status test_eof_pollute(const struct suite_test *t,
 				  const struct suite_env *env, struct diag *d);
 /* The operations that test_eof_pollute grows a file by, over garbage
