@@ -3184,8 +3184,9 @@ static const char *const act_name[] = {
  * fallocate, empty: fallocate makes block 0), an extending 1 MiB direct
  * write at one block submitted through the engine, the action at once in
  * the same thread, then the write's result, st_size (one block + 1 MiB)
- * and every byte through every read path. Returns 1 if the write was in
- * flight when the action started, 0 if not, -1 after a problem.
+ * and every byte through every read path (problems counted in im->bad).
+ * Returns 1 if the write was in flight when the action started, 0 if not
+ * or if it could not be submitted.
  */
 static int inflight_round(struct inflight *f, const struct suite_env *env,
 			  int uring, enum inflight_act act, unsigned int round,
@@ -3196,12 +3197,14 @@ static int inflight_round(struct inflight *f, const struct suite_env *env,
 	enum test_status st = TEST_FAIL;
 	struct stat sb;
 	char step[200];
-	int fd, other = -1, pending, rc = -1;
+	int fd, other = -1, pending = 0;
 
 	unlink(env->path);
 	fd = create(env, 0, &st, d);
-	if (fd < 0)
-		return -1;
+	if (fd < 0) {
+		im->bad++;
+		return 0;
+	}
 	image_truncate(im, 0);
 	if (fstat(fd, &sb) == 0 && sb.st_blksize >= 512 && sb.st_blksize <= 64 * KIB)
 		bs = sb.st_blksize;
@@ -3220,6 +3223,7 @@ static int inflight_round(struct inflight *f, const struct suite_env *env,
 	pending = inflight_submit(f, uring, fd, buf, AF_LEN, bs, d);
 	if (pending < 0) {
 		im->bad++;
+		pending = 0;
 		goto out;
 	}
 	if (act == ACT_CLOSE) {
@@ -3245,10 +3249,9 @@ static int inflight_round(struct inflight *f, const struct suite_env *env,
 		 round + 1, act_name[act], act == ACT_CLOSE ? "(EOF one block) during" :
 		 "of [0, one block) under", how, AF_LEN, bs);
 	verify(env->path, im, step, VIA_ALL, d);
-	rc = pending;
 out:
 	close(fd);
-	return im->bad > 0 ? -1 : rc;
+	return pending;
 }
 
 /*
@@ -3279,10 +3282,8 @@ static enum test_status test_aio_inflight(const struct suite_env *env,
 		int uring = (round & 2) && f.ring.fd >= 0;
 		enum inflight_act act = closing ? ACT_CLOSE :
 					(round & 1) ? ACT_ZERO_RANGE : ACT_FALLOCATE;
-		int r = inflight_round(&f, env, uring, act, round, buf, &im, d);
-
-		if (r > 0)
-			inflight++;
+		inflight += (unsigned int)inflight_round(&f, env, uring, act, round,
+							 buf, &im, d);
 	}
 	/* A pass where the write was never in flight proves nothing. */
 	diag_add(d, "%u of %u rounds: the write was in flight when the %s started",
