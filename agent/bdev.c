@@ -56,6 +56,27 @@ static void win_end(struct win *w)
 	image_free(&w->im);
 }
 
+/* "returned 4096" or "returned -1: Invalid argument", for diagnostics. */
+static const char *ret_text(long long r, int e, char *buf, size_t len)
+{
+	if (r < 0)
+		snprintf(buf, len, "returned %lld: %s", r, strerror(e));
+	else
+		snprintf(buf, len, "returned %lld", r);
+	return buf;
+}
+
+/* An AIO or io_uring result for diagnostics: "res 4096", "res -11
+ * Resource temporarily unavailable" (a negative errno). */
+static const char *res_text(long long res, char *buf, size_t len)
+{
+	if (res < 0 && res > -4096)
+		snprintf(buf, len, "res %lld %s", res, strerror((int)-res));
+	else
+		snprintf(buf, len, "res %lld", res);
+	return buf;
+}
+
 /*
  * Opens the device and writes the whole window with SEED0. Returns 0, or
  * -1 with *st set (a failure with a diagnostic).
@@ -64,7 +85,9 @@ static int win_begin(const struct suite_test *t, const struct suite_env *env,
 		     struct win *w, enum test_status *st, struct diag *d)
 {
 	unsigned char *buf;
+	char rt[96];
 	ssize_t r;
+	int e;
 
 	w->fd = -1;
 	memset(&w->im, 0, sizeof(w->im));
@@ -88,11 +111,11 @@ static int win_begin(const struct suite_test *t, const struct suite_env *env,
 		goto fail;
 	pat_fill(buf, WIN, 0, SEED0);
 	r = pwrite(w->fd, buf, WIN, (off_t)w->base);
+	e = errno;
 	free(buf);
 	if (r != WIN) {
-		diag_add(d, "prefill: pwrite of %ld bytes at %lld returned %zd%s%s",
-			 WIN, w->base, r, r < 0 ? ": " : "",
-			 r < 0 ? strerror(errno) : "");
+		diag_add(d, "prefill: pwrite of %ld bytes at %lld %s", WIN, w->base,
+			 ret_text(r, e, rt, sizeof(rt)));
 		goto fail;
 	}
 	image_write(&w->im, 0, WIN, SEED0);
@@ -100,16 +123,6 @@ static int win_begin(const struct suite_test *t, const struct suite_env *env,
 fail:
 	win_end(w);
 	return -1;
-}
-
-/* "returned 4096" or "returned -1: Invalid argument", for diagnostics. */
-static const char *ret_text(long long r, int e, char *buf, size_t len)
-{
-	if (r < 0)
-		snprintf(buf, len, "returned %lld: %s", r, strerror(e));
-	else
-		snprintf(buf, len, "returned %lld", r);
-	return buf;
 }
 
 /*
@@ -165,7 +178,7 @@ static unsigned int win_get(struct win *w, int fd, long long off, size_t len,
 			 len);
 		bad = 1;
 	} else {
-		/* compare() names device offsets: report them absolute. */
+		/* compare() names window offsets: the label adds the base. */
 		char label[128];
 
 		snprintf(label, sizeof(label), "%s (window at %lld)", how,
@@ -640,11 +653,11 @@ static void aops_free(struct aop *ops, size_t n)
 		free(ops[i].mem);
 }
 
-/* ops[first..first+n) through native AIO in one io_submit; res in each.
- * 0, or -1 with a diagnostic when the engine itself failed (errno ENOSYS
- * and friends: *skip set). */
-static int aio_batch(struct win *w, struct aop *ops, size_t n, int *skip,
-		     struct diag *d)
+/* ops[0..n) on fd (their offsets from base) through native AIO in one
+ * io_submit; res in each. 0, or -1: with *skip set to errno when this
+ * kernel has no native AIO, else with a diagnostic. */
+static int aio_batch(int fd, long long base, struct aop *ops, size_t n,
+		     int *skip, struct diag *d)
 {
 	aio_context_t ctx = 0;
 	struct iocb cbs[NASYNC], *cbp[NASYNC];
@@ -662,11 +675,11 @@ static int aio_batch(struct win *w, struct aop *ops, size_t n, int *skip,
 	memset(cbs, 0, sizeof(cbs));
 	for (i = 0; i < n; i++) {
 		cbs[i].aio_data = i;
-		cbs[i].aio_fildes = (uint32_t)w->fd;
+		cbs[i].aio_fildes = (uint32_t)fd;
 		cbs[i].aio_lio_opcode = ops[i].write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
 		cbs[i].aio_buf = (uint64_t)(uintptr_t)(ops[i].mem + ops[i].boff);
 		cbs[i].aio_nbytes = ops[i].len;
-		cbs[i].aio_offset = w->base + ops[i].off;
+		cbs[i].aio_offset = base + ops[i].off;
 		cbs[i].aio_rw_flags = ops[i].rwf;
 		cbp[i] = &cbs[i];
 		ops[i].res = LLONG_MIN;
@@ -699,8 +712,8 @@ out:
 }
 
 /* The same through io_uring (READ/WRITE with rw_flags), one enter. */
-static int uring_batch(struct win *w, struct aop *ops, size_t n, int *skip,
-		       struct diag *d)
+static int uring_batch(int fd, long long base, struct aop *ops, size_t n,
+		       int *skip, struct diag *d)
 {
 	struct ring ring;
 	unsigned int got = 0;
@@ -720,8 +733,8 @@ static int uring_batch(struct win *w, struct aop *ops, size_t n, int *skip,
 			       *ring_u32(ring.sq, ring.p.sq_off.ring_mask);
 
 		ring_queue(&ring, ops[i].write ? IORING_OP_WRITE : IORING_OP_READ,
-			   w->fd, ops[i].mem + ops[i].boff, (unsigned int)ops[i].len,
-			   w->base + ops[i].off, i);
+			   fd, ops[i].mem + ops[i].boff, (unsigned int)ops[i].len,
+			   base + ops[i].off, i);
 		ring.sqes[idx].rw_flags = (uint32_t)ops[i].rwf;
 		ops[i].res = LLONG_MIN;
 	}
@@ -748,6 +761,32 @@ out:
 	return rc;
 }
 
+/*
+ * ops[0..n) through one engine on fd (the window's own descriptor, or
+ * another on the same device): their buffers made, then the batch. 1 when
+ * it ran, 0 when this kernel lacks the engine (*skip set, nothing
+ * counted), -1 after a problem counted in w->im.bad. aops_free() after.
+ */
+static int engine_run(struct win *w, int fd, int uring, struct aop *ops,
+		      size_t n, int *skip, struct diag *d)
+{
+	int rc;
+
+	*skip = 0;
+	if (aops_alloc(ops, n, d) != 0) {
+		w->im.bad++;
+		return -1;
+	}
+	rc = uring ? uring_batch(fd, w->base, ops, n, skip, d) :
+		     aio_batch(fd, w->base, ops, n, skip, d);
+	if (rc == 0)
+		return 1;
+	if (*skip != 0)
+		return 0;
+	w->im.bad++;
+	return -1;
+}
+
 /* Checks every result of a batch that ran: a write's res is its length
  * (the image learns what it wrote), a read's res its length and its bytes
  * the image's. */
@@ -759,12 +798,9 @@ static void aops_check(struct win *w, const char *engine, struct aop *ops,
 		char label[96];
 
 		if (ops[i].res != (long long)ops[i].len) {
-			diag_add(d, "%s %s %zu of %zu bytes at %lld: res %lld%s%s, expected %zu",
+			diag_add(d, "%s %s %zu of %zu bytes at %lld: %s, expected %zu",
 				 engine, op, i, ops[i].len, w->base + ops[i].off,
-				 ops[i].res, ops[i].res < 0 && ops[i].res > -4096 ? " " : "",
-				 ops[i].res < 0 && ops[i].res > -4096 ?
-					 strerror((int)-ops[i].res) : "",
-				 ops[i].len);
+				 res_text(ops[i].res, label, sizeof(label)), ops[i].len);
 			w->im.bad++;
 			if (ops[i].write && ops[i].res > 0)
 				image_write(&w->im, ops[i].off, (size_t)ops[i].res,
@@ -799,22 +835,15 @@ static enum test_status async_test(const struct suite_test *t,
 
 	if (win_begin(t, env, &w, &st, d) != 0)
 		return st;
-	memcpy(ops, async_ops, sizeof(ops));
+	memcpy(ops, async_ops, sizeof(ops)); /* every mem NULL */
 	while (half < NASYNC && ops[half].write)
 		half++;
-	for (size_t i = 0; i < NASYNC; i++)
-		ops[i].mem = NULL;
-	if (aops_alloc(ops, NASYNC, d) != 0) {
-		w.im.bad++;
-		goto out;
-	}
 	for (pass = 0; pass < 2; pass++) {
 		struct aop *o = pass == 0 ? ops : ops + half;
 		size_t n = pass == 0 ? half : NASYNC - half;
-		int rc = uring ? uring_batch(&w, o, n, &skip, d) :
-				 aio_batch(&w, o, n, &skip, d);
+		int rc = engine_run(&w, w.fd, uring, o, n, &skip, d);
 
-		if (rc != 0 && skip != 0) {
+		if (rc == 0) {
 			snprintf(d->skip_reason, sizeof(d->skip_reason), "%s: %s",
 				 uring ? "io_uring_setup (CONFIG_IO_URING)" :
 					 "io_setup (native AIO, CONFIG_AIO)",
@@ -823,10 +852,8 @@ static enum test_status async_test(const struct suite_test *t,
 			win_end(&w);
 			return TEST_SKIP;
 		}
-		if (rc != 0) {
-			w.im.bad++;
+		if (rc < 0)
 			goto out;
-		}
 		aops_check(&w, engine, o, n, d);
 	}
 	win_verify(&w, env, uring ? "after io_uring" : "after aio", d);
@@ -1032,7 +1059,7 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 	struct iovec iov[2];
 	char rt[96];
 	ssize_t r;
-	int skip = 0, e;
+	int skip, e;
 
 	if (win_begin(t, env, &w, &st, d) != 0)
 		return st;
@@ -1124,37 +1151,23 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 		int bfd = open(env->path, O_RDWR | O_CLOEXEC);
 
 		for (size_t k = 0; bfd >= 0 && k < sizeof(ew) / sizeof(ew[0]); k++) {
-			struct win ww = w;
-
 			memset(ops, 0, sizeof(ops));
 			ops[0].write = 1;
 			ops[0].off = tail;
 			ops[0].len = 8 * KIB;
 			ops[0].seed = 5 + (unsigned int)k;
-			if (aops_alloc(ops, 1, d) != 0) {
-				w.im.bad++;
-				aops_free(ops, 1);
-				break;
-			}
-			if (ew[k].buffered)
-				ww.fd = bfd;
-			skip = 0;
-			if ((ew[k].uring ? uring_batch(&ww, ops, 1, &skip, d) :
-					   aio_batch(&ww, ops, 1, &skip, d)) == 0) {
+			if (engine_run(&w, ew[k].buffered ? bfd : w.fd, ew[k].uring,
+				       ops, 1, &skip, d) > 0) {
 				if (ops[0].res != 4 * KIB) {
-					diag_add(d, "%s of 8192 at %lld, 4096 before the end: res %lld%s%s, expected 4096",
-						 ew[k].what, w.base + tail, ops[0].res,
-						 ops[0].res < 0 ? " " : "",
-						 ops[0].res < 0 && ops[0].res > -4096 ?
-							 strerror((int)-ops[0].res) : "");
+					diag_add(d, "%s of 8192 at %lld, 4096 before the end: %s, expected 4096",
+						 ew[k].what, w.base + tail,
+						 res_text(ops[0].res, rt, sizeof(rt)));
 					w.im.bad++;
 				}
 				/* What is on the device now is the new page
 				 * or (an error) the old one: the reads tell. */
 				if (ops[0].res > 0)
 					image_write(&w.im, tail, 4 * KIB, ops[0].seed);
-			} else if (skip == 0) {
-				w.im.bad++;
 			}
 			aops_free(ops, 1);
 			if (ew[k].buffered && fsync(bfd) != 0) {
@@ -1168,37 +1181,26 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 	/* The engines: a read across the end and one past it. */
 	for (int uring = 0; uring < 2; uring++) {
 		const char *engine = uring ? "io_uring" : "aio";
+		int ran;
 
 		memset(ops, 0, sizeof(ops));
 		ops[0].off = tail;
 		ops[0].len = 8 * KIB;
 		ops[1].off = WIN;
 		ops[1].len = 4 * KIB;
-		if (aops_alloc(ops, 2, d) != 0) {
+		ran = engine_run(&w, w.fd, uring, ops, 2, &skip, d);
+		if (ran > 0 && ops[0].res != 4 * KIB) {
+			diag_add(d, "%s read of 8192 at %lld, 4096 before the end: %s, expected 4096",
+				 engine, w.base + tail, res_text(ops[0].res, rt, sizeof(rt)));
 			w.im.bad++;
-			aops_free(ops, 2);
-			break;
-		}
-		skip = 0;
-		if ((uring ? uring_batch(&w, ops, 2, &skip, d) :
-			     aio_batch(&w, ops, 2, &skip, d)) != 0) {
-			if (skip == 0)
-				w.im.bad++;
-			aops_free(ops, 2);
-			continue;
-		}
-		if (ops[0].res != 4 * KIB) {
-			diag_add(d, "%s read of 8192 at %lld, 4096 before the end: res %lld, expected 4096",
-				 engine, w.base + tail, ops[0].res);
-			w.im.bad++;
-		} else {
+		} else if (ran > 0) {
 			w.im.bad += compare(uring ? "io_uring read across the end" :
 						    "aio read across the end",
 					    ops[0].mem, &w.im, tail, 4 * KIB, d);
 		}
-		if (ops[1].res != 0) {
-			diag_add(d, "%s read of 4096 at the end: res %lld, expected 0",
-				 engine, ops[1].res);
+		if (ran > 0 && ops[1].res != 0) {
+			diag_add(d, "%s read of 4096 at the end: %s, expected 0",
+				 engine, res_text(ops[1].res, rt, sizeof(rt)));
 			w.im.bad++;
 		}
 		aops_free(ops, 2);
@@ -1260,9 +1262,13 @@ static void bdev_split_small(int fd)
 	n = read(sfd, cur, sizeof(cur) - 1);
 	if (n > 0) {
 		cur[n] = '\0';
-		if (strtol(cur, NULL, 10) > BDEV_SPLIT_KB &&
-		    pwrite(sfd, "64\n", 3, 0) != 3)
-			n = 0; /* refused: the device's own limit stays */
+		if (strtol(cur, NULL, 10) > BDEV_SPLIT_KB) {
+			int len = snprintf(cur, sizeof(cur), "%d\n", BDEV_SPLIT_KB);
+
+			/* Refused (a device whose minimum is above it): the
+			 * device keeps its own limit, nothing else to do. */
+			(void)!pwrite(sfd, cur, (size_t)len, 0);
+		}
 	}
 	close(sfd);
 }

@@ -1065,26 +1065,20 @@ enum test_status test_uring(const struct suite_test *t,
 			diag_add(d, "io_uring_enter of a readv across extents returned %ld", n);
 			im.bad++;
 		} else {
-			uint32_t *headp = ring_u32(ring.cq, ring.p.cq_off.head);
-			uint32_t head = *headp;
-			struct io_uring_cqe *cqes =
-				(struct io_uring_cqe *)((char *)ring.cq + ring.p.cq_off.cqes);
-			struct io_uring_cqe *c =
-				&cqes[head & *ring_u32(ring.cq, ring.p.cq_off.ring_mask)];
+			struct io_uring_cqe c;
 
-			if (__atomic_load_n(ring_u32(ring.cq, ring.p.cq_off.tail),
-					    __ATOMIC_ACQUIRE) == head) {
-				diag_add(d, "io_uring readv across extents: no completion");
+			if (ring_wait_cqe(&ring, &c) != 0) {
+				diag_add(d, "io_uring readv across extents: no completion: %s",
+					 strerror(errno));
 				im.bad++;
-			} else if (c->res != (int)len) {
+			} else if (c.res != (int)len) {
 				diag_add(d, "io_uring readv of %zu at 32768 across extents and holes into an untouched buffer: res %d, expected %zu",
-					 len, c->res, len);
+					 len, c.res, len);
 				im.bad++;
 			} else {
 				im.bad += compare("io_uring readv across extents", m,
 						  &im, 32 * KIB, len, d);
 			}
-			__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
 		}
 		munmap(m, len);
 	}
@@ -3079,11 +3073,13 @@ enum test_status test_eof_pollute(const struct suite_test *t,
  * syscall (io_getevents would reap it): the kernel maps struct aio_ring at
  * ctx (id, nr, head, tail, magic, ...); 0 when it holds one or the ring is
  * not as expected. */
+#define AIO_RING_MAGIC 0xa10a10a1U /* fs/aio.c */
+
 static int aio_pending(aio_context_t ctx)
 {
 	const unsigned int *ring = (const unsigned int *)(uintptr_t)ctx;
 
-	return ring[4] == 0xa10a10a1U &&
+	return ring[4] == AIO_RING_MAGIC &&
 	       ring[2] == __atomic_load_n(&ring[3], __ATOMIC_ACQUIRE);
 }
 
@@ -3228,6 +3224,7 @@ static int inflight_round(struct inflight *f, const struct suite_env *env,
 	}
 	if (act == ACT_CLOSE) {
 		close(other);
+		other = -1;
 	} else if (fallocate(fd, act == ACT_ZERO_RANGE ? FALLOC_FL_ZERO_RANGE : 0,
 			     0, (off_t)bs) != 0 &&
 		   !(errno == EOPNOTSUPP && act == ACT_ZERO_RANGE)) {
@@ -3250,6 +3247,8 @@ static int inflight_round(struct inflight *f, const struct suite_env *env,
 		 "of [0, one block) under", how, AF_LEN, bs);
 	verify(env->path, im, step, VIA_ALL, d);
 out:
+	if (other >= 0)
+		close(other);
 	close(fd);
 	return pending;
 }

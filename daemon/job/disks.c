@@ -337,19 +337,16 @@ out:
 static int raw_disk(struct jobrun *r, const char *path,
 		    const struct fs_kind *fs, char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), e = 0;
 
-	if (fd < 0 || ftruncate(fd, (off_t)fs->min_mb << 20) < 0) {
-		errf(err, errlen, "create %s: %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
+	if (fd < 0 || ftruncate(fd, (off_t)fs->min_mb << 20) < 0)
+		e = errno;
+	if (fd >= 0 && close(fd) < 0 && e == 0)
+		e = errno;
+	if (e != 0) {
+		errf(err, errlen, "create %s: %s", path, strerror(e));
+		if (fd >= 0)
 			unlink(path);
-		}
-		return -1;
-	}
-	if (close(fd) < 0) {
-		errf(err, errlen, "create %s: %s", path, strerror(errno));
-		unlink(path);
 		return -1;
 	}
 	jlog(r, "disk %s: %ld MiB raw (%s)", path, fs->min_mb, fs->name);
