@@ -258,9 +258,27 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	X("bdev_eod", "bdev",                                                  \
 	  "At the end of a raw block device: a read across the end returns the bytes up to it (pread, preadv2, AIO, io_uring), at or past it 0; a write across the end writes and returns the part up to it and leaves the position at the end, at or past it fails with ENOSPC.", \
 	  "Direct I/O near the end of a block device reads or writes past it, returns a wrong count or an error instead of a short count (partition and LVM tools, dd).", "") \
-	X("crash_osync_extend", "ext4",                                        \
-	  "Two boots: 16 O_SYNC|O_DIRECT extending writes, power cut, then the size and bytes write() reported must be on disk.", \
+	X("crash_osync_extend", RCGATE_ALL_FS,                                 \
+	  "Two boots: 16 O_SYNC|O_DIRECT extending write()s on a disk of its own, power cut, then the size and bytes write() reported must be on disk.", \
 	  "An O_SYNC direct write is not durable: a crash loses data the application was told was safe.", \
-	  "91562895f803 ext4: properly sync file size update after O_SYNC direct IO")
+	  "91562895f803 ext4: properly sync file size update after O_SYNC direct IO") \
+	X("crash_odsync_extend", RCGATE_ALL_FS,                                \
+	  "Two boots: 16 O_DSYNC|O_DIRECT extending pwrite()s on a disk of its own, power cut, then the size and every byte must be on disk.", \
+	  "An O_DSYNC direct write is not durable (databases' and journals' usual promise): a crash loses data or the file size.", \
+	  "91562895f803 ext4: properly sync file size update after O_SYNC direct IO") \
+	X("crash_fdatasync_extend", RCGATE_ALL_FS,                             \
+	  "Two boots: four O_DIRECT pwritev()s extend a file to 64 KiB, fdatasync() returns, power cut, then the size and every byte must be on disk.", \
+	  "fdatasync after direct writes does not persist the size they extended: a crash truncates the file.", "") \
+	X("crash_aio_dsync", RCGATE_ALL_FS,                                    \
+	  "Two boots: one io_submit of 16 RWF_DSYNC direct writes into blocks fallocated and fsynced before, every event complete, power cut, then every byte must be on disk.", \
+	  "An asynchronous RWF_DSYNC direct write completes without its sync: a crash leaves the blocks unwritten (zeros) although the application was told they were durable.", \
+	  "8184620ae212 btrfs: fix lost file sync on direct IO write with nowait and dsync iocb") \
+	X("crash_uring_dsync", RCGATE_ALL_FS,                                  \
+	  "Two boots: 16 io_uring RWF_NOWAIT|RWF_DSYNC direct writes into blocks fallocated and fsynced before (one that would wait goes again without RWF_NOWAIT), power cut, then every byte must be on disk.", \
+	  "An io_uring RWF_DSYNC direct write that completed without waiting is not durable: a crash loses data the application was told was safe.", \
+	  "8184620ae212 btrfs: fix lost file sync on direct IO write with nowait and dsync iocb") \
+	X("crash_fsync_append", RCGATE_ALL_FS,                                 \
+	  "Two boots: 16 O_APPEND|O_DIRECT write()s (position checked after each), fsync() returns, power cut, then the size and every byte must be on disk.", \
+	  "fsync after direct appends (logs, WALs) does not persist them: a crash loses records the application had synced.", "")
 
 #endif

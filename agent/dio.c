@@ -915,6 +915,13 @@ uint32_t *ring_u32(void *base, uint32_t off)
 void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
 		       unsigned int nr, long long off, uint64_t data)
 {
+	ring_queue_flags(r, op, fd, iov, nr, off, data, 0);
+}
+
+void ring_queue_flags(struct ring *r, uint8_t op, int fd, void *iov,
+		      unsigned int nr, long long off, uint64_t data,
+		      uint32_t rw_flags)
+{
 	uint32_t tail = *ring_u32(r->sq, r->p.sq_off.tail);
 	uint32_t idx = tail & *ring_u32(r->sq, r->p.sq_off.ring_mask);
 	struct io_uring_sqe *sqe = &r->sqes[idx];
@@ -926,6 +933,7 @@ void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
 	sqe->len = nr;
 	sqe->off = (uint64_t)off;
 	sqe->user_data = data;
+	sqe->rw_flags = (__kernel_rwf_t)rw_flags;
 	ring_u32(r->sq, r->p.sq_off.array)[idx] = idx;
 	__atomic_store_n(ring_u32(r->sq, r->p.sq_off.tail), tail + 1,
 			 __ATOMIC_RELEASE);

@@ -64,6 +64,10 @@ uint32_t *ring_u32(void *base, uint32_t off);
 /* Queue one sqe (the caller makes sure there is room). */
 void ring_queue(struct ring *r, uint8_t op, int fd, void *iov,
 		unsigned int nr, long long off, uint64_t data);
+/* The same with the sqe's rw_flags (RWF_NOWAIT, RWF_DSYNC, ...). */
+void ring_queue_flags(struct ring *r, uint8_t op, int fd, void *iov,
+		      unsigned int nr, long long off, uint64_t data,
+		      uint32_t rw_flags);
 /* Waits for the next completion and takes it off the ring: 0, or -1 with
  * errno when io_uring_enter fails. */
 int ring_wait_cqe(struct ring *r, struct io_uring_cqe *out);

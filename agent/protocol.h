@@ -92,17 +92,23 @@
 #define RCGATE_MARKER_DURATION "duration_ms"
 
 /*
- * The crash-write phase writes RCGATE_CRASH_BLOCKS write()s of
- * RCGATE_CRASH_BLOCK bytes, then prints
- * "# rcgate-durable: file=crash.dat size=<bytes written> block=4096" and
- * the ready line, at which the daemon cuts the power. There is no marker in
- * that phase. The daemon has crash-verify check all RCGATE_CRASH_BYTES.
+ * The crash-write phase makes RCGATE_CRASH_PROMISES promises, one per disk:
+ * the k-th disk of a filesystem in rcgate.disks holds promise k (mod
+ * RCGATE_CRASH_PROMISES; agent/suite.h lists them, 0 being O_SYNC), so the
+ * daemon attaches RCGATE_CRASH_PROMISES disks of each filesystem. Each
+ * writes RCGATE_CRASH_BLOCKS blocks of RCGATE_CRASH_BLOCK bytes and prints
+ * "# rcgate-durable: fs=ext4 dev=/dev/vda test=crash_osync_extend
+ * file=crash.dat size=<bytes promised durable> block=4096"; then the ready
+ * line, at which the daemon cuts the power. There is no marker in that
+ * phase. The daemon has crash-verify check all RCGATE_CRASH_BYTES of every
+ * promise (rcgate.expect).
  */
 #define RCGATE_DURABLE "# rcgate-durable:"
 #define RCGATE_DURABLE_SIZE " size="
 #define RCGATE_CRASH_READY "# rcgate-crash-ready"
 #define RCGATE_CRASH_BLOCK 4096
 #define RCGATE_CRASH_BLOCKS 16
+#define RCGATE_CRASH_PROMISES 6
 #define RCGATE_CRASH_BYTES (RCGATE_CRASH_BLOCKS * RCGATE_CRASH_BLOCK)
 
 /* ---- the daemon's files of one job attempt (sched.c writes, api.c serves) ---- */

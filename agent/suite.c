@@ -278,6 +278,11 @@ void suite_set_io(const struct suite_io *ops)
 	io = ops != NULL ? *ops : libc_io;
 }
 
+ssize_t suite_write(int fd, const void *buf, size_t len)
+{
+	return io.write(fd, buf, len);
+}
+
 static ssize_t do_write(int fd, enum write_op op, unsigned char *buf,
 			unsigned int nblocks, size_t bs, off_t off)
 {
@@ -966,7 +971,7 @@ void suite_print_result(FILE *out, int indent, unsigned int number,
 }
 
 /* The head of a nested suite: header, "# Subtest: <name>", plan. */
-static void print_subtest_head(FILE *out, const char *name, size_t ntests)
+void print_subtest_head(FILE *out, const char *name, size_t ntests)
 {
 	fprintf(out, "    KTAP version 1\n");
 	fprintf(out, "    # Subtest: %s\n", name);
@@ -974,7 +979,7 @@ static void print_subtest_head(FILE *out, const char *name, size_t ntests)
 	fflush(out);
 }
 
-static void counts_add_status(struct suite_counts *c, enum test_status st)
+void counts_add_status(struct suite_counts *c, enum test_status st)
 {
 	if (st == TEST_PASS)
 		c->pass++;
@@ -1235,11 +1240,6 @@ int disks_parse(const char *value, struct disk_spec *out, unsigned int *n,
 		if (disk_entry_parse(p, len, &out[count], err, errlen) != 0)
 			return -1;
 		for (i = 0; i < count; i++) {
-			if (strcmp(out[i].fs, out[count].fs) == 0) {
-				snprintf(err, errlen, "filesystem %s listed twice",
-					 out[i].fs);
-				return -1;
-			}
 			if (strcmp(out[i].dev, out[count].dev) == 0) {
 				snprintf(err, errlen, "device %s listed twice",
 					 out[i].dev);
@@ -1282,173 +1282,4 @@ int fs_listed(const char *text, const char *fs)
 int mount_error_unsupported(int e, int listed)
 {
 	return e == ENODEV || !listed;
-}
-
-/* ---- crash consistency ---- */
-
-unsigned char crash_pattern(long long off)
-{
-	return (unsigned char)('A' + (off / CRASH_BLOCK) % 26);
-}
-
-long long crash_write(const char *dir, int *fd_out, struct diag *d,
-		      char *err, size_t errlen)
-{
-	char path[4096];
-	unsigned char *buf;
-	long long written = 0;
-	unsigned int i, pos_bad = 0;
-	int fd, n;
-
-	if (fd_out != NULL)
-		*fd_out = -1;
-	diag_reset(d);
-	n = snprintf(path, sizeof(path), "%s/" CRASH_FILE, dir);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		snprintf(err, errlen, "directory name too long: %s", dir);
-		return -1;
-	}
-	if (posix_memalign((void **)&buf, IO_ALIGN, CRASH_BLOCK) != 0) {
-		snprintf(err, errlen, "posix_memalign(%d) failed", CRASH_BLOCK);
-		return -1;
-	}
-	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT | O_SYNC |
-			O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "create %s with O_DIRECT|O_SYNC: %s", path,
-			 strerror(errno));
-		free(buf);
-		return -1;
-	}
-	for (i = 0; i < CRASH_BLOCKS; i++) {
-		long long want_pos = (long long)(i + 1) * CRASH_BLOCK;
-		ssize_t ret;
-
-		memset(buf, crash_pattern((long long)i * CRASH_BLOCK), CRASH_BLOCK);
-		ret = io.write(fd, buf, CRASH_BLOCK);
-		if (ret < 0) {
-			diag_add(d, "write %u of %u (%d bytes) failed: %s", i + 1,
-				 CRASH_BLOCKS, CRASH_BLOCK, strerror(errno));
-			break;
-		}
-		written += ret;
-		if (ret != CRASH_BLOCK) {
-			/* The next O_DIRECT write would be misaligned anyway. */
-			diag_add(d, "write %u of %u returned %zd, expected %d",
-				 i + 1, CRASH_BLOCKS, ret, CRASH_BLOCK);
-			break;
-		}
-		/*
-		 * A wrong position (6.1.64) puts the next block in the wrong
-		 * place; keep writing, crash-verify will see the damage.
-		 */
-		pos_bad += (unsigned int)check_position(lseek(fd, 0, SEEK_CUR),
-							want_pos, "write", i + 1,
-							CRASH_BLOCKS, CRASH_BLOCK,
-							first(pos_bad, d));
-	}
-	if (pos_bad > 1)
-		diag_add(d, "totals: wrong position %u", pos_bad);
-	free(buf);
-	if (fd_out != NULL)
-		*fd_out = fd;
-	else
-		close(fd);
-	return written;
-}
-
-enum test_status crash_verify(const char *dir, long long expect,
-			      struct diag *d)
-{
-	char path[4096];
-	unsigned char *buf;
-	long long off = 0, limit, bad = 0;
-	enum test_status st = TEST_PASS;
-	struct stat sb;
-	int fd, n;
-
-	diag_reset(d);
-	n = snprintf(path, sizeof(path), "%s/" CRASH_FILE, dir);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		diag_add(d, "directory name too long: %s", dir);
-		return TEST_FAIL;
-	}
-	/* Buffered reads: the page cache is empty after the reboot. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			diag_add(d, CRASH_FILE " missing after power cut");
-		else
-			diag_add(d, "open " CRASH_FILE ": %s", strerror(errno));
-		return TEST_FAIL;
-	}
-	if (fstat(fd, &sb) != 0) {
-		diag_add(d, "fstat " CRASH_FILE ": %s", strerror(errno));
-		close(fd);
-		return TEST_FAIL;
-	}
-	if ((long long)sb.st_size < expect) {
-		diag_add(d, "st_size %lld after power cut, expected >= %lld "
-			 "(O_SYNC|O_DIRECT extension not durable)",
-			 (long long)sb.st_size, expect);
-		st = TEST_FAIL;
-	}
-	limit = (long long)sb.st_size < expect ? (long long)sb.st_size : expect;
-	buf = malloc(CRASH_BLOCK);
-	if (buf == NULL) {
-		diag_add(d, "out of memory");
-		close(fd);
-		return TEST_FAIL;
-	}
-	while (off < limit) {
-		size_t want = limit - off < CRASH_BLOCK ? (size_t)(limit - off) :
-							 CRASH_BLOCK;
-		ssize_t ret = pread(fd, buf, want, (off_t)off);
-		size_t i;
-
-		if (ret <= 0) {
-			diag_add(d, "pread at %lld %s, st_size %lld", off,
-				 ret < 0 ? strerror(errno) : "hit end of file",
-				 (long long)sb.st_size);
-			st = TEST_FAIL;
-			break;
-		}
-		for (i = 0; i < (size_t)ret; i++) {
-			unsigned char want_c = crash_pattern(off + (long long)i);
-
-			if (buf[i] == want_c)
-				continue;
-			if (bad == 0)
-				diag_add(d, "buffer wrong at %lld have %02x expected %02x",
-					 off + (long long)i, buf[i], want_c);
-			bad++;
-		}
-		off += ret;
-	}
-	if (bad > 0) {
-		if (bad > 1)
-			diag_add(d, "totals: wrong bytes %lld of %lld", bad, limit);
-		st = TEST_FAIL;
-	}
-	free(buf);
-	close(fd);
-	return st;
-}
-
-void crash_verify_run(const char *dir, const char *suite_name,
-		      long long expect, FILE *out, struct suite_counts *counts)
-{
-	struct diag d;
-	enum test_status st;
-
-	memset(counts, 0, sizeof(*counts));
-	print_subtest_head(out, suite_name, 1);
-	{
-		long long started = now_ms();
-
-		st = crash_verify(dir, expect, &d);
-		suite_print_result(out, 4, 1, now_ms() - started,
-				   CRASH_TEST_NAME, st, &d);
-	}
-	counts_add_status(counts, st);
 }

@@ -348,7 +348,7 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 
 /* ---- several filesystems in one boot (rcgate.disks) ---- */
 
-#define SUITE_MAX_DISKS 4
+#define SUITE_MAX_DISKS 20
 
 /* One disk to test: the device and the filesystem the host made on it. */
 struct disk_spec {
@@ -386,48 +386,81 @@ int fs_listed(const char *proc_filesystems, const char *fs);
  */
 int mount_error_unsupported(int e, int listed);
 
-/* ---- crash consistency (91562895f803): two boots on one disk ---- */
+/* ---- crash consistency (91562895f803 and the other promises): crash.c ---- */
 
 #define CRASH_FILE "crash.dat"
 /* How much is written is part of the contract with the daemon. */
 #define CRASH_BLOCK RCGATE_CRASH_BLOCK
 #define CRASH_BLOCKS RCGATE_CRASH_BLOCKS
+#define CRASH_PROMISES RCGATE_CRASH_PROMISES
 #define CRASH_TEST_NAME "crash_osync_extend"
+
+/*
+ * The promises, in the daemon's disk order (protocol.h): 0 O_SYNC write()
+ * extension (crash_osync_extend, crash.dat), 1 O_DSYNC pwrite() extension,
+ * 2 pwritev() extension then fdatasync, 3 native AIO RWF_DSYNC writes into
+ * blocks fallocated (and fsynced) before, 4 io_uring RWF_NOWAIT|RWF_DSYNC
+ * writes into such blocks (-EAGAIN goes again without RWF_NOWAIT), 5
+ * O_APPEND write()s (the position checked after each), then fsync. Each
+ * writes CRASH_BLOCKS blocks of CRASH_BLOCK bytes at 0, block i filled with
+ * crash_pattern. NULL for a promise number out of range.
+ */
+const char *crash_test_name(unsigned int promise);
+const char *crash_file_name(unsigned int promise);
 
 /* The byte expected at file offset off: block i holds 'A' + i (mod 26). */
 unsigned char crash_pattern(long long off);
 
+/* Why this kernel cannot make promise at all (no AIO, no io_uring): the
+ * reason in why, or NULL when it can. */
+const char *crash_unsupported(unsigned int promise, char *why, size_t len);
+
 /*
- * Phase crash-write: create <dir>/crash.dat with O_CREAT|O_TRUNC|O_WRONLY|
- * O_DIRECT|O_SYNC and extend it with CRASH_BLOCKS write()s of CRASH_BLOCK
- * bytes, block i filled with crash_pattern. After each write the file
- * position is checked (a wrong one is a diagnostic in d, and writing goes
- * on); a failed or short write ends the writing. The file is deliberately
- * left open and never synced: the caller's power cut is the point. Returns
- * the bytes write() reported as written (what O_SYNC promised is durable),
- * or -1 with a message in err when the file cannot be created at all.
+ * Phase crash-write of one promise: create <dir>/<its file> (O_TRUNC) and
+ * write it. Promise 0 checks the file position after each write() (a wrong
+ * one is a diagnostic in d, and writing goes on); a failed or short write
+ * ends the writing. The file is deliberately left open and never synced
+ * beyond what the promise does: the caller's power cut is the point.
+ * Returns the bytes the kernel promised are durable (0 when a batch or
+ * fdatasync failed), or -1 with a message in err when the file cannot be
+ * created or the promise's interface is missing (see crash_unsupported).
  * *fd_out (may be NULL) receives the open descriptor, else it is closed.
  */
-long long crash_write(const char *dir, int *fd_out, struct diag *d,
-		      char *err, size_t errlen);
+long long crash_write(const char *dir, unsigned int promise, int *fd_out,
+		      struct diag *d, char *err, size_t errlen);
 
 /*
- * Phase crash-verify, after the power cut and a fresh mount: <dir>/crash.dat
- * must exist, have st_size >= expect, and its first expect bytes must match
- * crash_pattern. Returns TEST_PASS or TEST_FAIL with diagnostics such as
- * "st_size 0 after power cut, expected >= 65536 (O_SYNC|O_DIRECT extension
- * not durable)", "buffer wrong at 4096 have 00 expected 42" or "crash.dat
- * missing after power cut".
+ * Phase crash-verify of one promise, after the power cut and a fresh mount:
+ * its file must exist, have st_size >= expect, and its first expect bytes
+ * must match crash_pattern. TEST_SKIP when crash_unsupported. Diagnostics
+ * such as "st_size 0 after power cut, expected >= 65536 (O_SYNC|O_DIRECT
+ * extension not durable)", "buffer wrong at 4096 have 00 expected 42" or
+ * "crash.dat missing after power cut".
  */
-enum test_status crash_verify(const char *dir, long long expect,
-			      struct diag *d);
+enum test_status crash_verify(const char *dir, unsigned int promise,
+			      long long expect, struct diag *d);
+
+/* One disk (or directory) of crash-verify and the promise it holds. */
+struct crash_disk {
+	const char *dir;
+	unsigned int promise;
+	int unsupported;	/* its filesystem is not in this kernel: SKIP */
+};
 
 /*
- * crash_verify as a nested KTAP block like suite_run's: header, "# Subtest:
- * <suite_name>", "1..1", the crash_osync_extend result. The caller prints the
- * parent's result line from counts.
+ * crash_verify of each disk as a nested KTAP block like suite_run's:
+ * header, "# Subtest: <suite_name>", "1..n", one result per disk named
+ * after its promise. The caller prints the parent's result line from
+ * counts.
  */
-void crash_verify_run(const char *dir, const char *suite_name,
-		      long long expect, FILE *out, struct suite_counts *counts);
+void crash_verify_run(const struct crash_disk *disks, unsigned int n,
+		      const char *suite_name, long long expect, FILE *out,
+		      struct suite_counts *counts);
+
+/* suite.c's pieces crash.c shares: the nested block's head, a result's
+ * count, and the write() the unit tests can replace (suite_set_io). */
+void print_subtest_head(FILE *out, const char *name, size_t ntests);
+void counts_add_status(struct suite_counts *c, enum test_status st);
+ssize_t suite_write(int fd, const void *buf, size_t len);
 
 #endif

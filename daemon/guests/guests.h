@@ -31,7 +31,7 @@
 #define GUEST_METADATA_PREFIX "rcgate"
 
 /* One disk per filesystem under test; the agent takes at most this many. */
-#define GUEST_MAX_DISKS 4
+#define GUEST_MAX_DISKS 20
 /* disks[i] carries the virtio serial RCGATE_DISK_SERIAL_PREFIX "vd<'a'+i>"
  * (agent/protocol.h, guest_xml.c). */
 

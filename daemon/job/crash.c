@@ -16,24 +16,117 @@
 #include "guests/guests.h"
 #include "job/job.h"
 
-/* The durable size the agent reported before the power cut, or -1. */
-static long durable_size(const char *ktap_path)
+/* A word of the agent's durable line: "test=" -> "crash_osync_extend",
+ * only [a-z0-9_] and at most len - 1 bytes, else "?". */
+static void durable_word(const char *line, size_t linelen, const char *key,
+			 char *out, size_t len)
+{
+	const char *p = memmem(line, linelen, key, strlen(key));
+	size_t n = 0;
+
+	snprintf(out, len, "?");
+	if (p == NULL)
+		return;
+	p += strlen(key);
+	while (p + n < line + linelen && n + 1 < len &&
+	       ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9') ||
+		p[n] == '_'))
+		n++;
+	if (n > 0 && (p + n == line + linelen || p[n] == ' ')) {
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+}
+
+/*
+ * The promises the agent reported durable before the power cut, one job
+ * log line each (a promise short of RCGATE_CRASH_BYTES is named: the
+ * check wants all of them anyway). Returns how many, 0 when none.
+ */
+static int durable_promises(struct jobrun *r, const char *ktap_path)
 {
 	char *text = file_read(ktap_path, 1u << 20, NULL, NULL, 0);
-	const char *p = text != NULL ? strstr(text, RCGATE_DURABLE) : NULL;
-	long size = -1;
+	const char *p = text;
+	int count = 0;
 
-	p = p != NULL ? strstr(p, RCGATE_DURABLE_SIZE) : NULL;
-	if (p != NULL) {
-		char *end;
+	while (p != NULL && (p = strstr(p, RCGATE_DURABLE)) != NULL) {
+		const char *end = strchr(p, '\n'), *q;
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+		char test[40], fs[16], *stop;
+		long size = -1;
 
-		p += strlen(RCGATE_DURABLE_SIZE);
-		size = strtol(p, &end, 10);
-		if (end == p || size < 0)
-			size = -1;
+		q = memmem(p, len, RCGATE_DURABLE_SIZE, strlen(RCGATE_DURABLE_SIZE));
+		if (q != NULL) {
+			q += strlen(RCGATE_DURABLE_SIZE);
+			size = strtol(q, &stop, 10);
+			if (stop == q || size < 0 || size > RCGATE_CRASH_BYTES)
+				size = -1;
+		}
+		p += len;
+		if (size < 0)
+			continue;
+		durable_word(p - len, len, " test=", test, sizeof(test));
+		durable_word(p - len, len, " fs=", fs, sizeof(fs));
+		count++;
+		if (size < RCGATE_CRASH_BYTES)
+			jlog(r, "%s %s: only %ld of %d bytes promised before the "
+			     "power cut", fs, test, size, RCGATE_CRASH_BYTES);
 	}
 	free(text);
-	return size;
+	return count;
+}
+
+/*
+ * The crash test's disks: RCGATE_CRASH_PROMISES of each filesystem in
+ * [jobs] filesystems (one promise per filesystem instance: a sync commits
+ * a whole journal), none for bdev (a raw disk holds no file). As for the
+ * suite, ext4 is required and a filesystem the host cannot format is left
+ * out with a note.
+ */
+static int crash_disks(struct jobrun *r, struct disk_set *d, char *err,
+		       size_t errlen)
+{
+	char list[128], *save = NULL;
+
+	d->n = 0;
+	snprintf(list, sizeof(list), "%s", sched_ctx.cfg->filesystems);
+	for (char *name = strtok_r(list, " ,", &save); name != NULL;
+	     name = strtok_r(NULL, " ,", &save)) {
+		const struct fs_kind *fs = fs_find(name);
+		unsigned first = d->n, k;
+
+		if (fs == NULL || strcmp(fs->name, RCGATE_FS_BDEV) == 0)
+			continue;	/* make_disks() named an unknown one */
+		if (d->n + RCGATE_CRASH_PROMISES > GUEST_MAX_DISKS) {
+			jlog(r, "%s: no power-cut test, more than %d disks",
+			     fs->name, GUEST_MAX_DISKS);
+			continue;
+		}
+		for (k = 0; k < RCGATE_CRASH_PROMISES; k++, d->n++) {
+			if ((size_t)snprintf(d->path[d->n], sizeof(d->path[0]),
+					     "%s/disk-crash-%s-%u.img", r->dir,
+					     fs->name, k) >= sizeof(d->path[0])) {
+				errf(err, errlen, "job directory path too long");
+				break;
+			}
+			if (make_disk(r, d->path[d->n], fs, k, err, errlen) < 0)
+				break;
+			d->fs[d->n] = fs->name;
+		}
+		if (k == RCGATE_CRASH_PROMISES)
+			continue;
+		while (d->n > first)
+			unlink(d->path[--d->n]);
+		if (strcmp(fs->name, "ext4") == 0)
+			return -1;
+		jlog(r, "%s: no power-cut test: %s", fs->name, err);
+	}
+	if (d->n == 0) {
+		errf(err, errlen, "no filesystem for the power-cut test "
+		     "(filesystems = %s)", sched_ctx.cfg->filesystems);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -72,15 +165,18 @@ static int disk_wait_released(const char *path, const atomic_int *cancel,
 	return rc;
 }
 
-/* The crash-consistency test (the bug 91562895f803 fixed): the agent
- * extends a file with O_SYNC|O_DIRECT writes on a fresh ext4 disk and says
- * how much is durable; we cut power (destroy) at that moment, boot again on
- * the same disk, and the agent checks size and content. */
+/*
+ * The power-cut test (the bug 91562895f803 fixed, and every other
+ * promise): on fresh disks, one per promise and filesystem, the agent
+ * writes what O_SYNC, O_DSYNC, fdatasync and RWF_DSYNC (AIO, io_uring)
+ * promise and says so; we cut power (destroy) at that moment, boot again
+ * on the same disks, and the agent checks size and content of each.
+ */
 static int crash_phase(struct jobrun *r, const char *kernel, const char *initrd,
 		       int use_kvm, int timeout_s, struct phase_results *out)
 {
-	struct disk_set d = { .n = 1 };
-	struct boot_plan plan = { RCGATE_PHASE_CRASH_WRITE, &d,
+	struct disk_set *d = calloc(1, sizeof(*d));
+	struct boot_plan plan = { RCGATE_PHASE_CRASH_WRITE, d,
 				  RCGATE_KEY_PHASE "=" RCGATE_PHASE_CRASH_WRITE,
 				  RCGATE_CRASH_READY, use_kvm, timeout_s };
 	char err[512], extra[96], console[PATH_MAX + 32], ktap[PATH_MAX + 32],
@@ -88,17 +184,15 @@ static int crash_phase(struct jobrun *r, const char *kernel, const char *initrd,
 	struct guest_times first, second;
 	enum guest_outcome outcome;
 	double mark = now_monotonic(), gone;
-	long size;
-	int rc;
+	int rc, promised, ret = -1;
 
-	if ((size_t)snprintf(d.path[0], sizeof(d.path[0]), "%s/disk-crash.img",
-			     r->dir) >= sizeof(d.path[0])) {
-		infra(r, "disk", "job directory path too long");
+	if (d == NULL) {
+		infra(r, "disk", "out of memory");
 		return -1;
 	}
-	d.fs[0] = "ext4";
-	if (make_disk(r, d.path[0], fs_find("ext4"), err, sizeof(err)) < 0) {
+	if (crash_disks(r, d, err, sizeof(err)) < 0) {
 		infra(r, "disk", err);
+		free(d);
 		return -1;
 	}
 	mark = now_monotonic() - mark;
@@ -107,12 +201,12 @@ static int crash_phase(struct jobrun *r, const char *kernel, const char *initrd,
 	pthread_mutex_unlock(&r->lock);
 	rc = boot(r, kernel, initrd, &plan, &outcome, &first, err, sizeof(err));
 	/* The power cut: the guest's destroy began at the ready line; the
-	 * second boot may open the disk only once that qemu is gone. */
+	 * second boot may open the disks only once that qemu is gone. */
 	mark = now_monotonic();
 	/* On a host without our files the lock is on its copy: wait for
 	 * the destroy itself. */
 	if (!r->place.local ||
-	    disk_wait_released(d.path[0], r->cancel, 60) < 0) {
+	    disk_wait_released(d->path[0], r->cancel, 60) < 0) {
 		guest_name(r, plan.phase, name, sizeof(name));
 		guest_wait_destroyed(r->place.gh, name);
 	}
@@ -121,41 +215,36 @@ static int crash_phase(struct jobrun *r, const char *kernel, const char *initrd,
 	r->steps.destroy += gone;
 	pthread_mutex_unlock(&r->lock);
 	if (boot_outcome(r, rc, outcome, plan.phase, err) < 0)
-		goto fail;
+		goto out;
 	phase_paths(r, plan.phase, console, ktap, sizeof(console));
-	size = durable_size(ktap);
-	if (size < 0) {
+	promised = durable_promises(r, ktap);
+	if (promised == 0) {
 		infra(r, "agent_output", "crash-write phase reported no durable size");
-		goto fail;
+		goto out;
 	}
-	jlog(r, "power cut after %ld durable bytes (its qemu gone %.2f s later)",
-	     size, gone);
-	/* The agent writes RCGATE_CRASH_BYTES; fewer durable bytes than that
-	 * is itself the finding, so the check always wants all of them. */
-	if (size < RCGATE_CRASH_BYTES) {
-		jlog(r, "only %ld of %d bytes were written before the power cut",
-		     size, RCGATE_CRASH_BYTES);
-		size = RCGATE_CRASH_BYTES;
-	}
+	jlog(r, "power cut after %d promises on %u disks (its qemu gone %.2f s "
+	     "later)", promised, d->n, gone);
+	/* Each promise writes RCGATE_CRASH_BYTES; fewer durable bytes than
+	 * that is itself the finding, so the check always wants all. */
 	snprintf(extra, sizeof(extra), RCGATE_KEY_PHASE "="
-		 RCGATE_PHASE_CRASH_VERIFY " " RCGATE_KEY_EXPECT "=%ld", size);
-	plan = (struct boot_plan){ RCGATE_PHASE_CRASH_VERIFY, &d, extra,
+		 RCGATE_PHASE_CRASH_VERIFY " " RCGATE_KEY_EXPECT "=%d",
+		 RCGATE_CRASH_BYTES);
+	plan = (struct boot_plan){ RCGATE_PHASE_CRASH_VERIFY, d, extra,
 				   RCGATE_MARKER, use_kvm, timeout_s };
 	rc = boot(r, kernel, initrd, &plan, &outcome, &second, err, sizeof(err));
 	if (boot_outcome(r, rc, outcome, plan.phase, err) < 0)
-		goto fail;
+		goto out;
 	/* The chain's length for the slot order: both boots and what lies
 	 * between them. */
 	length_learn(r->target, BOOT_CRASH_WRITE,
 			   second.decided_at - first.running_at);
 	phase_paths(r, plan.phase, console, ktap, sizeof(console));
-	if (collect(r, ktap, out) < 0)
-		goto fail;
-	unlink(d.path[0]);
-	return 0;
-fail:
-	unlink(d.path[0]);
-	return -1;
+	if (collect(r, ktap, out) == 0)
+		ret = 0;
+out:
+	remove_disks(d);
+	free(d);
+	return ret;
 }
 
 static int crash_wanted(const struct jobrun *r)

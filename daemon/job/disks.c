@@ -208,15 +208,20 @@ static int template_finish(const char *tmp, const char *tpl, char *err,
 }
 
 /* The template for fs at mb MiB formatted by the mkfs at tool, made now
- * if the cache lacks it: <cache>/disks/<fs>-<mb>M-<key>.img, where key
- * names the mkfs binary (device, inode, size, mtime), so an upgraded
- * mkfs makes a template of its own. Made under a name of this thread's
- * and renamed into place, so jobs and daemons sharing the cache never
- * see half of one. */
+ * if the cache lacks it: <cache>/disks/<fs>-<mb>M[-u<unique>]-<key>.img,
+ * where key names the mkfs binary (device, inode, size, mtime), so an
+ * upgraded mkfs makes a template of its own. Templates of another unique
+ * number are formatted apart, so they have their own UUID: one guest may
+ * mount one copy of each (xfs refuses a second filesystem of the same
+ * UUID, btrfs takes two for devices of one filesystem). Made under a name
+ * of this thread's and renamed into place, so jobs and daemons sharing
+ * the cache never see half of one. */
 static int template_get(struct jobrun *r, const char *tool,
-			const struct fs_kind *fs, long mb, char *tpl,
-			size_t tpllen, char *err, size_t errlen)
+			const struct fs_kind *fs, long mb, unsigned unique,
+			char *tpl, size_t tpllen, char *err, size_t errlen)
 {
+	char u[16] = "";
+
 	char dir[PATH_MAX], tmp[PATH_MAX];
 	struct stat st;
 
@@ -226,8 +231,9 @@ static int template_get(struct jobrun *r, const char *tool,
 	}
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/disks",
 			     sched_ctx.cache_dir) >= sizeof(dir) ||
-	    (size_t)snprintf(tpl, tpllen, "%s/%s-%ldM-%jx-%jx-%jx-%jx.img",
-			     dir, fs->name, mb, (uintmax_t)st.st_dev,
+	    (unique > 0 && snprintf(u, sizeof(u), "-u%u", unique) < 0) ||
+	    (size_t)snprintf(tpl, tpllen, "%s/%s-%ldM%s-%jx-%jx-%jx-%jx.img",
+			     dir, fs->name, mb, u, (uintmax_t)st.st_dev,
 			     (uintmax_t)st.st_ino, (uintmax_t)st.st_size,
 			     (uintmax_t)st.st_mtime) >= tpllen) {
 		errf(err, errlen, "disk template path too long");
@@ -354,7 +360,7 @@ static int raw_disk(struct jobrun *r, const char *path,
 }
 
 int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
-	      char *err, size_t errlen)
+	      unsigned unique, char *err, size_t errlen)
 {
 	char tool[PATH_MAX], tpl[PATH_MAX];
 	long mb = sched_ctx.cfg->disk_size > fs->min_mb
@@ -366,7 +372,8 @@ int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
 		errf(err, errlen, "%s is not installed on this host", fs->mkfs[0]);
 		return -1;
 	}
-	if (template_get(r, tool, fs, mb, tpl, sizeof(tpl), err, errlen) < 0 ||
+	if (template_get(r, tool, fs, mb, unique, tpl, sizeof(tpl), err,
+			 errlen) < 0 ||
 	    copy_template(tpl, path, err, errlen) < 0)
 		return -1;
 	jlog(r, "disk %s: %ld MiB %s", path, mb, fs->name);
@@ -398,7 +405,7 @@ int make_disks(struct jobrun *r, struct disk_set *d, char *err,
 			errf(err, errlen, "job directory path too long");
 			return -1;
 		}
-		if (make_disk(r, d->path[d->n], fs, err, errlen) < 0) {
+		if (make_disk(r, d->path[d->n], fs, 0, err, errlen) < 0) {
 			if (strcmp(fs->name, "ext4") == 0)
 				return -1;
 			jlog(r, "%s not tested: %s", fs->name, err);

@@ -238,8 +238,10 @@ struct fs_kind {
 	long min_mb;
 };
 const struct fs_kind *fs_find(const char *name);
+/* A fresh disk of fs at path: a copy of the template numbered unique (0:
+ * the suite's; each number is formatted apart and has its own UUID). */
 int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
-	      char *err, size_t errlen);
+	      unsigned unique, char *err, size_t errlen);
 /* One fresh disk per configured filesystem whose mkfs the host has. */
 int make_disks(struct jobrun *r, struct disk_set *d, char *err,
 	       size_t errlen);

@@ -5,11 +5,11 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..21"
+echo "1..22"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
-	for i in $(seq 1 20); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	for i in $(seq 1 21); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
 	exit 0
 fi
 # This test is the suite's own: the whole of it ([jobs] suite = all).
@@ -33,6 +33,9 @@ check "the suite also ran on xfs and btrfs (one disk each)" [ "$(jqb '[.jobs[0].
 check "the block-device suite ran on a raw disk and passed (bdev.*)" \
 	[ "$(jqb '[.jobs[0].results[] | select(.test | startswith("bdev.")) | .status] | join(" ")')" = "pass pass pass pass pass pass pass pass" ]
 check "the power-cut test passed: O_SYNC|O_DIRECT extension is durable" [ "$(jqb '[.jobs[0].results[] | select(.test == "ext4.crash_osync_extend") | .status] | join("")')" = pass ]
+promises=$(jqb '[.jobs[0].results[] | select(.test | test("^(ext4|xfs|btrfs)\\.crash_")) | "\(.test)=\(.status)"] | sort | join(" ")')
+want=$(for fs in btrfs ext4 xfs; do for t in aio_dsync fdatasync_extend fsync_append odsync_extend osync_extend uring_dsync; do printf '%s.crash_%s=pass ' $fs $t; done; done)
+check "every power-cut promise (6 per filesystem, one disk each) was kept on ext4, xfs and btrfs" [ "$promises" = "${want% }" ]
 check "kernel version and boot time are recorded" [ "$(jqb '.jobs[0].kernel_version')" = 6.1.0-57-cloud-amd64 -a "$(jqb '.jobs[0].boot_seconds > 0')" = true ]
 req GET "/api/v1/jobs/$job/log"
 if grep -q 'Linux version 6.1' "$STATE/body" && grep -q '^# rcgate-complete' "$STATE/body" &&

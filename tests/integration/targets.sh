@@ -6,9 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 # The whole suite must pass on every Debian kernel (not only the smoke group).
 RCGATE_SUITE=all
-echo "1..8"
+echo "1..9"
 if ! have_all_kernels; then
-	for i in $(seq 1 8); do skip_test "target test $i" "kernel packages missing: run scripts/setup"; done
+	for i in $(seq 1 9); do skip_test "target test $i" "kernel packages missing: run scripts/setup"; done
 	exit 0
 fi
 export RCGATE_TEST_CACHE=$(mktemp -d)
@@ -25,6 +25,8 @@ check "every target reported results" [ "$(jqb '[.jobs[] | select((.results | le
 check "no test fails on Debian's 6.1.192 kernels" [ "$(jqb '.totals.fail')" = 0 ]
 check "the block-device suite ran on a raw disk of every target and passed" \
 	[ "$(jqb '[.jobs[].results[] | select((.test | startswith("bdev.")) and .status == "pass")] | length')" = 32 ]
+check "every power-cut promise was kept on ext4, xfs and btrfs of every target (4 x 18)" \
+	[ "$(jqb '[.jobs[].results[] | select((.test | test("^(ext4|xfs|btrfs)\\.crash_")) and .status == "pass")] | length')" = 72 ]
 check "each job ran its own flavour" [ "$(jqb '[.jobs[].kernel_version] | join(" ")')" = "6.1.0-57-cloud-amd64 6.1.0-57-686-pae 6.1.0-57-cloud-arm64 6.1.0-57-armmp" ]
 check "the kernels came over HTTP" [ "$(grep -c '^GET /files/.*\.deb - 200' "$HTTPD_LOG")" = 4 ]
 req GET "/api/v1/jobs/$(jqb '.jobs[3].id')/log"

@@ -225,7 +225,11 @@ static void test_several_disks(void **state)
 {
 	static const char *const kinds[] = { "x86_64", "armv7l" };
 	static const char *const images[] = {
-		"/d/ext4.img", "/d/xfs.img", "/d/btrfs.img", "/d/f2fs.img"
+		"/d/ext4.img", "/d/xfs.img", "/d/btrfs.img", "/d/f2fs.img",
+		"/d/c0.img", "/d/c1.img", "/d/c2.img", "/d/c3.img",
+		"/d/c4.img", "/d/c5.img", "/d/c6.img", "/d/c7.img",
+		"/d/c8.img", "/d/c9.img", "/d/c10.img", "/d/c11.img",
+		"/d/c12.img", "/d/c13.img", "/d/c14.img", "/d/c15.img",
 	};
 	size_t k;
 	unsigned i;
@@ -239,7 +243,8 @@ static void test_several_disks(void **state)
 			s.disks[i] = images[i];
 		s.ndisks = GUEST_MAX_DISKS;
 		parse(&s, &p);
-		assert_int_equal(count(&p, "/domain/devices/disk"), 4);
+		assert_int_equal(count(&p, "/domain/devices/disk"),
+				 GUEST_MAX_DISKS);
 		for (i = 0; i < GUEST_MAX_DISKS; i++) {
 			char xp[128], dev[16];
 
@@ -258,7 +263,7 @@ static void test_several_disks(void **state)
 		}
 		assert_int_equal(count(&p, "/domain/devices/disk/address"
 				       "[@type='virtio-mmio']"),
-				 s.virtio_mmio ? 4 : 0);
+				 s.virtio_mmio ? GUEST_MAX_DISKS : 0);
 		parsed_free(&p);
 		/* Only the first ndisks entries count. */
 		s.ndisks = 2;
@@ -371,7 +376,7 @@ static void test_refused(void **state)
 	expect_refused(&s, "disks[1] missing");
 	s = spec_for("x86_64");
 	s.ndisks = GUEST_MAX_DISKS + 1;
-	expect_refused(&s, "ndisks 5 exceeds 4");
+	expect_refused(&s, "ndisks 21 exceeds 20");
 	s = spec_for("x86_64");
 	s.disks[0] = "/d/a\tb.img";
 	expect_refused(&s, "disk contains control character 0x09");
