@@ -106,9 +106,11 @@ struct jobrun {
 	struct host_placement place;
 	int host_failed;		/* the host failed, not the job */
 	pthread_mutex_t stage_lock;
+	/* kernel, initrd, the suite's disks (one per filesystem kind, 4)
+	 * and the crash boots' (up to GUEST_MAX_DISKS) */
 	struct staged {
 		char local[PATH_MAX], volume[128], remote[PATH_MAX];
-	} staged[8];
+	} staged[2 + 4 + GUEST_MAX_DISKS];
 	unsigned nstaged;
 
 	/* Handed from phase to phase. */
