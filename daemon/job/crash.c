@@ -38,42 +38,63 @@ static void durable_word(const char *line, size_t linelen, const char *key,
 	}
 }
 
-/*
- * The promises the agent reported durable before the power cut, one job
- * log line each (a promise short of RCGATE_CRASH_BYTES is named: the
- * check wants all of them anyway). Returns how many, 0 when none.
- */
-static int durable_promises(struct jobrun *r, const char *ktap_path)
+int crash_durable_parse(const char *text, struct durable *out, int max)
 {
-	char *text = file_read(ktap_path, 1u << 20, NULL, NULL, 0);
 	const char *p = text;
 	int count = 0;
 
 	while (p != NULL && (p = strstr(p, RCGATE_DURABLE)) != NULL) {
-		const char *end = strchr(p, '\n'), *q;
+		const char *end = strchr(p, '\n'), *line = p, *q;
 		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-		char test[40], fs[16], *stop;
 		long size = -1;
+		char *stop;
 
-		q = memmem(p, len, RCGATE_DURABLE_SIZE, strlen(RCGATE_DURABLE_SIZE));
+		p += len;
+		/* Only a line of its own: not a quote inside another. */
+		if (line != text && line[-1] != '\n')
+			continue;
+		q = memmem(line, len, RCGATE_DURABLE_SIZE,
+			   strlen(RCGATE_DURABLE_SIZE));
 		if (q != NULL) {
 			q += strlen(RCGATE_DURABLE_SIZE);
 			size = strtol(q, &stop, 10);
-			if (stop == q || size < 0 || size > RCGATE_CRASH_BYTES)
+			if (stop == q || size < 0 || size > RCGATE_CRASH_BYTES ||
+			    (stop < line + len && *stop != ' '))
 				size = -1;
 		}
-		p += len;
 		if (size < 0)
 			continue;
-		durable_word(p - len, len, " test=", test, sizeof(test));
-		durable_word(p - len, len, " fs=", fs, sizeof(fs));
+		if (count < max) {
+			out[count].size = size;
+			durable_word(line, len, " test=", out[count].test,
+				     sizeof(out[count].test));
+			durable_word(line, len, " fs=", out[count].fs,
+				     sizeof(out[count].fs));
+		}
 		count++;
-		if (size < RCGATE_CRASH_BYTES)
-			jlog(r, "%s %s: only %ld of %d bytes promised before the "
-			     "power cut", fs, test, size, RCGATE_CRASH_BYTES);
 	}
-	free(text);
 	return count;
+}
+
+/*
+ * The promises the agent reported durable before the power cut (a
+ * promise short of RCGATE_CRASH_BYTES gets a job log line: the check wants
+ * all of them anyway). Returns how many, 0 when none.
+ */
+static int durable_promises(struct jobrun *r, const char *ktap_path)
+{
+	char *text = file_read(ktap_path, 1u << 20, NULL, NULL, 0);
+	struct durable got[GUEST_MAX_DISKS];
+	int n = text != NULL ? crash_durable_parse(text, got, GUEST_MAX_DISKS)
+			     : 0;
+
+	for (int i = 0; i < n && i < GUEST_MAX_DISKS; i++)
+		if (got[i].size < RCGATE_CRASH_BYTES)
+			jlog(r, "%s %s: only %ld of %d bytes promised before the "
+			     "power cut", got[i].fs, got[i].test, got[i].size,
+			     RCGATE_CRASH_BYTES);
+	free(text);
+	return n;
 }
 
 /*

@@ -232,6 +232,20 @@ void slot_release(unsigned host, int run, uint64_t seq, int follows);
  * chain, or the crash-write's own boot (CRASH_WRITE_OWN). */
 void length_learn(const struct target *t, size_t column, double seconds);
 
+/* ---- crash.c: the power cut ---- */
+
+/* A promise the agent reported durable before the power cut. */
+struct durable {
+	char fs[16], test[40];	/* [a-z0-9_] only, "?" when absent or odd */
+	long size;		/* 0..RCGATE_CRASH_BYTES */
+};
+/*
+ * The "# rcgate-durable:" lines of a crash-write channel, each on a line
+ * of its own with " size=<0..RCGATE_CRASH_BYTES>"; others are ignored.
+ * The first max go to out; returns how many there were.
+ */
+int crash_durable_parse(const char *text, struct durable *out, int max);
+
 /* ---- disks.c: scratch disks ---- */
 
 struct fs_kind {

@@ -368,10 +368,58 @@ static void test_agent_kernel(void **state)
 	assert_string_equal(k, "");
 }
 
+/* The durable lines of boot 1: what the agent prints, and what a
+ * garbled or hostile channel may hold instead. */
+static void test_crash_durable_parse(void **state)
+{
+	struct durable d[4];
+	const char *good =
+		"KTAP version 1\n"
+		"# crash-write: ext4 /dev/vda crash_osync_extend: ...\n"
+		"# rcgate-durable: fs=ext4 dev=/dev/vda test=crash_osync_extend "
+		"file=crash.dat size=65536 block=4096\n"
+		"# rcgate-durable: fs=xfs dev=/dev/vdg test=crash_aio_dsync "
+		"file=crash-aio.dat size=0 block=4096\n"
+		"# rcgate-crash-ready\n";
+
+	(void)state;
+	assert_int_equal(crash_durable_parse(good, d, 4), 2);
+	assert_string_equal(d[0].fs, "ext4");
+	assert_string_equal(d[0].test, "crash_osync_extend");
+	assert_int_equal(d[0].size, 65536);
+	assert_string_equal(d[1].fs, "xfs");
+	assert_int_equal(d[1].size, 0);
+	/* Counted past max, stored up to it. */
+	assert_int_equal(crash_durable_parse(good, d, 1), 2);
+	assert_int_equal(crash_durable_parse("", d, 4), 0);
+	assert_int_equal(crash_durable_parse("# rcgate-crash-ready\n", d, 4), 0);
+	/* Sizes out of range, not numbers, or trailing junk: ignored. */
+	assert_int_equal(crash_durable_parse(
+		"# rcgate-durable: fs=ext4 size=65537 block=4096\n"
+		"# rcgate-durable: fs=ext4 size=-1\n"
+		"# rcgate-durable: fs=ext4 size=99999999999999999999999\n"
+		"# rcgate-durable: fs=ext4 size=12x\n"
+		"# rcgate-durable: fs=ext4 size=\n"
+		"# rcgate-durable: fs=ext4\n", d, 4), 0);
+	/* A quote inside another line is not a durable line; the size of
+	 * the next line is not borrowed. */
+	assert_int_equal(crash_durable_parse(
+		"x # rcgate-durable: size=4096\n"
+		"# rcgate-durable: fs=ext4 test=t\n size=4096\n", d, 4), 0);
+	/* Odd words become "?", never escape the line or their buffer. */
+	assert_int_equal(crash_durable_parse(
+		"# rcgate-durable: fs=<b>ext4 test=crash_osync_extend_and_a_very_"
+		"long_name_indeed_more_than_forty size=4096", d, 4), 1);
+	assert_string_equal(d[0].fs, "?");
+	assert_string_equal(d[0].test, "?");
+	assert_int_equal(d[0].size, 4096);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runner_order_and_states),
+		cmocka_unit_test(test_crash_durable_parse),
 		cmocka_unit_test(test_runner_end_finishes_job),
 		cmocka_unit_test(test_runner_failure_stops),
 		cmocka_unit_test(test_runner_cancel_between_rows),
