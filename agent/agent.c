@@ -1052,6 +1052,15 @@ static int crash_write_phase(FILE *out, const struct crash_slot *s,
 	return 0;
 }
 
+/* Whether slot i is the first of its filesystem. */
+static int crash_slot_first(const struct crash_slot *s, unsigned int i)
+{
+	for (unsigned int j = 0; j < i; j++)
+		if (strcmp(s[j].fs, s[i].fs) == 0)
+			return 0;
+	return 1;
+}
+
 /* Boot 2: one nested block per filesystem, in the order of rcgate.disks,
  * each followed by its parent's result. */
 static void crash_verify_phase(FILE *out, const struct crash_slot *s,
@@ -1061,25 +1070,18 @@ static void crash_verify_phase(FILE *out, const struct crash_slot *s,
 	unsigned int groups = 0, number = 0;
 
 	memset(total, 0, sizeof(*total));
-	for (unsigned int i = 0; i < n; i++) {
-		unsigned int j = 0;
-
-		while (j < i && strcmp(s[j].fs, s[i].fs) != 0)
-			j++;
-		groups += j == i;
-	}
+	for (unsigned int i = 0; i < n; i++)
+		groups += (unsigned int)crash_slot_first(s, i);
 	fprintf(out, "1..%u\n", groups);
 	fflush(out);
 	for (unsigned int i = 0; i < n; i++) {
 		struct crash_disk disks[SUITE_MAX_DISKS];
 		struct suite_counts c;
-		unsigned int j = 0, k = 0;
+		unsigned int k = 0;
 
-		while (j < i && strcmp(s[j].fs, s[i].fs) != 0)
-			j++;
-		if (j < i)
+		if (!crash_slot_first(s, i))
 			continue;	/* its filesystem's block is printed */
-		for (j = i; j < n && k < SUITE_MAX_DISKS; j++)
+		for (unsigned int j = i; j < n && k < SUITE_MAX_DISKS; j++)
 			if (strcmp(s[j].fs, s[i].fs) == 0)
 				disks[k++] = s[j].disk;
 		crash_verify_run(disks, k, s[i].fs, expect, out, &c);

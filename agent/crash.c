@@ -34,8 +34,6 @@
 #define RWF_DSYNC 0x00000002
 #endif
 
-#define CRASH_BYTES (CRASH_BLOCKS * CRASH_BLOCK)
-
 struct promise {
 	const char *test;	/* the KTAP result's name */
 	const char *file;	/* in the disk's (or host directory's) root */
@@ -94,8 +92,7 @@ static long long write_seq(int fd, unsigned char *buf, struct diag *d)
 		long long want_pos = (long long)(i + 1) * CRASH_BLOCK;
 		ssize_t ret;
 
-		memset(buf, crash_pattern((long long)i * CRASH_BLOCK), CRASH_BLOCK);
-		ret = suite_write(fd, buf, CRASH_BLOCK);
+		ret = suite_write(fd, buf + (size_t)i * CRASH_BLOCK, CRASH_BLOCK);
 		if (ret < 0) {
 			diag_add(d, "write %u of %u (%d bytes) failed: %s", i + 1,
 				 CRASH_BLOCKS, CRASH_BLOCK, strerror(errno));
@@ -131,8 +128,7 @@ static long long write_odsync(int fd, unsigned char *buf, struct diag *d)
 		off_t off = (off_t)i * CRASH_BLOCK;
 		ssize_t ret;
 
-		memset(buf, crash_pattern(off), CRASH_BLOCK);
-		ret = pwrite(fd, buf, CRASH_BLOCK, off);
+		ret = pwrite(fd, buf + off, CRASH_BLOCK, off);
 		if (ret != CRASH_BLOCK) {
 			diag_add(d, "pwrite %u of %u at %lld returned %zd%s%s",
 				 i + 1, CRASH_BLOCKS, (long long)off, ret,
@@ -149,9 +145,6 @@ static long long write_fdatasync(int fd, unsigned char *buf, struct diag *d)
 {
 	long long done = 0;
 
-	for (unsigned int i = 0; i < CRASH_BLOCKS; i++)
-		memset(buf + (size_t)i * CRASH_BLOCK,
-		       crash_pattern((long long)i * CRASH_BLOCK), CRASH_BLOCK);
 	for (unsigned int c = 0; c < CRASH_BLOCKS / 4; c++) {
 		struct iovec iov[4];
 		ssize_t ret;
@@ -182,8 +175,8 @@ static long long write_fdatasync(int fd, unsigned char *buf, struct diag *d)
  * (nothing written), not the host's. */
 static int prealloc(int fd, struct diag *d)
 {
-	if (fallocate(fd, 0, 0, CRASH_BYTES) != 0) {
-		diag_add(d, "fallocate of %d bytes: %s", CRASH_BYTES,
+	if (fallocate(fd, 0, 0, RCGATE_CRASH_BYTES) != 0) {
+		diag_add(d, "fallocate of %d bytes: %s", RCGATE_CRASH_BYTES,
 			 strerror(errno));
 		return -1;
 	}
@@ -209,8 +202,6 @@ static long long write_aio(int fd, unsigned char *buf, struct diag *d,
 		return -1;
 	}
 	for (unsigned int i = 0; i < CRASH_BLOCKS; i++) {
-		memset(buf + (size_t)i * CRASH_BLOCK,
-		       crash_pattern((long long)i * CRASH_BLOCK), CRASH_BLOCK);
 		cb[i] = (struct iocb){
 			.aio_data = i, .aio_lio_opcode = IOCB_CMD_PWRITE,
 			.aio_fildes = (uint32_t)fd, .aio_rw_flags = RWF_DSYNC,
@@ -249,7 +240,7 @@ static long long write_aio(int fd, unsigned char *buf, struct diag *d,
 	}
 	syscall(__NR_io_destroy, ctx);
 	/* Only a run of whole blocks from 0 counts: fewer is the finding. */
-	return written == CRASH_BYTES ? written : 0;
+	return written == RCGATE_CRASH_BYTES ? written : 0;
 }
 
 /* Queued with RWF_NOWAIT|RWF_DSYNC; a write the kernel would have to wait
@@ -269,8 +260,6 @@ static long long write_uring(int fd, unsigned char *buf, unsigned int *nowait,
 		return -1;
 	}
 	for (unsigned int i = 0; i < CRASH_BLOCKS; i++) {
-		memset(buf + (size_t)i * CRASH_BLOCK,
-		       crash_pattern((long long)i * CRASH_BLOCK), CRASH_BLOCK);
 		iov[i] = (struct iovec){ buf + (size_t)i * CRASH_BLOCK,
 					 CRASH_BLOCK };
 		ring_queue_flags(&r, IORING_OP_WRITEV, fd, &iov[i], 1,
@@ -315,7 +304,7 @@ static long long write_uring(int fd, unsigned char *buf, unsigned int *nowait,
 		done++;
 	}
 	ring_close(&r);
-	return written == CRASH_BYTES ? written : 0;
+	return written == RCGATE_CRASH_BYTES ? written : 0;
 }
 
 long long crash_write(const char *dir, unsigned int promise, int *fd_out,
@@ -340,11 +329,16 @@ long long crash_write(const char *dir, unsigned int promise, int *fd_out,
 			 "long: %s", promise, dir);
 		return -1;
 	}
-	buf = aligned(CRASH_BYTES, d);
+	buf = aligned(RCGATE_CRASH_BYTES, d);
 	if (buf == NULL) {
-		snprintf(err, errlen, "out of memory for %d bytes", CRASH_BYTES);
+		snprintf(err, errlen, "out of memory for %d bytes",
+			 RCGATE_CRASH_BYTES);
 		return -1;
 	}
+	/* What every writer below writes: block i is crash_pattern's. */
+	for (unsigned int i = 0; i < CRASH_BLOCKS; i++)
+		memset(buf + (size_t)i * CRASH_BLOCK,
+		       crash_pattern((long long)i * CRASH_BLOCK), CRASH_BLOCK);
 	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_DIRECT | O_CLOEXEC |
 			extra[promise], 0600);
 	if (fd < 0) {
@@ -462,8 +456,9 @@ enum test_status crash_verify(const char *dir, unsigned int promise,
 		return TEST_FAIL;
 	}
 	while (off < limit) {
-		size_t want = limit - off < CRASH_BLOCK ? (size_t)(limit - off) :
-							 CRASH_BLOCK;
+		/* Within one block: its bytes all hold one value. */
+		long long room = CRASH_BLOCK - off % CRASH_BLOCK;
+		size_t want = (size_t)(limit - off < room ? limit - off : room);
 		ssize_t ret = pread(fd, buf, want, (off_t)off);
 
 		if (ret <= 0) {
@@ -473,16 +468,9 @@ enum test_status crash_verify(const char *dir, unsigned int promise,
 			st = TEST_FAIL;
 			break;
 		}
-		for (size_t i = 0; i < (size_t)ret; i++) {
-			unsigned char want_c = crash_pattern(off + (long long)i);
-
-			if (buf[i] == want_c)
-				continue;
-			if (bad == 0)
-				diag_add(d, "buffer wrong at %lld have %02x expected %02x",
-					 off + (long long)i, buf[i], want_c);
-			bad++;
-		}
+		bad += (long long)check_fill(buf, (size_t)ret, off,
+					     crash_pattern(off),
+					     bad == 0 ? d : NULL);
 		off += ret;
 	}
 	if (bad > 0) {
