@@ -53,5 +53,9 @@ void sched_stop(void);
 void sched_kick(void);
 /* Guests running now, for /healthz and /metrics. */
 unsigned sched_running(void);
+/* 1 while a worker still runs job id: a cancelled job is final in the
+ * store at once, but its build or guest (and the worktree it holds) stops
+ * up to seconds later. */
+int sched_job_active(int64_t id);
 
 #endif /* RCGATE_JOB_H */

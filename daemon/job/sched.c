@@ -64,6 +64,14 @@ unsigned sched_running(void)
 	return atomic_load(&sched_guests_running);
 }
 
+int sched_job_active(int64_t id)
+{
+	for (unsigned i = 0; id != 0 && i < nworkers; i++)
+		if (atomic_load(&workers[i].job_id) == id)
+			return 1;
+	return 0;
+}
+
 void sched_kick(void)
 {
 	pthread_mutex_lock(&wake_lock);

@@ -42,6 +42,7 @@
 #include "base/base.h"
 #include "store/store.h"
 #include "build/build.h"
+#include "job/job.h"
 #include "intake/intake.h"
 #include "report/report.h"
 #include "review/review.h"
@@ -595,7 +596,7 @@ static long commit_index(const struct bisection_row *b, size_t n,
 	return -1;
 }
 
-/* The verdicts of b's steps (all final) into v, v[n-1] bad already; 1
+/* The verdicts of b's final steps into v, v[n-1] bad already; 1
  * with why when they stop the bisection before the rules answer: the good
  * end (checked first when no release passed there) does not pass, or a
  * step was cancelled. A cancelled step stops it only where its verdict
@@ -612,8 +613,9 @@ static int verdicts(const struct bisection_row *b,
 		enum bisect_verdict d = step_verdict(b, &s[i]);
 		long at = commit_index(b, n, s[i].git_commit);
 
-		if (strcmp(s[i].state, JS_CANCELLED) == 0)
-			continue;
+		if (strcmp(s[i].state, JS_CANCELLED) == 0 ||
+		    !job_state_final(s[i].state))
+			continue;	/* a running step: untested still */
 		if (at < 0 && s[i].git_commit != NULL &&
 		    strcmp(s[i].git_commit, b->good) == 0) {
 			if (d != BISECT_GOOD) {
@@ -723,8 +725,65 @@ static size_t seed_worktrees(const struct engine_context *c,
 	return made;
 }
 
-/* One pass over a running bisection: while a step of the round runs,
- * nothing (the round is decided when all its steps are final); then the
+/* Cancels b's steps still running (the scheduler's monitor stops their
+ * builds and guests within a second), why in each one's events. */
+static void cancel_running(struct store *st, const struct bisection_row *b,
+			   const struct bisect_step_row *s, size_t nsteps,
+			   const char *why)
+{
+	char err[512];
+
+	for (size_t i = 0; i < nsteps; i++) {
+		if (job_state_final(s[i].state))
+			continue;
+		if (store_job_cancel(st, s[i].id, why, err, sizeof(err)) < 0)
+			log_err("bisection %lld: %s", (long long)b->id, err);
+		else
+			log_info("bisection %lld: step job %lld (%.12s)"
+				 " cancelled: %s", (long long)b->id,
+				 (long long)s[i].id, s[i].git_commit != NULL ?
+				 s[i].git_commit : "?", why);
+	}
+}
+
+/* A round is decided as soon as its steps still running cannot change
+ * the answer: with the verdicts so far the first bad commit lies in
+ * [lo, hi], and a step outside [lo, hi) is moot (one at a commit before
+ * a good one or after a bad one). Then those steps are cancelled, which
+ * frees their cores and worktrees for the next round or the revert
+ * check, and the pass goes on; 1. While a running step could still
+ * count (or is the good end, which can stop the bisection), 0. */
+static int round_decided(struct store *st, const struct bisection_row *b,
+			 const struct bisect_step_row *s, size_t nsteps,
+			 const enum bisect_verdict *v, size_t n)
+{
+	size_t next[1], count, lo, hi, moot = 0;
+
+	bisect_round(v, n, 1, next, &count, &lo, &hi);
+	for (size_t i = 0; i < nsteps; i++) {
+		long at = commit_index(b, n, s[i].git_commit);
+
+		if (job_state_final(s[i].state))
+			continue;
+		if (at < 0 || ((size_t)at >= lo && (size_t)at < hi))
+			return 0;
+		moot++;
+	}
+	if (moot > 0)
+		cancel_running(st, b, s, nsteps, "moot: the other steps of its"
+			       " bisection round decided it");
+	/* A cancelled step's build still holds its warm worktree until its
+	 * worker lets go (seconds): a step queued before then would build
+	 * in a cold one. Its end kicks the engine again. */
+	for (size_t i = 0; i < nsteps; i++)
+		if ((strcmp(s[i].state, JS_CANCELLED) == 0 ||
+		     !job_state_final(s[i].state)) && sched_job_active(s[i].id))
+			return 0;
+	return 1;
+}
+
+/* One pass over a running bisection: while a step of the round runs
+ * whose verdict could still count, nothing (round_decided); then the
  * next round's steps, or the answer. 1 when steps were queued, 0, -1. */
 static int drive(struct store *st, const struct engine_context *c,
 		 const struct bisection_row *b)
@@ -742,11 +801,6 @@ static int drive(struct store *st, const struct engine_context *c,
 		return -1;
 	}
 	s = steps.v;
-	for (size_t i = 0; i < steps.n; i++)
-		if (!job_state_final(s[i].state)) {
-			rc = 0;		/* a step of the round runs */
-			goto out;
-		}
 	if (n == 0) {		/* start() never lets one run so */
 		rc = finish(st, c, b, BISECT_EMPTY, 0, 0, "Bisection stopped:"
 			    " no commits between the ends.\n");
@@ -759,7 +813,12 @@ static int drive(struct store *st, const struct engine_context *c,
 	if (k < 1 || k > BISECT_PARALLEL_MAX)
 		k = k < 1 ? 1 : BISECT_PARALLEL_MAX;
 	if (verdicts(b, s, steps.n, v, n, &good_checked, why, sizeof(why))) {
+		cancel_running(st, b, s, steps.n, "its bisection stopped");
 		rc = finish(st, c, b, BISECT_EMPTY, 0, 0, why);
+		goto out;
+	}
+	if (!round_decided(st, b, s, steps.n, v, n)) {
+		rc = 0;		/* a step that still counts runs */
 		goto out;
 	}
 	/* An unchecked good end takes one of the round's k places. */

@@ -369,6 +369,10 @@ int store_requeue_unfinished(struct store *, long max_attempts, int *count,
 			     int *failed, char *err, size_t errlen);
 int store_release_cancel(struct store *, const char *version, int *count,
 			 char *err, size_t errlen);
+/* Cancels one unfinished job, with message in its events (the scheduler's
+ * monitor then stops its build or guest): 1, 0 when it had ended, -1. */
+int store_job_cancel(struct store *, int64_t id, const char *message,
+		     char *err, size_t errlen);
 int store_job_state_get(struct store *, int64_t id, char *state, size_t len);
 /* Queues a finished job again as a new attempt and reopens its release's
  * analysis. 1 = requeued, 0 = not finished (or unknown), -1 = error. */

@@ -519,6 +519,31 @@ fail:
 	return -1;
 }
 
+int store_job_cancel(struct store *st, int64_t id, const char *message,
+		     char *err, size_t errlen)
+{
+	char now[32];
+	int n;
+
+	now_iso8601(now);
+	if (store_begin(st, err, errlen) < 0)
+		return -1;
+	if (store_run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
+		    " SELECT id, ?, 'cancelled', attempt, ? FROM job"
+		    " WHERE id = ? AND state IN " JOB_UNFINISHED_SQL, err, errlen,
+		"ssi", now, message, id) < 0)
+		goto fail;
+	n = store_run(st, "UPDATE job SET state = 'cancelled', finished = ?"
+		    " WHERE id = ? AND state IN " JOB_UNFINISHED_SQL,
+		err, errlen, "si", now, id);
+	if (n < 0 || store_commit(st, err, errlen) < 0)
+		goto fail;
+	return n > 0;
+fail:
+	store_rollback(st);
+	return -1;
+}
+
 int store_job_state_get(struct store *st, int64_t id, char *state, size_t len)
 {
 	sqlite3_stmt *stmt = store_prepare(st, "SELECT state FROM job WHERE id = ?",

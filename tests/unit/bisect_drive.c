@@ -2,7 +2,8 @@
  *
  * Unit tests for daemon/review/bisect.c's engine pass over a running
  * bisection, on a real store (testutil_store): a round queues its two
- * steps together and the next round waits until both are final; a
+ * steps together and the next round waits while a step whose verdict
+ * still counts runs, and cancels one the other's verdict made moot; a
  * cancelled step stops the bisection only where its verdict still
  * counts; an unchecked good end is tested beside the middle commit, and
  * one that fails stops it. The steps' jobs are finished by hand (SQL), as
@@ -181,6 +182,80 @@ static void test_rounds(void **state)
 	test_engine_free(f);
 }
 
+/* The state of commit i's step job, and the message of its last event. */
+static void step_state(struct test_engine *f, int64_t id, size_t i,
+		       char *state, size_t slen, char *msg, size_t mlen)
+{
+	sqlite3 *raw;
+	sqlite3_stmt *q;
+	char c[41];
+
+	commit_id(i, c);
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(raw, "SELECT j.state, coalesce((SELECT"
+		" message FROM job_event e WHERE e.job_id = j.id ORDER BY e.id"
+		" DESC LIMIT 1), '') FROM job j WHERE j.bisection_id = ? AND"
+		" j.git_commit = ?", -1, &q, NULL), SQLITE_OK);
+	sqlite3_bind_int64(q, 1, id);
+	sqlite3_bind_text(q, 2, c, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	snprintf(state, slen, "%s", (const char *)sqlite3_column_text(q, 0));
+	snprintf(msg, mlen, "%s", (const char *)sqlite3_column_text(q, 1));
+	sqlite3_finalize(q);
+	sqlite3_close(raw);
+}
+
+/* A round is decided by its first verdict when that makes the other step
+ * moot: the moot step is cancelled (its cores and worktree go to the next
+ * round) and the next round is queued without waiting for it. */
+static void test_decided_early(void **state)
+{
+	struct test_engine *f = fixture();
+	int64_t id = bisection(f, 1);
+	char list[256], st[32], msg[600], want[41];
+
+	(void)state;
+	/* 2 fails while 5 runs: the culprit is in 0..2, 5 is moot. */
+	pass(f);
+	step_ends(f, id, 2, "fail");
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
+	assert_string_equal(list, "2,5,0,1");
+	step_state(f, id, 5, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "cancelled");
+	assert_non_null(strstr(msg, "moot"));
+	/* 1 passes while 0 runs: the answer is 2; 0 is moot. */
+	step_ends(f, id, 1, "pass");
+	pass(f);
+	state_of(f, id, st, sizeof(st), msg, sizeof(msg));
+	commit_id(2, want);
+	assert_string_equal(st, "found");
+	assert_string_equal(msg, want);
+	step_state(f, id, 0, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "cancelled");
+	test_engine_free(f);
+
+	/* 5 passes while 2 runs: the culprit is in 6..8, 2 is moot. */
+	f = fixture();
+	id = bisection(f, 1);
+	pass(f);
+	step_ends(f, id, 5, "pass");
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
+	assert_string_equal(list, "2,5,6,7");
+	step_state(f, id, 2, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "cancelled");
+	/* 6 passes while 7 runs: 7 still counts (it decides between 7 and
+	 * 8, the rc's own failure), so the round waits for it. */
+	step_ends(f, id, 6, "pass");
+	assert_int_equal(pass(f), 0);
+	state_of(f, id, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "running");
+	step_state(f, id, 7, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "queued");
+	test_engine_free(f);
+}
+
 /* A cancelled step whose verdict still counts stops the bisection. */
 static void test_cancelled_stops(void **state)
 {
@@ -236,6 +311,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rounds),
 		cmocka_unit_test(test_cancelled_stops),
+		cmocka_unit_test(test_decided_early),
 		cmocka_unit_test(test_good_end),
 	};
 	return cmocka_run_group_tests_name("bisect_drive", tests, NULL, NULL);
