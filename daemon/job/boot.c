@@ -502,7 +502,8 @@ static int accel_exec(struct jobrun *r)
 			r->accel = 0;
 			remove_disks(&r->disks);
 			mark = now_monotonic();
-			if (make_disks(r, &r->disks, err, sizeof(err)) < 0) {
+			if (make_disks(r, &r->disks, 1, "", err,
+				       sizeof(err)) < 0) {
 				infra(r, "disk", err);
 				return PHASE_STOP;
 			}

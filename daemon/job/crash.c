@@ -98,59 +98,6 @@ static int durable_promises(struct jobrun *r, const char *ktap_path)
 }
 
 /*
- * The crash test's disks: RCGATE_CRASH_PROMISES of each filesystem in
- * [jobs] filesystems (one promise per filesystem instance: a sync commits
- * a whole journal), none for bdev (a raw disk holds no file). As for the
- * suite, ext4 is required and a filesystem the host cannot format is left
- * out with a note.
- */
-static int crash_disks(struct jobrun *r, struct disk_set *d, char *err,
-		       size_t errlen)
-{
-	char list[128], *save = NULL;
-
-	d->n = 0;
-	snprintf(list, sizeof(list), "%s", sched_ctx.cfg->filesystems);
-	for (char *name = strtok_r(list, " ,", &save); name != NULL;
-	     name = strtok_r(NULL, " ,", &save)) {
-		const struct fs_kind *fs = fs_find(name);
-		unsigned first = d->n, k;
-
-		if (fs == NULL || strcmp(fs->name, RCGATE_FS_BDEV) == 0)
-			continue;	/* make_disks() named an unknown one */
-		if (d->n + RCGATE_CRASH_PROMISES > GUEST_MAX_DISKS) {
-			jlog(r, "%s: no power-cut test, more than %d disks",
-			     fs->name, GUEST_MAX_DISKS);
-			continue;
-		}
-		for (k = 0; k < RCGATE_CRASH_PROMISES; k++, d->n++) {
-			if ((size_t)snprintf(d->path[d->n], sizeof(d->path[0]),
-					     "%s/disk-crash-%s-%u.img", r->dir,
-					     fs->name, k) >= sizeof(d->path[0])) {
-				errf(err, errlen, "job directory path too long");
-				break;
-			}
-			if (make_disk(r, d->path[d->n], fs, k, err, errlen) < 0)
-				break;
-			d->fs[d->n] = fs->name;
-		}
-		if (k == RCGATE_CRASH_PROMISES)
-			continue;
-		while (d->n > first)
-			unlink(d->path[--d->n]);
-		if (strcmp(fs->name, "ext4") == 0)
-			return -1;
-		jlog(r, "%s: no power-cut test: %s", fs->name, err);
-	}
-	if (d->n == 0) {
-		errf(err, errlen, "no filesystem for the power-cut test "
-		     "(filesystems = %s)", sched_ctx.cfg->filesystems);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Waits until the qemu that had path open has let it go, which it does
  * only as it exits: qemu holds OFD locks on an image for as long as it has
  * it open, and a second qemu could not open it before. This is sooner than
@@ -211,7 +158,8 @@ static int crash_phase(struct jobrun *r, const char *kernel, const char *initrd,
 		infra(r, "disk", "out of memory");
 		return -1;
 	}
-	if (crash_disks(r, d, err, sizeof(err)) < 0) {
+	if (make_disks(r, d, RCGATE_CRASH_PROMISES, " by the power cut", err,
+		       sizeof(err)) < 0) {
 		infra(r, "disk", err);
 		free(d);
 		return -1;

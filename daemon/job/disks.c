@@ -380,18 +380,45 @@ int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
 	return 0;
 }
 
-/* One fresh disk per configured filesystem whose mkfs the host has; ext4
- * is required (the suite's reference), the others are skipped with a note
- * when the host cannot format them. */
-int make_disks(struct jobrun *r, struct disk_set *d, char *err,
-	       size_t errlen)
+/* The disks of one filesystem: copies of them from templates 0.. (a
+ * copies > 1 set names each disk by its number); the count made, which
+ * is copies unless one failed (err says why; none is left). */
+static unsigned fs_disks(struct jobrun *r, struct disk_set *d,
+			 const struct fs_kind *fs, unsigned copies, char *err,
+			 size_t errlen)
+{
+	unsigned first = d->n, k;
+
+	for (k = 0; k < copies; k++, d->n++) {
+		int len = copies == 1
+			? snprintf(d->path[d->n], sizeof(d->path[0]),
+				   "%s/disk-%s.img", r->dir, fs->name)
+			: snprintf(d->path[d->n], sizeof(d->path[0]),
+				   "%s/disk-crash-%s-%u.img", r->dir, fs->name, k);
+
+		if (len < 0 || (size_t)len >= sizeof(d->path[0])) {
+			errf(err, errlen, "job directory path too long");
+			break;
+		}
+		if (make_disk(r, d->path[d->n], fs, k, err, errlen) < 0)
+			break;
+		d->fs[d->n] = fs->name;
+	}
+	if (k < copies)
+		while (d->n > first)
+			unlink(d->path[--d->n]);
+	return k;
+}
+
+int make_disks(struct jobrun *r, struct disk_set *d, unsigned copies,
+	       const char *what, char *err, size_t errlen)
 {
 	char list[128], *save = NULL;
 
 	d->n = 0;
 	snprintf(list, sizeof(list), "%s", sched_ctx.cfg->filesystems);
-	for (char *name = strtok_r(list, " ,", &save); name != NULL &&
-	     d->n < GUEST_MAX_DISKS; name = strtok_r(NULL, " ,", &save)) {
+	for (char *name = strtok_r(list, " ,", &save); name != NULL;
+	     name = strtok_r(NULL, " ,", &save)) {
 		const struct fs_kind *fs = fs_find(name);
 
 		if (fs == NULL) {
@@ -399,23 +426,22 @@ int make_disks(struct jobrun *r, struct disk_set *d, char *err,
 			     " filesystems", name);
 			return -1;
 		}
-		if ((size_t)snprintf(d->path[d->n], sizeof(d->path[0]),
-				     "%s/disk-%s.img", r->dir, fs->name) >=
-		    sizeof(d->path[0])) {
-			errf(err, errlen, "job directory path too long");
-			return -1;
-		}
-		if (make_disk(r, d->path[d->n], fs, 0, err, errlen) < 0) {
-			if (strcmp(fs->name, "ext4") == 0)
-				return -1;
-			jlog(r, "%s not tested: %s", fs->name, err);
+		if (copies > 1 && fs->mkfs[0] == NULL)
+			continue;	/* a raw disk holds no file */
+		if (d->n + copies > GUEST_MAX_DISKS) {
+			jlog(r, "%s not tested%s: more than %d disks", fs->name,
+			     what, GUEST_MAX_DISKS);
 			continue;
 		}
-		d->fs[d->n++] = fs->name;
+		if (fs_disks(r, d, fs, copies, err, errlen) == copies)
+			continue;
+		if (strcmp(fs->name, "ext4") == 0)
+			return -1;
+		jlog(r, "%s not tested%s: %s", fs->name, what, err);
 	}
 	if (d->n == 0) {
-		errf(err, errlen, "no filesystem to test (filesystems = %s)",
-		     sched_ctx.cfg->filesystems);
+		errf(err, errlen, "no filesystem to test%s (filesystems = %s)",
+		     what, sched_ctx.cfg->filesystems);
 		return -1;
 	}
 	return 0;
@@ -431,7 +457,7 @@ static int disks_exec(struct jobrun *r)
 {
 	char err[1024];
 
-	if (make_disks(r, &r->disks, err, sizeof(err)) < 0) {
+	if (make_disks(r, &r->disks, 1, "", err, sizeof(err)) < 0) {
 		infra(r, "disk", err);
 		return PHASE_STOP;
 	}

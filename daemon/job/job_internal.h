@@ -258,9 +258,15 @@ const struct fs_kind *fs_find(const char *name);
  * the suite's; each number is formatted apart and has its own UUID). */
 int make_disk(struct jobrun *r, const char *path, const struct fs_kind *fs,
 	      unsigned unique, char *err, size_t errlen);
-/* One fresh disk per configured filesystem whose mkfs the host has. */
-int make_disks(struct jobrun *r, struct disk_set *d, char *err,
-	       size_t errlen);
+/* The scratch disks of [jobs] filesystems: copies fresh disks of each
+ * (1: the suite's disk-<fs>.img; RCGATE_CRASH_PROMISES: the power cut's
+ * disk-crash-<fs>-<k>.img from template k, one promise per filesystem
+ * instance, and none of a raw kind, which holds no file). ext4 is
+ * required (the suite's reference); another filesystem the host cannot
+ * format, or for which the guest has no room, is left out with a note
+ * ("<fs> not tested<what>: why"). */
+int make_disks(struct jobrun *r, struct disk_set *d, unsigned copies,
+	       const char *what, char *err, size_t errlen);
 void remove_disks(const struct disk_set *d);
 
 /* ---- boot.c: one boot of the job ---- */
