@@ -692,7 +692,7 @@ static int aio_batch(int fd, long long base, struct aop *ops, size_t n,
 			goto out;
 	}
 	while (got < r) {
-		long e = syscall(__NR_io_getevents, ctx, 1L, r - got, ev, NULL);
+		long e = aio_getevents(ctx, 1L, r - got, ev);
 
 		if (e < 0 && errno == EINTR)
 			continue;

@@ -218,7 +218,7 @@ static long long write_aio(int fd, unsigned char *buf, struct diag *d,
 			 CRASH_BLOCKS, n, n < 0 ? ": " : "",
 			 n < 0 ? strerror(errno) : "");
 	while (n > 0 && got < n) {
-		long r = syscall(__NR_io_getevents, ctx, 1L, n - got, ev, NULL);
+		long r = aio_getevents(ctx, 1L, n - got, ev);
 
 		if (r < 0 && errno == EINTR)
 			continue;

@@ -830,8 +830,8 @@ enum test_status test_aio(const struct suite_test *t,
 				goto destroy;
 		}
 		while (got < n) {
-			long r = syscall(__NR_io_getevents, ctx, 1L, (long)(n - got),
-					 ev, NULL);
+			long r = aio_getevents(ctx, 1L, (long)(n - got),
+					 ev);
 
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -877,6 +877,18 @@ void ring_close(struct ring *r)
 		munmap(r->sq, r->sq_len);
 	if (r->fd >= 0)
 		close(r->fd);
+}
+
+long aio_getevents(aio_context_t ctx, long min, long nr, struct io_event *ev)
+{
+#ifdef __NR_io_pgetevents_time64
+	long r = syscall(__NR_io_pgetevents_time64, ctx, min, nr, ev, NULL,
+			 NULL);
+
+	if (r >= 0 || errno != ENOSYS)
+		return r;
+#endif
+	return syscall(__NR_io_getevents, ctx, min, nr, ev, NULL);
 }
 
 /* 0, or -1 with errno (ENOSYS: no io_uring in this kernel). */
@@ -2592,7 +2604,7 @@ static unsigned int aio_race_round(aio_context_t ctx, int fd, int bfd,
 		during = k % 2 ? "zeros or old data" : "old data";
 		(*raced)++;
 	}
-	while ((n = syscall(__NR_io_getevents, ctx, 1L, 1L, &ev, NULL)) < 0 &&
+	while ((n = aio_getevents(ctx, 1L, 1L, &ev)) < 0 &&
 	       errno == EINTR)
 		;
 	if (n != 1 || ev.res != AIO_RACE_LEN) {
@@ -3163,7 +3175,7 @@ static long long inflight_wait(struct inflight *f, int uring)
 		long n = 0;
 
 		while (n != 1) {
-			n = syscall(__NR_io_getevents, f->ctx, 1L, 1L, &ev, NULL);
+			n = aio_getevents(f->ctx, 1L, 1L, &ev);
 			if (n < 0 && errno != EINTR)
 				return LLONG_MIN;
 		}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/aio_abi.h>
 #include <linux/io_uring.h>
 
 #include "suite.h"
@@ -47,6 +48,14 @@ unsigned char *aligned(size_t len, struct diag *d);
 unsigned int compare(const char *how, const unsigned char *have,
 		     const struct image *im, long long off, size_t len,
 		     struct diag *d);
+
+/* io_getevents(2) without a timeout, as a raw syscall: min to nr events
+ * of ctx into ev, or -1 with errno. A 32-bit agent asks through
+ * io_pgetevents_time64 first: io_getevents is a time32 system call
+ * there, absent from a kernel without CONFIG_COMPAT_32BIT_TIME (so from
+ * every i386 and armv7 kernel built on tinyconfig), where it failed the
+ * AIO tests with ENOSYS; a kernel older than 5.1 gets io_getevents. */
+long aio_getevents(aio_context_t ctx, long min, long nr, struct io_event *ev);
 
 /* An io_uring's three mappings and its fd. */
 struct ring {
