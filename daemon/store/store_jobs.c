@@ -490,58 +490,57 @@ fail:
 	return -1;
 }
 
-int store_release_cancel(struct store *st, const char *version, int *count,
-			 char *err, size_t errlen)
+/* Cancels the unfinished jobs that match (a condition on job with one
+ * "?": version when it is not NULL, else id) selects, message in each
+ * one's events; how many, or -1. */
+static int cancel_jobs(struct store *st, const char *match,
+		       const char *version, int64_t id, const char *message,
+		       char *err, size_t errlen)
 {
-	char now[32];
+	char now[32], ev[512], up[512];
 	int n;
 
 	now_iso8601(now);
+	snprintf(ev, sizeof(ev), "INSERT INTO job_event (job_id, at, state,"
+		 " attempt, message) SELECT id, ?, 'cancelled', attempt, ? FROM"
+		 " job WHERE %s AND state IN " JOB_UNFINISHED_SQL, match);
+	snprintf(up, sizeof(up), "UPDATE job SET state = 'cancelled', finished"
+		 " = ? WHERE %s AND state IN " JOB_UNFINISHED_SQL, match);
 	if (store_begin(st, err, errlen) < 0)
 		return -1;
-	if (store_run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
-		    " SELECT j.id, ?, 'cancelled', j.attempt, 'cancelled by request'"
-		    " FROM job j JOIN release r ON r.id = j.release_id"
-		    " WHERE r.version = ? AND j.state IN"
-		    " " JOB_UNFINISHED_SQL, err, errlen,
-		"ss", now, version) < 0)
+	if ((version != NULL
+	     ? store_run(st, ev, err, errlen, "sss", now, message, version)
+	     : store_run(st, ev, err, errlen, "ssi", now, message, id)) < 0)
 		goto fail;
-	n = store_run(st, "UPDATE job SET state = 'cancelled', finished = ?"
-		    " WHERE release_id = (SELECT id FROM release WHERE version = ?)"
-		    " AND state IN " JOB_UNFINISHED_SQL,
-		err, errlen, "ss", now, version);
+	n = version != NULL ? store_run(st, up, err, errlen, "ss", now, version)
+			    : store_run(st, up, err, errlen, "si", now, id);
 	if (n < 0 || store_commit(st, err, errlen) < 0)
 		goto fail;
-	*count = n;
-	return 0;
+	return n;
 fail:
 	store_rollback(st);
 	return -1;
 }
 
+int store_release_cancel(struct store *st, const char *version, int *count,
+			 char *err, size_t errlen)
+{
+	int n = cancel_jobs(st, "release_id = (SELECT id FROM release WHERE"
+			    " version = ?)", version, 0, "cancelled by request",
+			    err, errlen);
+
+	if (n < 0)
+		return -1;
+	*count = n;
+	return 0;
+}
+
 int store_job_cancel(struct store *st, int64_t id, const char *message,
 		     char *err, size_t errlen)
 {
-	char now[32];
-	int n;
+	int n = cancel_jobs(st, "id = ?", NULL, id, message, err, errlen);
 
-	now_iso8601(now);
-	if (store_begin(st, err, errlen) < 0)
-		return -1;
-	if (store_run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"
-		    " SELECT id, ?, 'cancelled', attempt, ? FROM job"
-		    " WHERE id = ? AND state IN " JOB_UNFINISHED_SQL, err, errlen,
-		"ssi", now, message, id) < 0)
-		goto fail;
-	n = store_run(st, "UPDATE job SET state = 'cancelled', finished = ?"
-		    " WHERE id = ? AND state IN " JOB_UNFINISHED_SQL,
-		err, errlen, "si", now, id);
-	if (n < 0 || store_commit(st, err, errlen) < 0)
-		goto fail;
-	return n > 0;
-fail:
-	store_rollback(st);
-	return -1;
+	return n < 0 ? -1 : n > 0;
 }
 
 int store_job_state_get(struct store *st, int64_t id, char *state, size_t len)
