@@ -113,22 +113,42 @@ static void step_ends(struct test_engine *f, int64_t id, size_t i,
 	test_engine_sql(f, text);
 }
 
-static void state_of(struct test_engine *f, int64_t id, char *state,
-		     size_t slen, char *culprit, size_t clen)
+/* The two text columns of sql's one row, with id bound first and commit
+ * (when not NULL) second. */
+static void row2(struct test_engine *f, const char *sql, int64_t id,
+		 const char *commit, char *a, size_t alen, char *b, size_t blen)
 {
 	sqlite3 *raw;
 	sqlite3_stmt *q;
 
 	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(raw, "SELECT state,"
-		" coalesce(culprit, message, '') FROM bisection WHERE id = ?",
-		-1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(raw, sql, -1, &q, NULL), SQLITE_OK);
 	sqlite3_bind_int64(q, 1, id);
+	if (commit != NULL)
+		sqlite3_bind_text(q, 2, commit, -1, SQLITE_STATIC);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	snprintf(state, slen, "%s", (const char *)sqlite3_column_text(q, 0));
-	snprintf(culprit, clen, "%s", (const char *)sqlite3_column_text(q, 1));
+	snprintf(a, alen, "%s", (const char *)sqlite3_column_text(q, 0));
+	snprintf(b, blen, "%s", (const char *)sqlite3_column_text(q, 1));
 	sqlite3_finalize(q);
 	sqlite3_close(raw);
+}
+
+static void state_of(struct test_engine *f, int64_t id, char *state,
+		     size_t slen, char *culprit, size_t clen)
+{
+	row2(f, "SELECT state, coalesce(culprit, message, '') FROM bisection"
+	     " WHERE id = ?", id, NULL, state, slen, culprit, clen);
+}
+
+/* The bisection found commit i. */
+static void assert_found(struct test_engine *f, int64_t id, size_t i)
+{
+	char st[32], culprit[600], want[41];
+
+	state_of(f, id, st, sizeof(st), culprit, sizeof(culprit));
+	commit_id(i, want);
+	assert_string_equal(st, "found");
+	assert_string_equal(culprit, want);
 }
 
 static int pass(struct test_engine *f)
@@ -157,7 +177,7 @@ static void test_rounds(void **state)
 {
 	struct test_engine *f = fixture();
 	int64_t id = bisection(f, 1);
-	char list[256], st[32], culprit[600], want[41];
+	char list[256];
 
 	(void)state;
 	assert_int_equal(pass(f), 1);
@@ -175,10 +195,7 @@ static void test_rounds(void **state)
 	step_ends(f, id, 3, "fail");
 	step_ends(f, id, 4, "cancelled");
 	pass(f);
-	state_of(f, id, st, sizeof(st), culprit, sizeof(culprit));
-	commit_id(3, want);
-	assert_string_equal(st, "found");
-	assert_string_equal(culprit, want);
+	assert_found(f, id, 3);
 	test_engine_free(f);
 }
 
@@ -186,23 +203,31 @@ static void test_rounds(void **state)
 static void step_state(struct test_engine *f, int64_t id, size_t i,
 		       char *state, size_t slen, char *msg, size_t mlen)
 {
-	sqlite3 *raw;
-	sqlite3_stmt *q;
 	char c[41];
 
 	commit_id(i, c);
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(raw, "SELECT j.state, coalesce((SELECT"
-		" message FROM job_event e WHERE e.job_id = j.id ORDER BY e.id"
-		" DESC LIMIT 1), '') FROM job j WHERE j.bisection_id = ? AND"
-		" j.git_commit = ?", -1, &q, NULL), SQLITE_OK);
-	sqlite3_bind_int64(q, 1, id);
-	sqlite3_bind_text(q, 2, c, -1, SQLITE_STATIC);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	snprintf(state, slen, "%s", (const char *)sqlite3_column_text(q, 0));
-	snprintf(msg, mlen, "%s", (const char *)sqlite3_column_text(q, 1));
-	sqlite3_finalize(q);
-	sqlite3_close(raw);
+	row2(f, "SELECT j.state, coalesce((SELECT message FROM job_event e"
+	     " WHERE e.job_id = j.id ORDER BY e.id DESC LIMIT 1), '') FROM job j"
+	     " WHERE j.bisection_id = ? AND j.git_commit = ?", id, c, state,
+	     slen, msg, mlen);
+}
+
+/* The first round (2 and 5): commit ends ends as how, which makes moot
+ * moot: the pass cancels moot's job and queues the next round at once
+ * (the steps then: want). */
+static void moot_round(struct test_engine *f, int64_t id, size_t ends,
+		       const char *how, size_t moot, const char *want)
+{
+	char list[256], st[32], msg[600];
+
+	pass(f);
+	step_ends(f, id, ends, how);
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
+	assert_string_equal(list, want);
+	step_state(f, id, moot, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "cancelled");
+	assert_non_null(strstr(msg, "moot"));
 }
 
 /* A round is decided by its first verdict when that makes the other step
@@ -212,25 +237,15 @@ static void test_decided_early(void **state)
 {
 	struct test_engine *f = fixture();
 	int64_t id = bisection(f, 1);
-	char list[256], st[32], msg[600], want[41];
+	char st[32], msg[600];
 
 	(void)state;
 	/* 2 fails while 5 runs: the culprit is in 0..2, 5 is moot. */
-	pass(f);
-	step_ends(f, id, 2, "fail");
-	assert_int_equal(pass(f), 1);
-	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
-	assert_string_equal(list, "2,5,0,1");
-	step_state(f, id, 5, st, sizeof(st), msg, sizeof(msg));
-	assert_string_equal(st, "cancelled");
-	assert_non_null(strstr(msg, "moot"));
+	moot_round(f, id, 2, "fail", 5, "2,5,0,1");
 	/* 1 passes while 0 runs: the answer is 2; 0 is moot. */
 	step_ends(f, id, 1, "pass");
 	pass(f);
-	state_of(f, id, st, sizeof(st), msg, sizeof(msg));
-	commit_id(2, want);
-	assert_string_equal(st, "found");
-	assert_string_equal(msg, want);
+	assert_found(f, id, 2);
 	step_state(f, id, 0, st, sizeof(st), msg, sizeof(msg));
 	assert_string_equal(st, "cancelled");
 	test_engine_free(f);
@@ -238,13 +253,7 @@ static void test_decided_early(void **state)
 	/* 5 passes while 2 runs: the culprit is in 6..8, 2 is moot. */
 	f = fixture();
 	id = bisection(f, 1);
-	pass(f);
-	step_ends(f, id, 5, "pass");
-	assert_int_equal(pass(f), 1);
-	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
-	assert_string_equal(list, "2,5,6,7");
-	step_state(f, id, 2, st, sizeof(st), msg, sizeof(msg));
-	assert_string_equal(st, "cancelled");
+	moot_round(f, id, 5, "pass", 2, "2,5,6,7");
 	/* 6 passes while 7 runs: 7 still counts (it decides between 7 and
 	 * 8, the rc's own failure), so the round waits for it. */
 	step_ends(f, id, 6, "pass");
