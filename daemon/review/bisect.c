@@ -601,7 +601,8 @@ static long commit_index(const struct bisection_row *b, size_t n,
  * end (checked first when no release passed there) does not pass, or a
  * step was cancelled. A cancelled step stops it only where its verdict
  * would still count (the good end, or a commit in [lo, hi) of what the
- * others left open): one a round's other step made moot does not. */
+ * others left open): one a round's other step made moot does not, and
+ * none stops it while a step that could make it moot still runs. */
 static int verdicts(const struct bisection_row *b,
 		    const struct bisect_step_row *s, size_t nsteps,
 		    enum bisect_verdict *v, size_t n, int *good_checked,
@@ -630,6 +631,14 @@ static int verdicts(const struct bisection_row *b,
 			v[at] = d;
 	}
 	bisect_round(v, n, 1, next, &count, &lo, &hi);
+	/* Not while a step that could still make it moot runs. */
+	for (size_t i = 0; i < nsteps; i++) {
+		long at = commit_index(b, n, s[i].git_commit);
+
+		if (!job_state_final(s[i].state) &&
+		    (at < 0 || ((size_t)at >= lo && (size_t)at < hi)))
+			return 0;
+	}
 	for (size_t i = 0; i < nsteps; i++) {
 		long at = commit_index(b, n, s[i].git_commit);
 

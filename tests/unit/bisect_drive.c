@@ -265,7 +265,8 @@ static void test_decided_early(void **state)
 	test_engine_free(f);
 }
 
-/* A cancelled step whose verdict still counts stops the bisection. */
+/* A cancelled step whose verdict still counts stops the bisection, once
+ * no running step could make it moot. */
 static void test_cancelled_stops(void **state)
 {
 	struct test_engine *f = fixture();
@@ -281,6 +282,21 @@ static void test_cancelled_stops(void **state)
 	state_of(f, id, st, sizeof(st), msg, sizeof(msg));
 	assert_string_equal(st, "failed");
 	assert_non_null(strstr(msg, "was cancelled"));
+	test_engine_free(f);
+
+	/* 5 cancelled while 2 runs: 2 may still make it moot, so nothing
+	 * stops; 2 fails, and the bisection goes on without 5. */
+	f = fixture();
+	id = bisection(f, 1);
+	pass(f);
+	step_ends(f, id, 5, "cancelled");
+	assert_int_equal(pass(f), 0);
+	state_of(f, id, st, sizeof(st), msg, sizeof(msg));
+	assert_string_equal(st, "running");
+	step_ends(f, id, 2, "fail");
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(steps(f, id, list, sizeof(list)), 4);
+	assert_string_equal(list, "2,5,0,1");
 	test_engine_free(f);
 }
 
