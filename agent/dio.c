@@ -830,8 +830,7 @@ enum test_status test_aio(const struct suite_test *t,
 				goto destroy;
 		}
 		while (got < n) {
-			long r = aio_getevents(ctx, 1L, (long)(n - got),
-					 ev);
+			long r = aio_getevents(ctx, 1L, (long)(n - got), ev);
 
 			if (r < 0 && errno == EINTR)
 				continue;

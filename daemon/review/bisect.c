@@ -596,6 +596,23 @@ static long commit_index(const struct bisection_row *b, size_t n,
 	return -1;
 }
 
+/* 1 when a step of b's that has not ended could still change the answer:
+ * the good end (its failure stops the bisection) or a commit in [lo, hi),
+ * what the verdicts so far leave open (bisect_round's lo and hi). */
+static int running_counts(const struct bisection_row *b,
+			  const struct bisect_step_row *s, size_t nsteps,
+			  size_t n, size_t lo, size_t hi)
+{
+	for (size_t i = 0; i < nsteps; i++) {
+		long at = commit_index(b, n, s[i].git_commit);
+
+		if (!job_state_final(s[i].state) &&
+		    (at < 0 || ((size_t)at >= lo && (size_t)at < hi)))
+			return 1;
+	}
+	return 0;
+}
+
 /* The verdicts of b's final steps into v, v[n-1] bad already; 1
  * with why when they stop the bisection before the rules answer: the good
  * end (checked first when no release passed there) does not pass, or a
@@ -632,13 +649,8 @@ static int verdicts(const struct bisection_row *b,
 	}
 	bisect_round(v, n, 1, next, &count, &lo, &hi);
 	/* Not while a step that could still make it moot runs. */
-	for (size_t i = 0; i < nsteps; i++) {
-		long at = commit_index(b, n, s[i].git_commit);
-
-		if (!job_state_final(s[i].state) &&
-		    (at < 0 || ((size_t)at >= lo && (size_t)at < hi)))
-			return 0;
-	}
+	if (running_counts(b, s, nsteps, n, lo, hi))
+		return 0;
 	for (size_t i = 0; i < nsteps; i++) {
 		long at = commit_index(b, n, s[i].git_commit);
 
@@ -766,21 +778,14 @@ static int round_decided(struct store *st, const struct bisection_row *b,
 			 const struct bisect_step_row *s, size_t nsteps,
 			 const enum bisect_verdict *v, size_t n)
 {
-	size_t next[1], count, lo, hi, moot = 0;
+	size_t next[1], count, lo, hi;
 
 	bisect_round(v, n, 1, next, &count, &lo, &hi);
-	for (size_t i = 0; i < nsteps; i++) {
-		long at = commit_index(b, n, s[i].git_commit);
-
-		if (job_state_final(s[i].state))
-			continue;
-		if (at < 0 || ((size_t)at >= lo && (size_t)at < hi))
-			return 0;
-		moot++;
-	}
-	if (moot > 0)
-		cancel_running(st, b, s, nsteps, "moot: the other steps of its"
-			       " bisection round decided it");
+	if (running_counts(b, s, nsteps, n, lo, hi))
+		return 0;
+	/* Every step still running is moot (none, when all have ended). */
+	cancel_running(st, b, s, nsteps, "moot: the other steps of its"
+		       " bisection round decided it");
 	/* A cancelled step's build still holds its warm worktree until its
 	 * worker lets go (seconds): a step queued before then would build
 	 * in a cold one. Its end kicks the engine again. */
