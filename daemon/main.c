@@ -383,7 +383,8 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	    trigger_start(cfg, d->db, err, errlen) < 0 ||
 	    source_start(cfg, d->db, d->cache, sched_kick, err, errlen) < 0 ||
 	    prereq_start(cfg, d->db, d->cache, err, errlen) < 0 ||
-	    bisect_posted_start(&d->ectx, err, errlen) < 0)
+	    bisect_posted_start(&d->ectx, err, errlen) < 0 ||
+	    bisect_seed_start(&d->ectx, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -393,6 +394,7 @@ static int start(struct daemon *d, char *err, size_t errlen)
 static void stop(struct daemon *d)
 {
 	http_stop(d->http);
+	bisect_seed_stop();
 	bisect_posted_stop();
 	prereq_stop();
 	source_stop();

@@ -285,7 +285,8 @@ int gitsrc_worktrees_warm(const char *gitdir, const char *name,
  * free one of another branch used longest ago), which then builds the
  * branch's commits incrementally too. 1 when one was made, 0 when there
  * is nothing to copy or no slot free, -1 with err. Takes as long as
- * copying the tree (about 1.5 GB for a kernel and its objects). */
+ * copying the tree (about 1.5 GB for a kernel and its objects);
+ * o->cancelled stops it. */
 int gitsrc_worktree_seed(const char *gitdir, const char *name,
 			 const char *branch, const struct build_options *o,
 			 char *err, size_t errlen);

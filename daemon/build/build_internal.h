@@ -34,9 +34,11 @@ int tree_unshare_patched(const char *plain, const char *tree, char *err,
 /* ---- wtcopy.c ---- */
 /* from copied into the directory to (which exists), with bytes of its
  * own: files, directories and symbolic links (never followed), their
- * modes and times; skip, a name at from's top left out (NULL: none). 0,
- * or -1 with err (what was copied stays, for the caller to remove). */
+ * modes and times; skip, a name at from's top left out (NULL: none);
+ * o->cancelled polled at each directory. 0, or -1 with err (what was
+ * copied stays, for the caller to remove). */
 int tree_copy_bytes(const char *from, const char *to, const char *skip,
-		    double deadline, char *err, size_t errlen);
+		    double deadline, const struct build_options *o, char *err,
+		    size_t errlen);
 
 #endif

@@ -802,7 +802,8 @@ int gitsrc_worktree_seed(const char *gitdir, const char *name,
 
 		st = wt_add(gitdir, add, &sb, devnull, o, deadline, err, errlen);
 		if (st == 0)
-			st = tree_copy_bytes(from, to, ".git", deadline, err, errlen);
+			st = tree_copy_bytes(from, to, ".git", deadline, o, err,
+					    errlen);
 		if (st == 0)
 			st = git_in(reset, &sb, devnull, o, deadline, err, errlen);
 		if (st != 0) {

@@ -25,6 +25,7 @@
 
 struct copy {
 	double deadline;
+	const struct build_options *o;	/* its cancelled hook */
 	char *err;
 	size_t errlen;
 	const char *where;	/* for the message: the tree's top */
@@ -167,6 +168,11 @@ static int copy_dir(struct copy *c, int sdir, int ddir, const char *skip,
 		errf(c->err, c->errlen, "copying %s: out of time", c->where);
 		return -1;
 	}
+	if (c->o->cancelled != NULL && c->o->cancelled(c->o->cls)) {
+		closedir(dir);
+		errf(c->err, c->errlen, "copying %s: cancelled", c->where);
+		return -1;
+	}
 	while (rc == 0 && (errno = 0, e = readdir(dir)) != NULL) {
 		struct stat st;
 
@@ -189,9 +195,10 @@ static int copy_dir(struct copy *c, int sdir, int ddir, const char *skip,
 }
 
 int tree_copy_bytes(const char *from, const char *to, const char *skip,
-		    double deadline, char *err, size_t errlen)
+		    double deadline, const struct build_options *o, char *err,
+		    size_t errlen)
 {
-	struct copy c = { deadline, err, errlen, from };
+	struct copy c = { deadline, o, err, errlen, from };
 	int s = open(from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int d = open(to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc;

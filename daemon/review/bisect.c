@@ -184,7 +184,7 @@ static void step_only(const struct bisection_row *b, char *out, size_t len)
 		out[0] = '\0';
 }
 
-static void opts(struct build_options *o, const struct engine_context *c,
+void bisect_opts(struct build_options *o, const struct engine_context *c,
 		 char *root, size_t rlen)
 {
 	memset(o, 0, sizeof(*o));
@@ -229,7 +229,7 @@ static int start(struct store *st, const struct engine_context *c,
 	int tested, rc;
 	int64_t id;
 
-	opts(&o, c, root, sizeof(root));
+	bisect_opts(&o, c, root, sizeof(root));
 	msg[0] = '\0';
 	if (gitsrc_clone_dir(root, cd->tree, gitdir, sizeof(gitdir)) < 0)
 		return -1;
@@ -488,7 +488,7 @@ static int finish(struct store *st, const struct engine_context *c,
 	char *log = NULL;
 	int queued = 0;
 
-	opts(&o, c, root, sizeof(root));
+	bisect_opts(&o, c, root, sizeof(root));
 	strbuf_init(&sb, text, sizeof(text));
 	if (outcome == BISECT_FOUND || outcome == BISECT_AMBIGUOUS) {
 		commit_at(b->commits, lo, first);
@@ -695,21 +695,26 @@ static int queue_round(struct store *st, const struct bisection_row *b,
 }
 
 /* The bisected branch's free worktrees for the target that would build
- * a step incrementally (bisect_width). */
-static size_t warm_worktrees(const struct engine_context *c,
-			     const struct bisection_row *b)
+ * a step incrementally (bisect_width) in *warm; -1 while bisect_seed.c
+ * copies one (its source is locked: counted now, the round would build
+ * cold), else 0. */
+static int warm_worktrees(const struct engine_context *c,
+			  const struct bisection_row *b, size_t *warm)
 {
 	char root[PATH_MAX], gitdir[PATH_MAX], key[300];
 	struct build_options o;
 	int n;
 
-	opts(&o, c, root, sizeof(root));
+	*warm = 0;
+	bisect_opts(&o, c, root, sizeof(root));
 	if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) < 0)
 		return 0;
-	n = gitsrc_worktrees_warm(gitdir, b->target,
-				  gitsrc_branch_key(b->version, NULL, key,
-						    sizeof(key)));
-	return n > 0 ? (size_t)n : 0;
+	gitsrc_branch_key(b->version, NULL, key, sizeof(key));
+	if (bisect_seed_busy(gitdir, b->target, key))
+		return -1;
+	n = gitsrc_worktrees_warm(gitdir, b->target, key);
+	*warm = n > 0 ? (size_t)n : 0;
+	return 0;
 }
 
 /* n more warm worktrees of b's branch (bisect_seeds), each a copy of a
@@ -723,7 +728,7 @@ static size_t seed_worktrees(const struct engine_context *c,
 	struct build_options o;
 	size_t made = 0;
 
-	opts(&o, c, root, sizeof(root));
+	bisect_opts(&o, c, root, sizeof(root));
 	if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) < 0)
 		return 0;
 	gitsrc_branch_key(b->version, NULL, key, sizeof(key));
@@ -839,8 +844,12 @@ static int drive(struct store *st, const struct engine_context *c,
 	outcome = bisect_round(v, n, good_checked || k == 1 ? k : k - 1, next,
 			       &count, &lo, &hi);
 	if (outcome == BISECT_STEP && k > 1) {
-		size_t m = hi - lo + 1, warm = warm_worktrees(c, b), w;
+		size_t m = hi - lo + 1, warm, w;
 
+		if (warm_worktrees(c, b, &warm) < 0) {
+			rc = 0;	/* bisect-seeds copies one: it kicks */
+			goto out;
+		}
 		if (bisect_seeds(k, warm, m) > 0)
 			warm += seed_worktrees(c, b, bisect_seeds(k, warm, m));
 		w = bisect_width(k, warm, m);

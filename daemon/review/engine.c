@@ -346,6 +346,10 @@ static int rerun_failures(struct store *st, const struct config *cfg,
 
 	if (q == 1 && jobs_queued != NULL)
 		jobs_queued();
+	/* A confirmed failure is bisected next: its second worktree is
+	 * copied while the rerun runs (bisect_seed.c). */
+	if (q == 1)
+		bisect_seed_kick();
 	return q;
 }
 

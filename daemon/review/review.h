@@ -142,6 +142,26 @@ int bisect_posted_start(const struct engine_context *, char *err,
 void bisect_posted_stop(void);
 int bisect_posted_once(struct store *, const struct engine_context *,
 		       char *err, size_t errlen);
+/* The build options of a bisection's git work (its clone, worktrees):
+ * root is <cache_dir>/build. */
+struct build_options;
+void bisect_opts(struct build_options *o, const struct engine_context *c,
+		 char *root, size_t rlen);
+/* bisect_seed.c: a confirmed regression's bisection starts with two warm
+ * worktrees of its branch, the second copied while the rerun that
+ * confirms it runs. bisect_seed_once is the pass (how many copies it
+ * made, -1 with err on a store error); the thread starts only with
+ * [bisect] parallel >= 2 and a cache, and the engine kicks it when it
+ * queues reruns. bisect_seed_busy: whether a copy of branch's worktree
+ * for target is under way (drive() waits for it). */
+int bisect_seed_once(struct store *, const struct engine_context *,
+		     char *err, size_t errlen);
+int bisect_seed_start(const struct engine_context *, char *err,
+		      size_t errlen);
+void bisect_seed_kick(void);
+void bisect_seed_stop(void);
+int bisect_seed_busy(const char *gitdir, const char *target,
+		     const char *branch);
 /* What a bisection found goes to the rc's thread (and the webhook)
  * through reply_bisection() (reply.h). */
 struct config;

@@ -4,7 +4,8 @@
  * c->pass when kicked, at once when the pass had more to do, or after
  * the seconds it says (c->period by default), and stops between passes
  * (a pass polls consumer_stopping to end early). Every background loop
- * of the daemon is one: engine, notify, trigger, source, prereq.
+ * of the daemon is one: engine, notify, trigger, source, prereq,
+ * bisect-trees, bisect-seeds.
  */
 #include <stdlib.h>
 #include <string.h>

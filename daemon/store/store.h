@@ -98,6 +98,8 @@ enum store_query {
 				 * waits, with its job (bisect.c) */
 	Q_PREREQ_PENDING,	/* (none): bisections whose prerequisite
 				 * search is to run (prereq.c) */
+	Q_SEED_CANDIDATES,	/* (none): git rcs whose failure rerun is
+				 * unfinished (bisect_seed.c) */
 	/* issue 28, reply.c: the mails of the conversation */
 	Q_RELEASE_FIXES,	/* release id: regressions it fixes */
 	Q_SHIPPED_REGRESSIONS,	/* none: rcs released with a regression
@@ -272,6 +274,16 @@ struct prereq_todo {
 };
 int store_prereq_pending(struct store *, struct rowset *out, char *err,
 			 size_t errlen);
+/* The targets of rcs built from git whose failure rerun is queued or
+ * running (a bisection is likely to follow), where no bisection of the
+ * branch runs on the target: tree is the rc job's (what its bisection
+ * would build from). One row per rc and target, oldest rc first. */
+struct seed_candidate {
+	int64_t release_id;
+	const char *version, *target, *tree;
+};
+int store_seed_candidates(struct store *, struct rowset *out, char *err,
+			  size_t errlen);
 /* One delivery (a follow-up mail or a webhook) outside a report. */
 struct outbox_in;
 int store_outbox_add(struct store *, const struct outbox_in *, char *err,

@@ -387,6 +387,22 @@ static const char *const query_sql[] = {
 		"SELECT b.id, r.version, b.tree, b.culprit, b.culprit_upstream, b.bad"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.prereq_state = 'pending' ORDER BY b.id",
+	/* A rerun of a failure of an rc built from git (bisect_seed.c), one
+	 * that boots the kernel its job built (store_job_claim: no checkout,
+	 * so it never waits for the worktree a copy reads): its tree is the
+	 * rc job's (it reruns its artifact). */
+	[Q_SEED_CANDIDATES] =
+		"SELECT DISTINCT r.id AS release_id, r.version, k.target,"
+		" a.url AS tree"
+		" FROM release_job k JOIN release r ON r.id = k.release_id"
+		" JOIN artifact a ON a.id = k.artifact_id AND a.kind = 'git'"
+		" JOIN job o ON o.id = k.rerun_of AND o.state = 'done'"
+		"  AND o.built_sha256 IS NOT NULL AND o.built_commit IS NOT NULL"
+		" WHERE k.state IN " JOB_UNFINISHED_SQL " AND NOT EXISTS"
+		" (SELECT 1 FROM bisection b JOIN release q ON q.id = b.release_id"
+		"  WHERE b.state = 'running' AND b.target = k.target"
+		"  AND q.branch = r.branch)"
+		" ORDER BY r.id, k.target",
 	/* The regressions of earlier rcs of the branch this release fixes
 	 * (mark_fixes() ran), with the rcs they failed in. */
 	[Q_RELEASE_FIXES] =
@@ -592,6 +608,12 @@ static const struct column bisection_cols[] = {
 	COL(row, commits, 's'), { NULL, 0, 0 },
 };
 #undef row
+#define row seed_candidate
+static const struct column seed_cols[] = {
+	COL(row, release_id, 'i'), COL(row, version, 's'),
+	COL(row, target, 's'), COL(row, tree, 's'), { NULL, 0, 0 },
+};
+#undef row
 #define row bisect_step_row
 static const struct column step_cols[] = {
 	COL(row, id, 'i'), COL(row, git_commit, 's'), COL(row, state, 's'),
@@ -753,6 +775,13 @@ int store_prereq_pending(struct store *st, struct rowset *out, char *err,
 {
 	return typed(st, out, sizeof(struct prereq_todo), prereq_cols, NULL,
 		     Q_PREREQ_PENDING, err, errlen, "");
+}
+
+int store_seed_candidates(struct store *st, struct rowset *out, char *err,
+			  size_t errlen)
+{
+	return typed(st, out, sizeof(struct seed_candidate), seed_cols, NULL,
+		     Q_SEED_CANDIDATES, err, errlen, "");
 }
 
 int store_bisect_good(struct store *st, int64_t release_id, const char *target,

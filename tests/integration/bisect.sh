@@ -14,9 +14,11 @@
 # ceil(log2(5)) + 1 = 4 builds, each step building one commit
 # incrementally and running only the failing tests (two at a time: the
 # branch has one warm worktree, and with 5 commits two at once save a
-# round, so rcgated copies it, objects and all, into a second one first;
-# bisect_seeds and bisect_width in tests/unit/bisect.c, the copy in
-# tests/unit/worktree.c, rounds of two in tests/unit/bisect_drive.c), and
+# round, so rcgated copies it, objects and all, into a second one while
+# the rerun that confirms the regression runs; bisect_seeds and
+# bisect_width in tests/unit/bisect.c, the copy in tests/unit/worktree.c,
+# when it is made in tests/unit/bisect_seed.c, rounds of two in
+# tests/unit/bisect_drive.c), and
 # says so in the
 # rc's thread with the culprit's upstream commit, and KCIDB's export of
 # the rc carries the culprit.
@@ -195,8 +197,8 @@ check "the culprit's subject and its upstream commit (from 'commit X upstream.')
 	  "$(jqb '.bisections[0].culprit_upstream')" = "$UPSTREAM" ]
 steps=$(jqb '.bisections[0].steps')
 check "within ceil(log2(5)) + 1 = 4 builds ($steps)" [ "$steps" -ge 1 -a "$steps" -le 4 ]
-check "two steps at once (5 commits: 2 rounds instead of 3), the branch's warm worktree copied for the second" \
-	sh -c "grep -q 'a warm worktree of linux-6.1 for x86_64 copied in' '$STATE/rcgated.log'"
+check "two steps at once (5 commits: 2 rounds instead of 3), the branch's warm worktree copied for the second while the rerun that confirmed the regression ran (bisect_seed.c: off the critical path)" \
+	sh -c "grep -q 'bisect-seeds: a warm worktree of linux-6.1 for x86_64 copied in [0-9]* s while 6.1.193-rc1.s rerun runs' '$STATE/rcgated.log'"
 check "... and they ran side by side" at_once "$reg" '.bisections[0]'
 check "every step built incrementally, in the copy as in the first (a whole build: $full kbuild steps)" \
 	incremental "$reg" '.bisections[0]' "$full"
@@ -274,7 +276,7 @@ steps6=$(jqb "$b6.steps")
 check "within ceil(log2(3)) + 1 = 3 builds, the tag v6.6.63 checked first ($steps6)" \
 	[ "$steps6" -ge 2 -a "$steps6" -le 3 ]
 six_side_by_side() {
-	grep -q 'a warm worktree of linux-6.6 for x86_64 copied in' "$STATE/rcgated.log" &&
+	grep -q "bisect-seeds: a warm worktree of linux-6.6 for x86_64 copied in [0-9]* s while 6.6.64-rc1's rerun runs" "$STATE/rcgated.log" &&
 		at_once "$reg6" "$b6" && incremental "$reg6" "$b6" "$full"
 }
 check "the tag's check beside the first step, in a copy of linux-6.6.y's warm worktree (3 commits: 1 round instead of 2), each built incrementally" \
