@@ -10,7 +10,6 @@
  * then), the warm worktree in use, two warm already, or a rerun that
  * builds (its rc job built nothing to boot).
  */
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,13 +17,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "base/base.h"
 #include "build/build.h"
+#include "testutil.h"
 #include "testutil_store.h"
 
 #define RC_VERSION "6.1.193-rc1"
@@ -36,25 +35,6 @@ struct seed_fixture {
 	char root[PATH_MAX], gitdir[PATH_MAX], head[41];
 	int lockfd;		/* the warm worktree's, while in use */
 };
-
-/* The test's own git, outside the sandbox: fixed arguments, no shell. */
-static void run(const char *const argv[])
-{
-	pid_t pid = fork();
-	int st;
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
 
 /* The clone where rcgated keeps TREE, with one commit, and its head. */
 static void make_clone(struct seed_fixture *s)
@@ -77,10 +57,10 @@ static void make_clone(struct seed_fixture *s)
 		const char *clone[] = { "git", "clone", "-q", "--bare", work,
 					s->gitdir, NULL };
 
-		run(init);
-		run(add);
-		run(ci);
-		run(clone);
+		test_run(init);
+		test_run(add);
+		test_run(ci);
+		test_run(clone);
 	}
 	snprintf(cmd, sizeof(cmd), "git --git-dir=%s rev-parse HEAD", s->gitdir);
 	p = popen(cmd, "r");

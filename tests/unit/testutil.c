@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * testutil.c - the golden-file reader the unit tests used to copy; see
- * testutil.h.
+ * testutil.c - the golden-file reader and the command runner the unit
+ * tests used to copy; see testutil.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -53,4 +56,22 @@ char *test_data_read(const char *dir, const char *name, size_t *len)
 
 	test_data_path(path, sizeof(path), dir, name);
 	return test_file_read(path, len);
+}
+
+void test_run(const char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }

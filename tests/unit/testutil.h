@@ -23,6 +23,11 @@ char *test_file_read(const char *path, size_t *len);
 /* test_file_read of tests/data/<dir>/<name>. */
 char *test_data_read(const char *dir, const char *name, size_t *len);
 
+/* The test's own command (git setting up a fixture), outside any
+ * sandbox: fixed arguments, no shell, its output to /dev/null; a
+ * failure to run or a nonzero exit fails the test. */
+void test_run(const char *const argv[]);
+
 /* A store in a new temporary directory (dir and db get their paths), or
  * NULL; test_store_free closes it and removes the directory. In
  * testutil_store.c, which needs the daemon's library. */

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,27 +26,9 @@
 
 #include "base/base.h"
 #include "build/build.h"
+#include "testutil.h"
 
 static char root[64], gitdir[512], head_a[41], head_b[41];
-
-/* The test's own git, outside the sandbox: fixed arguments, no shell. */
-static void run(const char *const argv[])
-{
-	pid_t pid = fork();
-	int st;
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
 
 static void rev(const char *ref, char out[41])
 {
@@ -75,7 +56,7 @@ static int setup(void **state)
 	{
 		const char *init[] = { "git", "init", "-q", "-b", "a", work, NULL };
 
-		run(init);
+		test_run(init);
 	}
 	snprintf(file, sizeof(file), "%s/Makefile", work);
 	f = fopen(file, "w");
@@ -95,12 +76,12 @@ static int setup(void **state)
 		const char *clone[] = { "git", "clone", "-q", "--bare", work,
 					gitdir, NULL };
 
-		run(add);
-		run(ci);
-		run(br);
-		run(touch);
-		run(ci2);
-		run(clone);
+		test_run(add);
+		test_run(ci);
+		test_run(br);
+		test_run(touch);
+		test_run(ci2);
+		test_run(clone);
 	}
 	rev("a", head_a);
 	rev("b", head_b);
