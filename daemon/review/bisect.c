@@ -695,14 +695,19 @@ static int queue_round(struct store *st, const struct bisection_row *b,
 }
 
 /* The bisected branch's free worktrees for the target that would build
- * a step incrementally (bisect_width) in *warm; -1 while bisect_seed.c
- * copies one (its source is locked: counted now, the round would build
- * cold), else 0. */
-static int warm_worktrees(const struct engine_context *c,
-			  const struct bisection_row *b, size_t *warm)
+ * a step incrementally (bisect_width) in *warm, once the copies
+ * bisect_seeds asks for with k steps a round and m candidates are made
+ * (gitsrc_worktree_seed: the engine waits for them, tens of seconds on a
+ * disk; a round that builds incrementally in each gains minutes). -1
+ * while bisect_seed.c copies one (its source is locked: counted now, the
+ * round would build cold), else 0. */
+static int round_worktrees(const struct engine_context *c,
+			   const struct bisection_row *b, size_t k, size_t m,
+			   size_t *warm)
 {
-	char root[PATH_MAX], gitdir[PATH_MAX], key[300];
+	char root[PATH_MAX], gitdir[PATH_MAX], key[300], err[512] = "";
 	struct build_options o;
+	size_t want;
 	int n;
 
 	*warm = 0;
@@ -714,25 +719,8 @@ static int warm_worktrees(const struct engine_context *c,
 		return -1;
 	n = gitsrc_worktrees_warm(gitdir, b->target, key);
 	*warm = n > 0 ? (size_t)n : 0;
-	return 0;
-}
-
-/* n more warm worktrees of b's branch (bisect_seeds), each a copy of a
- * warm one; how many were made. The engine waits for the copies (tens
- * of seconds on a disk); a round that builds incrementally in each gains
- * minutes. */
-static size_t seed_worktrees(const struct engine_context *c,
-			     const struct bisection_row *b, size_t n)
-{
-	char root[PATH_MAX], gitdir[PATH_MAX], key[300], err[512] = "";
-	struct build_options o;
-	size_t made = 0;
-
-	bisect_opts(&o, c, root, sizeof(root));
-	if (gitsrc_clone_dir(root, b->tree, gitdir, sizeof(gitdir)) < 0)
-		return 0;
-	gitsrc_branch_key(b->version, NULL, key, sizeof(key));
-	for (size_t i = 0; i < n; i++) {
+	want = bisect_seeds(k, *warm, m);
+	for (size_t i = 0; i < want; i++) {
 		double t0 = now_monotonic();
 		int rc = gitsrc_worktree_seed(gitdir, b->target, key, &o, err,
 					      sizeof(err));
@@ -742,13 +730,13 @@ static size_t seed_worktrees(const struct engine_context *c,
 				 " %s: %s", (long long)b->id, key, b->target, err);
 		if (rc <= 0)
 			break;
-		made++;
+		(*warm)++;
 		log_info("bisection %lld: a warm worktree of %s for %s copied"
 			 " in %.0f s, so that steps build incrementally side by"
 			 " side", (long long)b->id, key, b->target,
 			 now_monotonic() - t0);
 	}
-	return made;
+	return 0;
 }
 
 /* Cancels b's steps still running (the scheduler's monitor stops their
@@ -846,12 +834,10 @@ static int drive(struct store *st, const struct engine_context *c,
 	if (outcome == BISECT_STEP && k > 1) {
 		size_t m = hi - lo + 1, warm, w;
 
-		if (warm_worktrees(c, b, &warm) < 0) {
+		if (round_worktrees(c, b, k, m, &warm) < 0) {
 			rc = 0;	/* bisect-seeds copies one: it kicks */
 			goto out;
 		}
-		if (bisect_seeds(k, warm, m) > 0)
-			warm += seed_worktrees(c, b, bisect_seeds(k, warm, m));
 		w = bisect_width(k, warm, m);
 
 		if (w < k) {

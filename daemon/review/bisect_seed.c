@@ -39,7 +39,6 @@ static int seed_pass(struct store *, void *);
 static struct consumer seed_consumer = {
 	.name = "bisect-seeds", .pass = seed_pass, .period = 60,
 };
-static int seed_thread;
 
 /* What is being copied: "gitdir\ntarget\nbranch", "" none. */
 static pthread_mutex_t busy_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -71,10 +70,18 @@ static void busy_set(const char *key)
 	pthread_mutex_unlock(&busy_mu);
 }
 
+/* The daemon stops (never, without the thread: the unit tests). */
 static int seed_stopping(void *cls)
 {
 	(void)cls;
-	return seed_thread && consumer_stopping(&seed_consumer);
+	return consumer_stopping(&seed_consumer);
+}
+
+/* Whether copies are made at all: a round of one needs none, and
+ * without a cache there are no worktrees. */
+static int seeding(const struct engine_context *c)
+{
+	return c->cache_dir != NULL && c->cfg->bisect_parallel >= 2;
 }
 
 /* Whether rc release_id's rerun on target still waits for a copy (the
@@ -145,7 +152,7 @@ int bisect_seed_once(struct store *st, const struct engine_context *c,
 	struct rowset todo = { 0 };
 	int made = 0;
 
-	if (c->cache_dir == NULL || c->cfg->bisect_parallel < 2)
+	if (!seeding(c))
 		return 0;
 	if (store_seed_candidates(st, &todo, err, errlen) < 0)
 		return -1;
@@ -176,19 +183,14 @@ void bisect_seed_kick(void)
 int bisect_seed_start(const struct engine_context *c, char *err,
 		      size_t errlen)
 {
-	if (c->cache_dir == NULL || c->cfg->bisect_parallel < 2)
+	if (!seeding(c))
 		return 0;
 	seed_ctx = c;
-	if (consumer_start(&seed_consumer, c->db_path, err, errlen) < 0)
-		return -1;
-	seed_thread = 1;
-	return 0;
+	return consumer_start(&seed_consumer, c->db_path, err, errlen);
 }
 
+/* A no-op when the thread never started (consumer_stop). */
 void bisect_seed_stop(void)
 {
-	if (!seed_thread)
-		return;
 	consumer_stop(&seed_consumer);
-	seed_thread = 0;
 }
