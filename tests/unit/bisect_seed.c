@@ -39,7 +39,7 @@ struct seed_fixture {
 /* The clone where rcgated keeps TREE, with one commit, and its head. */
 static void make_clone(struct seed_fixture *s)
 {
-	char work[PATH_MAX], file[PATH_MAX + 16], cmd[PATH_MAX + 64], err[256];
+	char work[PATH_MAX], file[PATH_MAX + 16], err[256];
 	FILE *p;
 
 	snprintf(work, sizeof(work), "%s/src", s->f->dir);
@@ -62,11 +62,7 @@ static void make_clone(struct seed_fixture *s)
 		test_run(ci);
 		test_run(clone);
 	}
-	snprintf(cmd, sizeof(cmd), "git --git-dir=%s rev-parse HEAD", s->gitdir);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_non_null(fgets(s->head, sizeof(s->head), p));
-	pclose(p);
+	test_git_rev(s->gitdir, "HEAD", s->head);
 }
 
 /* The rc RC_VERSION built from TREE at head on x86_64, its job done with a

@@ -3,11 +3,12 @@
  * testutil.c - the golden-file reader and the command runner the unit
  * tests used to copy; see testutil.h.
  */
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -74,4 +75,16 @@ void test_run(const char *const argv[])
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+void test_git_rev(const char *gitdir, const char *ref, char out[41])
+{
+	char cmd[PATH_MAX + 128];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "git --git-dir=%s rev-parse %s", gitdir, ref);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(out, 41, p));
+	pclose(p);
 }

@@ -28,6 +28,10 @@ char *test_data_read(const char *dir, const char *name, size_t *len);
  * failure to run or a nonzero exit fails the test. */
 void test_run(const char *const argv[]);
 
+/* The commit ref names in the repository gitdir (git rev-parse), 40 hex
+ * digits into out; a failure fails the test. */
+void test_git_rev(const char *gitdir, const char *ref, char out[41]);
+
 /* A store in a new temporary directory (dir and db get their paths), or
  * NULL; test_store_free closes it and removes the directory. In
  * testutil_store.c, which needs the daemon's library. */

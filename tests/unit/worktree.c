@@ -30,18 +30,6 @@
 
 static char root[64], gitdir[512], head_a[41], head_b[41];
 
-static void rev(const char *ref, char out[41])
-{
-	char cmd[PATH_MAX + 64];
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "git --git-dir=%s rev-parse %s", gitdir, ref);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_non_null(fgets(out, 41, p));
-	pclose(p);
-}
-
 static int setup(void **state)
 {
 	char work[600], file[700];
@@ -83,8 +71,8 @@ static int setup(void **state)
 		test_run(ci2);
 		test_run(clone);
 	}
-	rev("a", head_a);
-	rev("b", head_b);
+	test_git_rev(gitdir, "a", head_a);
+	test_git_rev(gitdir, "b", head_b);
 	return 0;
 }
 
