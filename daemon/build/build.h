@@ -249,8 +249,9 @@ int gitsrc_url_check(const char *url, char *err, size_t errlen);
 int gitsrc_branch_check(const char *branch, char *err, size_t errlen);
 /* Fetches url into its cached bare clone under o->root/git (made on first
  * use; one fetch at a time per tree), then resolves ref (a commit, or a
- * branch of url) to commit. git's messages go to logfd. 0, or -1 with err
- * (network, unknown branch or commit, cancel, timeout). */
+ * branch of url) to commit. git's messages go to logfd. 0; 1 if ref is a
+ * commit id the clone has (nothing fetched, no connection made); or -1
+ * with err (network, unknown branch or commit, cancel, timeout). */
 int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		 const struct build_options *o, char *gitdir, size_t gdlen,
 		 char commit[41], char *err, size_t errlen);

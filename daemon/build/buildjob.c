@@ -131,17 +131,23 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 		errf(err, errlen, "build log %s: %s", b.logpath, strerror(errno));
 		return -1;
 	}
-	if (joblog != NULL) {
+	if (joblog != NULL && gitsrc_is_commit(ref)) {
+		joblog_write(joblog, "git: %s from %s, fetched unless the cached"
+			     " clone has it (git's output in " BUILD_LOG ")",
+			     ref, url);
+	} else if (joblog != NULL) {
 		joblog_write(joblog, "git: fetching %s for %s (git's output in "
 			BUILD_LOG ")", url, ref);
 	}
 	rc = gitsrc_fetch(url, ref, fileno(blog), &b.o, s->gitdir,
 			  sizeof(s->gitdir), s->commit, err, errlen);
 	fclose(blog);
-	if (rc == 0 && joblog != NULL) {
+	if (rc == 1 && joblog != NULL)
+		joblog_write(joblog, "git: %.12s is in the cached clone already:"
+			     " nothing fetched", ref);
+	else if (rc == 0 && joblog != NULL)
 		joblog_write(joblog, "git: %s is %s", ref, s->commit);
-	}
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* What a reader needs to build the same kernel: the .config into the

@@ -375,12 +375,50 @@ int gitsrc_clone_dir(const char *root, const char *url, char *out, size_t len)
 	return pathf(out, len, "%s/git/%.16s.git", root, key);
 }
 
+/* The cached clone of url (made empty if there is none), locked: one
+ * fetch at a time per tree, in this process and any other rcgated
+ * sharing the cache. The lock's fd, or -1 with err. */
+static int clone_open(const char *url, int logfd, FILE *log,
+		      const struct build_options *o, double deadline,
+		      char *gitdir, size_t gdlen, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], lock[PATH_MAX];
+	int fd;
+
+	if (pathf(dir, sizeof(dir), "%s/git", o->root) < 0 ||
+	    mkdir_p(dir, 0755, err, errlen) < 0 ||
+	    gitsrc_clone_dir(o->root, url, gitdir, gdlen) < 0 ||
+	    pathf(lock, sizeof(lock), "%s.lock", gitdir) < 0) {
+		if (err[0] == '\0')
+			errf(err, errlen, "build root path too long");
+		return -1;
+	}
+	fd = lock_file(lock, err, errlen);
+	if (fd < 0)
+		return -1;
+	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
+	if (access(gitdir, F_OK) != 0) {
+		const char *init[] = { "git", "init", "--quiet", "--bare", gitdir,
+				       NULL };
+		struct sandbox sb = { { NULL }, { dir }, 0, 0, NULL };
+
+		fprintf(log, "git: new cached clone of %s in %s\n", url, gitdir);
+		if (git_in(init, &sb, logfd, o, deadline, err, errlen) != 0) {
+			if (err[0] == '\0')
+				errf(err, errlen, "git init %s failed", gitdir);
+			rm_rf(gitdir);
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
 int gitsrc_fetch(const char *url, const char *ref, int logfd,
 		 const struct build_options *o, char *gitdir, size_t gdlen,
 		 char commit[41], char *err, size_t errlen)
 {
-	char dir[PATH_MAX], lock[PATH_MAX], gd[PATH_MAX + 16], remote[300],
-		pin[450];
+	char gd[PATH_MAX + 16], remote[300], pin[450];
 	struct sandbox net = { { NULL }, { gitdir }, 1, 0, NULL };
 	struct build_options fo = *o;
 	double deadline = now_monotonic() +
@@ -397,35 +435,23 @@ int gitsrc_fetch(const char *url, const char *ref, int logfd,
 	if (gitsrc_url_check(url, err, errlen) < 0 ||
 	    (!gitsrc_is_commit(ref) && gitsrc_branch_check(ref, err, errlen) < 0))
 		goto out_log;
-	if (pathf(dir, sizeof(dir), "%s/git", o->root) < 0 ||
-	    mkdir_p(dir, 0755, err, errlen) < 0 ||
-	    gitsrc_clone_dir(o->root, url, gitdir, gdlen) < 0 ||
-	    pathf(lock, sizeof(lock), "%s.lock", gitdir) < 0) {
-		if (err[0] == '\0')
-			errf(err, errlen, "build root path too long");
-		goto out_log;
-	}
-	/* One fetch at a time per tree, in this process and any other
-	 * rcgated sharing the cache. */
-	fd = lock_file(lock, err, errlen);
+	fd = clone_open(url, logfd, log, o, deadline, gitdir, gdlen, err,
+			errlen);
 	if (fd < 0)
 		goto out_log;
-	futimens(fd, NULL);	/* used now: buildcache.c's LRU */
 	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
-	if (access(gitdir, F_OK) != 0) {
-		const char *init[] = { "git", "init", "--quiet", "--bare", gitdir,
-				       NULL };
-
-		fprintf(log, "git: new cached clone of %s in %s\n", url, gitdir);
-		struct sandbox sb = { { NULL }, { dir }, 0, 0, NULL };
-
-		if (git_in(init, &sb, logfd, o, deadline, err, errlen) != 0) {
-			if (err[0] == '\0')
-				errf(err, errlen, "git init %s failed", gitdir);
-			rm_rf(gitdir);
-			goto out;
-		}
+	/* A commit id names its content: one the clone has is what any
+	 * fetch would bring (a bisection's steps and its revert check, the
+	 * upstream commit of a second branch's culprit). Nothing is fetched
+	 * and no connection is made. */
+	if (gitsrc_is_commit(ref) &&
+	    resolve(gitdir, ref, o, commit, err, errlen) == 0) {
+		fprintf(log, "git: %s is in the cached clone already: nothing"
+			" fetched\n", ref);
+		rc = 1;
+		goto out;
 	}
+	err[0] = '\0';
 	before = pack_bytes(gitdir);
 	if (o->fetch_mb > 0) {
 		/* The cap on what the fetch adds: git's pack cannot pass it

@@ -37,7 +37,7 @@
 # found in 6.1.193-rc1; its branch lacks m3 and m5, so they are listed too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 28 "bisect"
+git_test_begin 29 "bisect"
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
 IOMAP=fs/iomap/direct-io.c
 T=$(printf '\t')
@@ -226,6 +226,16 @@ check "a step is a job: one commit, only the failing tests, not the rc's version
 	  "$(jqb '.only_tests | length > 0')" = true -a "$(jqb '[.results[] | select(.test != "build.kernel")] | length')" -le "$nreg" ]
 check "the step job is valid for schemas/job.json (jsonschema)" \
 	sh -c "/usr/bin/python3 '$SRC/tests/integration/validate.py' '$SRC/schemas' job < '$work/step.json'"
+no_fetch() {	# JOB...: each one's commit was in the cached clone, no connection made
+	local j
+	for j in "$@"; do
+		req GET "/api/v1/jobs/$j/log"
+		printf '%s' "$BODY" | grep -q "git: [0-9a-f]\{12\} is in the cached clone already: nothing fetched" &&
+			! printf '%s' "$BODY" | grep -q "git: fetching" || return 1
+	done
+}
+check "the step and the revert check fetch nothing: their commits are in the cached clone" \
+	no_fetch "$step" "$revjob"
 req GET /api/v1/releases/6.1.193-rc1
 check "steps are not the rc's own jobs: its jobs and gate are as before; its regressions name the culprit" \
 	[ "$(jqb '.jobs | length')" = 2 -a "$(jqb .gate.verdict)" = block -a \

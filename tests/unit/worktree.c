@@ -6,7 +6,8 @@
  * kbuild objects make the next build incremental), a new branch takes a
  * new worktree rather than another branch's, a worktree in use is never
  * taken, and with every slot used the one used longest ago is; a warm
- * worktree copied (gitsrc_worktree_seed) is a second warm one.
+ * worktree copied (gitsrc_worktree_seed) is a second warm one; a commit
+ * the cached clone has is not fetched again (gitsrc_fetch).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -386,6 +387,54 @@ static void test_add_waits_for_fetch(void **state)
 	close(b.fd);
 }
 
+/* A commit the cached clone has is not fetched again: the tree's URL
+ * here has nothing listening (port 9), so any fetch fails. A commit it
+ * lacks, or a branch (its head may have moved), is fetched. */
+static void test_fetch_known_commit(void **state)
+{
+	const char *url = "git://127.0.0.1:9/linux-stable-rc.git";
+	struct build_options o = { .root = root, .timeout = 60 };
+	char clone[PATH_MAX], logpath[PATH_MAX], gd[PATH_MAX], commit[41],
+		err[512] = "", *text;
+	int fd;
+
+	(void)state;
+	assert_int_equal(gitsrc_clone_dir(root, url, clone, sizeof(clone)), 0);
+	{
+		char dir[PATH_MAX];
+		const char *cp[] = { "git", "clone", "-q", "--bare", gitdir,
+				     clone, NULL };
+
+		snprintf(dir, sizeof(dir), "%s/git", root);
+		assert_int_equal(mkdir(dir, 0755), 0);
+		test_run(cp);
+	}
+	snprintf(logpath, sizeof(logpath), "%s/fetch.log", root);
+	fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(gitsrc_fetch(url, head_b, fd, &o, gd, sizeof(gd),
+				      commit, err, sizeof(err)), 1);
+	assert_string_equal(commit, head_b);
+	assert_string_equal(gd, clone);
+	text = file_read(logpath, 1 << 20, NULL, NULL, 0);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "is in the cached clone already: nothing"
+				     " fetched"));
+	assert_null(strstr(text, "git: fetching"));
+	free(text);
+	/* Not in the clone: a fetch is tried, and refused (loopback is not
+	 * in [fetch] allow_networks) or failed: either way, no answer. */
+	assert_int_equal(gitsrc_fetch(url, "0123456789abcdef0123456789abcdef01234567",
+				      fd, &o, gd, sizeof(gd), commit, err,
+				      sizeof(err)), -1);
+	assert_non_null(strstr(err, "127.0.0.1"));
+	err[0] = '\0';
+	assert_int_equal(gitsrc_fetch(url, "b", fd, &o, gd, sizeof(gd), commit,
+				      err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "127.0.0.1"));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_seed),
 		cmocka_unit_test(test_tree_at),
 		cmocka_unit_test(test_add_waits_for_fetch),
+		cmocka_unit_test(test_fetch_known_commit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
