@@ -298,8 +298,12 @@ int gitsrc_worktree_seed(const char *gitdir, const char *name,
 int gitsrc_revert(const char *gitdir, const char *tree, const char *commit,
 		  int logfd, const struct build_options *o, char *err,
 		  size_t errlen);
-/* The version tree's Makefile says ("6.1.64-rc1"); -1 if unreadable. */
-int gitsrc_makefile_version(const char *tree, char *out, size_t outlen);
+/* The version commit's Makefile says ("6.1.64-rc1"; `git show
+ * <commit>:Makefile` in gitdir): 0, or -1 with err (no such commit or
+ * file, or no VERSION and PATCHLEVEL lines). */
+int gitsrc_commit_version(const char *gitdir, const char *commit,
+			  const struct build_options *o, char *out,
+			  size_t outlen, char *err, size_t errlen);
 /* What gitsrc_fetch checks of url before it connects, alone: its form
  * (gitsrc_url_check) and that its host resolves to an address [fetch]
  * allow_networks allows (fetch_pin_host): 0, or -1 with err. */
@@ -387,22 +391,24 @@ struct buildjob_src {
 };
 /* The job's fetching: kind source's tarball and patch into the cache
  * (sha256-checked), kind git's tree fetched and its ref resolved (git's
- * output in <job_dir>/build.log). 0, or -1 with err (infra). */
+ * output in <job_dir>/build.log). An rc's own job (not a bisection
+ * step) builds job->release_commit when another of its targets built
+ * it, and its commit's Makefile must say the job's version. 0, or -1
+ * with err (infra). */
 int buildjob_fetch(const struct job *job, const struct config *cfg,
 		   const char *cache_dir, const char *job_dir, FILE *joblog,
 		   const atomic_int *cancel, struct buildjob_src *s, char *err,
 		   size_t errlen);
 /* The job's building: waits for a build token (jobserver.c: [build]
  * jobs builds at once, sharing as many make jobs),
- * checks a git commit out (with check_version, its Makefile must say the
- * job's version) and builds t's kernel, make's output in
+ * checks a git commit out and builds t's kernel, make's output in
  * <job_dir>/build.log, progress (may be NULL) told each step. 0:
  * out->image is in the cache; 1: the source does not build (out->diag);
  * -1: infra (err), cancel included. */
 int buildjob_build(const struct job *job, const struct target *t,
 		   const struct config *cfg, const char *cache_dir,
 		   const char *job_dir, FILE *joblog, const atomic_int *cancel,
-		   const struct buildjob_src *s, int check_version,
+		   const struct buildjob_src *s,
 		   void (*progress)(void *, const char *, long, long),
 		   void *pcls, struct buildjob_result *out, char *err,
 		   size_t errlen);

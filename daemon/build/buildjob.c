@@ -84,6 +84,78 @@ static int job_build_init(struct job_build *b, const struct job *job,
 	return 0;
 }
 
+/* ref of url into the cached clone (nothing fetched for a commit id it
+ * has), resolved into s->commit; for an rc's own job (not a bisection
+ * step) the commit's Makefile must say the job's version: a branch's
+ * head that is another rc (the branch moved on, or was not updated yet)
+ * is not this rc, and is not recorded as the commit it built. */
+static int fetch_ref(const struct job *job, const char *url, const char *ref,
+		     struct job_build *b, FILE *blog, FILE *joblog,
+		     struct buildjob_src *s, char *err, size_t errlen)
+{
+	char said[64], e[512] = "";
+	int rc;
+
+	if (joblog != NULL && gitsrc_is_commit(ref)) {
+		joblog_write(joblog, "git: %s from %s, fetched unless the cached"
+			     " clone has it (git's output in " BUILD_LOG ")",
+			     ref, url);
+	} else if (joblog != NULL) {
+		joblog_write(joblog, "git: fetching %s for %s (git's output in "
+			BUILD_LOG ")", url, ref);
+	}
+	rc = gitsrc_fetch(url, ref, fileno(blog), &b->o, s->gitdir,
+			  sizeof(s->gitdir), s->commit, err, errlen);
+	if (rc < 0)
+		return -1;
+	if (job->bisection_id == 0 &&
+	    gitsrc_commit_version(s->gitdir, s->commit, &b->o, said,
+				  sizeof(said), e, sizeof(e)) < 0) {
+		errf(err, errlen, "%s at %.12s is no kernel of %s: %s",
+		     job->git_ref, s->commit, job->version, e);
+		return -1;
+	}
+	if (job->bisection_id == 0 && strcmp(said, job->version) != 0) {
+		errf(err, errlen, "%s at %.12s is %s, not %s (its Makefile)",
+		     job->git_ref, s->commit, said, job->version);
+		return -1;
+	}
+	if (rc == 1 && joblog != NULL)
+		joblog_write(joblog, "git: %.12s is in the cached clone already:"
+			     " nothing fetched", ref);
+	else if (joblog != NULL)
+		joblog_write(joblog, "git: %s is %s", ref, s->commit);
+	return 0;
+}
+
+/* The commit this rc was first built from (its branch's head when the
+ * first of its jobs fetched it): every target and attempt of an rc
+ * builds the same one, even once the branch has moved on, and the clone
+ * has it (nothing fetched). 0, or -1 when it cannot be used (then the
+ * branch is fetched as for the first). */
+static int fetch_pinned(const struct job *job, const char *url,
+			struct job_build *b, FILE *blog, FILE *joblog,
+			struct buildjob_src *s)
+{
+	char e[512] = "";
+
+	if (fetch_ref(job, url, job->release_commit, b, blog, NULL, s, e,
+		      sizeof(e)) == 0) {
+		if (joblog != NULL)
+			joblog_write(joblog, "git: %.12s, the commit of %s"
+				     " this rc was first built from (nothing"
+				     " fetched if the cached clone has it)",
+				     s->commit, job->git_ref);
+		return 0;
+	}
+	if (joblog != NULL)
+		joblog_write(joblog, "git: %.12s, which this rc was first built"
+			     " from, cannot be built (%s): its branch %s is"
+			     " fetched", job->release_commit, e, job->git_ref);
+	memset(s, 0, sizeof(*s));
+	return -1;
+}
+
 int buildjob_fetch(const struct job *job, const struct config *cfg,
 		   const char *cache_dir, const char *job_dir, FILE *joblog,
 		   const atomic_int *cancel, struct buildjob_src *s, char *err,
@@ -131,23 +203,14 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 		errf(err, errlen, "build log %s: %s", b.logpath, strerror(errno));
 		return -1;
 	}
-	if (joblog != NULL && gitsrc_is_commit(ref)) {
-		joblog_write(joblog, "git: %s from %s, fetched unless the cached"
-			     " clone has it (git's output in " BUILD_LOG ")",
-			     ref, url);
-	} else if (joblog != NULL) {
-		joblog_write(joblog, "git: fetching %s for %s (git's output in "
-			BUILD_LOG ")", url, ref);
-	}
-	rc = gitsrc_fetch(url, ref, fileno(blog), &b.o, s->gitdir,
-			  sizeof(s->gitdir), s->commit, err, errlen);
+	rc = -1;
+	if (job->bisection_id == 0 && job->git_commit[0] == '\0' &&
+	    gitsrc_is_commit(job->release_commit))
+		rc = fetch_pinned(job, url, &b, blog, joblog, s);
+	if (rc != 0)
+		rc = fetch_ref(job, url, ref, &b, blog, joblog, s, err, errlen);
 	fclose(blog);
-	if (rc == 1 && joblog != NULL)
-		joblog_write(joblog, "git: %.12s is in the cached clone already:"
-			     " nothing fetched", ref);
-	else if (rc == 0 && joblog != NULL)
-		joblog_write(joblog, "git: %s is %s", ref, s->commit);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }
 
 /* What a reader needs to build the same kernel: the .config into the
@@ -221,12 +284,12 @@ static int revert_culprit(const struct job *job, const struct job_build *b,
 int buildjob_build(const struct job *job, const struct target *t,
 		   const struct config *cfg, const char *cache_dir,
 		   const char *job_dir, FILE *joblog, const atomic_int *cancel,
-		   const struct buildjob_src *s, int check_version,
+		   const struct buildjob_src *s,
 		   void (*progress)(void *, const char *, long, long),
 		   void *pcls, struct buildjob_result *out, char *err,
 		   size_t errlen)
 {
-	char image[PATH_MAX], tree[PATH_MAX], said[64];
+	char image[PATH_MAX], tree[PATH_MAX];
 	struct build_source src = { 0 };
 	struct job_build b;
 	struct build_result res = { 0 };
@@ -273,17 +336,6 @@ int buildjob_build(const struct job *job, const struct target *t,
 			fclose(blog);
 		if (rc < 0)
 			goto unlock;
-		/* A branch's head that is another rc (the branch moved on,
-		 * or was not updated yet) is not this rc. */
-		if (check_version &&
-		    (gitsrc_makefile_version(tree, said, sizeof(said)) < 0 ||
-		     strcmp(said, job->version) != 0)) {
-			errf(err, errlen, "%s at %.12s is %s, not %s (its Makefile)",
-			     job->git_ref, s->commit, said[0] ? said : "no kernel",
-			     job->version);
-			rc = -1;
-			goto unlock;
-		}
 		src.tree = tree;
 		rc = revert_culprit(job, &b, s->gitdir, tree, joblog, &res, err,
 				    errlen);

@@ -880,20 +880,24 @@ int gitsrc_revert(const char *gitdir, const char *tree, const char *commit,
 	return 1;
 }
 
-int gitsrc_makefile_version(const char *tree, char *out, size_t outlen)
+int gitsrc_commit_version(const char *gitdir, const char *commit,
+			  const struct build_options *o, char *out,
+			  size_t outlen, char *err, size_t errlen)
 {
-	char path[PATH_MAX], *text;
-	size_t len;
+	char spec[64];
+	const char *args[] = { "show", spec, NULL };
+	char *text;
 	int rc;
 
 	out[0] = '\0';
-	if (pathf(path, sizeof(path), "%s/Makefile", tree) < 0)
-		return -1;
-	text = file_read(path, 1u << 20, &len, NULL, 0);
+	snprintf(spec, sizeof(spec), "%.40s:Makefile", commit);
+	text = gitsrc_git_out(gitdir, args, o, err, errlen);
 	if (text == NULL)
 		return -1;
 	rc = gitsrc_makefile_version_text(text, out, outlen);
 	free(text);
+	if (rc < 0)
+		errf(err, errlen, "its Makefile has no VERSION and PATCHLEVEL");
 	return rc;
 }
 

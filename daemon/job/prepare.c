@@ -154,7 +154,7 @@ static int build_exec(struct jobrun *r)
 	int rc;
 
 	rc = buildjob_build(job, r->target, sched_ctx.cfg, sched_ctx.cache_dir,
-			    r->dir, r->log, r->cancel, &r->bsrc, !r->step,
+			    r->dir, r->log, r->cancel, &r->bsrc,
 			    build_progress, r, out, err, sizeof(err));
 	store_job_built(r->st, job->id, rc == 0 ? out->sha256 : NULL,
 			out->seconds, NULL, 0);

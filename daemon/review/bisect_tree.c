@@ -92,26 +92,6 @@ static void fetch_opts(struct build_options *o, const struct config *cfg,
 }
 
 /* The branch head's version, from its Makefile in the clone. */
-static int head_version(const char *gitdir, const struct build_options *o,
-			const char *commit, char *said, size_t slen, char *err,
-			size_t errlen)
-{
-	char spec[64];
-	const char *args[] = { "show", spec, NULL };
-	char *text;
-	int rc;
-
-	snprintf(spec, sizeof(spec), "%.40s:Makefile", commit);
-	text = gitsrc_git_out(gitdir, args, o, err, errlen);
-	if (text == NULL)
-		return -1;
-	rc = gitsrc_makefile_version_text(text, said, slen);
-	free(text);
-	if (rc < 0)
-		errf(err, errlen, "its Makefile has no VERSION and PATCHLEVEL");
-	return rc;
-}
-
 int bisect_tree_fetch(const struct config *cfg, const char *cache_dir,
 		      const char *tree, const char *version, char *url,
 		      size_t ulen, char commit[41], int (*cancelled)(void *),
@@ -153,8 +133,8 @@ int bisect_tree_fetch(const struct config *cfg, const char *cache_dir,
 		     branch, url, e);
 		return -1;
 	}
-	if (head_version(gitdir, &o, commit, said, sizeof(said), e,
-			 sizeof(e)) < 0) {
+	if (gitsrc_commit_version(gitdir, commit, &o, said, sizeof(said), e,
+				  sizeof(e)) < 0) {
 		errf(why, wlen, "the head %.12s of %s in %.200s: %s", commit,
 		     branch, url, e);
 		return -1;

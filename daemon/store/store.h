@@ -320,6 +320,9 @@ struct job {
 					 * kernel: that image's sha256 ("")
 					 * and commit, booted again as is */
 	char rerun_commit[41];
+	char release_commit[41];	/* kind git: the commit the release
+					 * was first built from (git_ref's
+					 * head then; "" none yet) */
 };
 /* Takes the oldest queued job and moves it to 'fetching'. 1 = claimed,
  * 0 = none queued, -1 = error. */

@@ -180,7 +180,16 @@ int store_job_claim_kind(struct store *st, const char *worker,
 		"SELECT j.id, j.release_id, j.attempt, j.target, j.suite,"
 		" r.version," JOB_SRC_COLS ", j.bisection_id, j.git_commit,"
 		" j.only_tests, j.revert_commit, r.deadline, j.rerun_of,"
-		" o.built_sha256, o.built_commit"
+		" o.built_sha256, o.built_commit,"
+		/* Every target of an rc, and every attempt, builds the
+		 * commit it was first built from (buildjob.c), though its
+		 * branch moves on. */
+		" (SELECT s.built_commit FROM job s"
+		"  JOIN artifact sa ON sa.id = s.artifact_id"
+		"  WHERE s.release_id = j.release_id AND sa.kind = 'git'"
+		"  AND sa.url = a.url AND sa.git_ref IS a.git_ref"
+		"  AND s.bisection_id IS NULL AND s.git_commit IS NULL"
+		"  AND s.built_commit IS NOT NULL ORDER BY s.id LIMIT 1)"
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id" JOB_SRC_JOIN
 		/* A rerun boots the kernel the job it reruns built. */
@@ -237,6 +246,8 @@ int store_job_claim_kind(struct store *st, const char *worker,
 	out->rerun_of = sqlite3_column_int64(stmt, 20);
 	store_copy_col(out->rerun_image, sizeof(out->rerun_image), stmt, 21);
 	store_copy_col(out->rerun_commit, sizeof(out->rerun_commit), stmt, 22);
+	store_copy_col(out->release_commit, sizeof(out->release_commit), stmt,
+		       23);
 	sqlite3_finalize(stmt);
 	now_iso8601(now);
 	if (store_run(st, "UPDATE job SET state = 'fetching', worker = ?,"

@@ -132,15 +132,21 @@ check "and faster than the first" awk -v a="$secs2" -v b="$secs1" 'BEGIN { exit 
 req POST /api/v1/releases -H "$(auth)" -d "$(git_body 6.1.193-rc3 branch $B)"
 settled 6.1.193-rc3 900
 req GET /api/v1/releases/6.1.193-rc3
-check "a branch whose head is another rc is an infra error saying so, not a result" \
-	[ "$(jqb '.jobs[0].state')" = infra_error -a "$(jqb '.jobs[0].results | length')" = 0 ] &&
-	printf '%s' "$(jqb '.jobs[0].error')" | grep -q "is 6.1.193-rc2, not 6.1.193-rc3"
+infra_saying() {	# KIND TEXT: the release's job is an infra error of KIND saying TEXT, no results
+	[ "$(jqb '.jobs[0].state')" = infra_error -a "$(jqb '.jobs[0].results | length')" = 0 -a \
+	  "$(jqb '.jobs[0].error_kind')" = "$1" ] && printf '%s' "$(jqb '.jobs[0].error')" | grep -q "$2"
+}
+rc3_refused() {	# ... and the head it refused is not recorded as the commit built
+	infra_saying fetch "is 6.1.193-rc2, not 6.1.193-rc3 (its Makefile)" &&
+		[ "$(jqb '.jobs[0].built_commit')" = null ]
+}
+check "a branch whose head is another rc is an infra error saying so, not a result, and not the commit the rc was built from" \
+	rc3_refused
 req POST /api/v1/releases -H "$(auth)" -d "$(git_body 6.1.194-rc1 branch linux-9.9.y)"
 settled 6.1.194-rc1 300
 req GET /api/v1/releases/6.1.194-rc1
 check "an unknown branch is an infra error (fetch) naming it" \
-	[ "$(jqb '.jobs[0].state')" = infra_error -a "$(jqb '.jobs[0].error_kind')" = fetch ] &&
-	printf '%s' "$(jqb '.jobs[0].error')" | grep -q "no branch linux-9.9.y"
+	infra_saying fetch "no branch linux-9.9.y"
 r94=$(jqb '.regressions | length')
 req GET /api/v1/releases/6.1.193-rc3
 check "neither has a regression; their gates are incomplete" \

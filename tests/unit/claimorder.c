@@ -4,7 +4,9 @@
  * SQLite store: the rc whose "Responses should be made by" comes first is
  * claimed first whatever its age; an rc's review jobs before its
  * bisection steps; a confirmed regression's steps before the review jobs
- * of the rcs due later; releases without a deadline last, oldest first.
+ * of the rcs due later; releases without a deadline last, oldest first;
+ * every target of an rc from git builds the commit it was first built
+ * from.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,11 +165,51 @@ static void test_no_deadline_after(void **state)
 	claim(f->st, "6.1.65", 0);
 }
 
+/* Every target of an rc from git, and every attempt, builds the commit
+ * the rc was first built from: the claim carries it once one of its jobs
+ * recorded it, and never a bisection step's or another branch's. */
+static void test_release_commit(void **state)
+{
+	struct test_store *f = *state;
+	struct artifact_in in[3] = {
+		{ "x86_64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
+		  0, NULL, NULL, "linux-6.1.y" },
+		{ "i386", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
+		  0, NULL, NULL, "linux-6.1.y" },
+		{ "arm64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
+		  0, NULL, NULL, "linux-6.6.y" },
+	};
+	struct kversion kv;
+	int64_t id, first;
+	char err[256];
+
+	assert_int_equal(kversion_parse("6.1.66-rc1", &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, "6.1.66-rc1", &kv, NULL,
+					      in, 3, &id, err, sizeof(err)), 0);
+	post(f->st, "6.1.65", 1);
+	first = claim(f->st, "6.1.66-rc1", 0);
+	assert_string_equal(claimed.release_commit, "");
+	assert_int_equal(store_job_build_progress(f->st, first, "waiting", -1,
+						  -1, bad, err, sizeof(err)), 0);
+	claim(f->st, "6.1.66-rc1", 0);
+	assert_string_equal(claimed.target, "i386");
+	assert_string_equal(claimed.release_commit, bad);
+	/* Another branch of the same tree: not this commit. */
+	claim(f->st, "6.1.66-rc1", 0);
+	assert_string_equal(claimed.target, "arm64");
+	assert_string_equal(claimed.release_commit, "");
+	/* Another release of the same branch: not this commit either. */
+	claim(f->st, "6.1.65", 0);
+	assert_string_equal(claimed.release_commit, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_deadline_order, test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_no_deadline_after, test_store_setup,
+						test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_release_commit, test_store_setup,
 						test_store_teardown),
 	};
 
