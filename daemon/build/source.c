@@ -223,8 +223,8 @@ static int resolve(struct store *st, const struct source_todo *t, char *err,
 		return -1;
 	if (git)
 		log_info("source: release %s (%lld) builds from %s branch %s (its"
-			 " head when each job fetches)", t->version,
-			 (long long)t->id, tree, t->git_branch);
+			 " head when its first job fetches, for every target)",
+			 t->version, (long long)t->id, tree, t->git_branch);
 	else
 		log_info("source: release %s (%lld) builds from %s + %s (patch"
 			 " sha256 %s%s)", t->version, (long long)t->id, name,
