@@ -108,17 +108,19 @@ static int fetch_ref(const struct job *job, const char *url, const char *ref,
 			  sizeof(s->gitdir), s->commit, err, errlen);
 	if (rc < 0)
 		return -1;
-	if (job->bisection_id == 0 &&
-	    gitsrc_commit_version(s->gitdir, s->commit, &b->o, said,
-				  sizeof(said), e, sizeof(e)) < 0) {
-		errf(err, errlen, "%s at %.12s is no kernel of %s: %s",
-		     job->git_ref, s->commit, job->version, e);
-		return -1;
-	}
-	if (job->bisection_id == 0 && strcmp(said, job->version) != 0) {
-		errf(err, errlen, "%s at %.12s is %s, not %s (its Makefile)",
-		     job->git_ref, s->commit, said, job->version);
-		return -1;
+	if (job->bisection_id == 0) {
+		if (gitsrc_commit_version(s->gitdir, s->commit, &b->o, said,
+					  sizeof(said), e, sizeof(e)) < 0) {
+			errf(err, errlen, "%s at %.12s is no kernel of %s: %s",
+			     job->git_ref, s->commit, job->version, e);
+			return -1;
+		}
+		if (strcmp(said, job->version) != 0) {
+			errf(err, errlen, "%s at %.12s is %s, not %s (its"
+			     " Makefile)", job->git_ref, s->commit, said,
+			     job->version);
+			return -1;
+		}
 	}
 	if (rc == 1 && joblog != NULL)
 		joblog_write(joblog, "git: %.12s is in the cached clone already:"
