@@ -292,11 +292,13 @@ static int boot_guest(struct jobrun *r, struct guest_spec *specp,
 	struct guest *g;
 	double waited, mark;
 	uint64_t seq;
+	const char *due;
 	int rc, planned = 0, completed;
 
 	seq = r->prio + (plan->phase == NULL);
+	due = slot_due(r->job);
 	waited = now_monotonic();
-	if (slot_acquire(host, 0, r->target, plan->phase, r->job->deadline,
+	if (slot_acquire(host, 0, r->target, plan->phase, due,
 			 seq, r->cancel, NULL) < 0) {
 		*outcome = GUEST_CANCELLED;
 		return 0;
@@ -311,7 +313,7 @@ static int boot_guest(struct jobrun *r, struct guest_spec *specp,
 		return -1;
 	}
 	mark = now_monotonic();
-	if (slot_acquire(host, 1, r->target, plan->phase, r->job->deadline,
+	if (slot_acquire(host, 1, r->target, plan->phase, due,
 			 seq, r->cancel, &planned) < 0) {
 		guest_discard(g);
 		slot_release(host, 0, seq, 0);

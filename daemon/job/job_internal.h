@@ -225,6 +225,10 @@ struct slot_waiter {
 };
 int slot_waiter_before(const struct slot_waiter *a,
 		       const struct slot_waiter *b);
+/* What job's boots are due by in that order: its rc's deadline, or for a
+ * rerun of an rc with one, before every deadline (store_jobs.c claims
+ * reruns first, and their boots keep that place). */
+const char *slot_due(const struct job *job);
 /* Gives a slot of host back. The boot is done with the host unless
  * follows: a crash-write whose crash-verify comes after the power cut. */
 void slot_release(unsigned host, int run, uint64_t seq, int follows);

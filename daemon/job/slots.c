@@ -206,6 +206,13 @@ int slot_waiter_before(const struct slot_waiter *a,
 	       (a->length == b->length && a->seq < b->seq);
 }
 
+const char *slot_due(const struct job *job)
+{
+	/* UTC ISO 8601: this sorts before every real deadline. */
+	return job->rerun_of != 0 && job->deadline[0] != '\0' ?
+		"0000-00-00T00:00:00Z" : job->deadline;
+}
+
 /* Under slots.lock: ready-soon boots that are not run waiters, as the plan
  * sees them: when each can start (seconds from now), and its length. */
 static int boot_as_task(struct slot_boot *b, double now,

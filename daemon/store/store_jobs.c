@@ -200,11 +200,15 @@ int store_job_claim_kind(struct store *st, const char *worker,
 		 * first, its review jobs before its bisection steps (the
 		 * first report before the bisection), and a step of an rc
 		 * before the jobs of every rc due later: the culprit belongs
-		 * in its rc's reply. Releases without a deadline (baselines,
-		 * CI) after those with one, then in the same order, oldest
-		 * first. The deadline is UTC ISO 8601, so text order is time
-		 * order. */
-		" ORDER BY r.deadline IS NULL, r.deadline,"
+		 * in its rc's reply. Before all of them, the reruns of every
+		 * rc with a deadline: a rerun boots a kernel already built,
+		 * and it is what an rc's report and bisection wait for (the
+		 * eleventh week round: three reruns queued behind another
+		 * rc's first runs held the report back 4 to 8 minutes).
+		 * Releases without a deadline (baselines, CI) after those
+		 * with one, then in the same order, oldest first. The
+		 * deadline is UTC ISO 8601, so text order is time order. */
+		" ORDER BY r.deadline IS NULL, j.rerun_of IS NULL, r.deadline,"
 		" j.bisection_id IS NOT NULL, j.id",
 		err, errlen);
 	if (stmt == NULL) {

@@ -6,7 +6,7 @@
  * bisection steps; a confirmed regression's steps before the review jobs
  * of the rcs due later; releases without a deadline last, oldest first;
  * every target of an rc from git builds the commit it was first built
- * from.
+ * from; a rerun goes before every rc's first runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,6 +165,32 @@ static void test_no_deadline_after(void **state)
 	claim(f->st, "6.1.65", 0);
 }
 
+/* A rerun that confirms a regression goes before every rc's first runs,
+ * even those of an rc due earlier: it boots a kernel already built, and
+ * the rc's report and bisection wait for it. Among the rest, deadline
+ * order holds. */
+static void test_rerun_first(void **state)
+{
+	struct test_store *f = *state;
+	char err[256];
+	int64_t first;
+
+	announce(f->st, "6.1.66-rc1", "6.1", 66, "2023-12-07T03:15:00Z");
+	post(f->st, "6.1.66-rc1", 1);
+	first = claim(f->st, "6.1.66-rc1", 0);
+	announce(f->st, "6.6.5-rc1", "6.6", 5, "2023-12-06T09:00:00Z");
+	post(f->st, "6.6.5-rc1", 2);
+	assert_int_equal(store_job_rerun(f->st, claimed.release_id, "x86_64",
+					 err, sizeof(err)), 0);
+	claim(f->st, "6.1.66-rc1", 0);
+	assert_int_equal(claimed.rerun_of, first);
+	/* It keeps its rc's deadline: boot.c orders its slots first. */
+	assert_string_equal(claimed.deadline, "2023-12-07T03:15:00Z");
+	claim(f->st, "6.6.5-rc1", 0);
+	assert_int_equal(claimed.rerun_of, 0);
+	claim(f->st, "6.6.5-rc1", 0);
+}
+
 /* Every target of an rc from git, and every attempt, builds the commit
  * the rc was first built from: the claim carries it once one of its jobs
  * recorded it, and never a bisection step's or another branch's. */
@@ -208,6 +234,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_deadline_order, test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_no_deadline_after, test_store_setup,
+						test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_rerun_first, test_store_setup,
 						test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_release_commit, test_store_setup,
 						test_store_teardown),

@@ -148,6 +148,23 @@ static void test_waiter_order(void **state)
 	assert_true(slot_waiter_before(&due61_long, &due61_again));
 	assert_false(slot_waiter_before(&due61_again, &due61_long));
 	assert_false(slot_waiter_before(&due61_long, &due61_long));
+	/* A rerun of 6.6 (a suspected regression to confirm) before
+	 * 6.1's first runs, though 6.6 is due later; a rerun of a
+	 * release without a deadline stays with those. */
+	{
+		struct job rerun = { .rerun_of = 7 }, first = { 0 },
+			base = { .rerun_of = 7 };
+		struct slot_waiter a = waiter("", 3, 20), b = waiter("", 3, 1);
+
+		snprintf(rerun.deadline, sizeof(rerun.deadline), "%s", due66.due);
+		snprintf(first.deadline, sizeof(first.deadline), "%s", due61.due);
+		snprintf(a.due, sizeof(a.due), "%s", slot_due(&rerun));
+		snprintf(b.due, sizeof(b.due), "%s", slot_due(&first));
+		assert_string_equal(b.due, due61.due);
+		assert_true(slot_waiter_before(&a, &b));
+		assert_false(slot_waiter_before(&b, &a));
+		assert_string_equal(slot_due(&base), "");
+	}
 	/* Two without a deadline: length, as before deadlines counted. */
 	{
 		const struct slot_waiter a = waiter("", 5, 1),
