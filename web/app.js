@@ -711,7 +711,11 @@
         : b.range_first ? h('span', null, 'one of ', h('code', null, b.range_first.slice(0, 12)), ' … ', h('code', null, b.range_last.slice(0, 12)))
           : dash(b.message) },
       { label: 'Upstream', cell: (b) => b.culprit_upstream ? h('code', null, b.culprit_upstream.slice(0, 12)) : '—' },
-      { label: 'Steps', cell: (b) => dash(b.steps), cls: 'num' },
+      // A target that took another's culprit (one bisection per cause)
+      // has no steps of its own: it only reverted it.
+      { label: 'Steps', cell: (b) => b.lead
+        ? h('span', { title: b.message || '' }, 'none: culprit of bisection ' + b.lead)
+        : dash(b.steps), cls: 'num' },
       // The revert check: the rc with the culprit reverted, the tests again.
       { label: 'Revert', cell: (b) => b.revert_state
         ? h('span', { title: b.revert_message || '' }, badge(b.revert_state)) : '—' },

@@ -72,21 +72,30 @@ static void revert_line(GString *s, const char *arch, const char *state,
 }
 
 /* "x86_64", or "x86_64 and arm64", "x86_64, arm64 and arm": the kernel
- * arches of the targets that bisected to one culprit (group's rows),
- * target alone when there is no group. Caller g_free's. */
-static gchar *group_arches(const json_t *group, const char *target)
+ * arches of the targets in group's rows (the rc's that found one
+ * culprit) that bisected to it (followers 0) or that took it from
+ * another target's bisection and only reverted it (followers 1, rows
+ * with a lead: 017-bisect-lead.sql); target alone when there is no
+ * group. Caller g_free's ("" none). */
+static gchar *group_arches(const json_t *group, const char *target,
+			   int followers)
 {
 	GString *a = g_string_new(NULL);
-	size_t i, n = json_array_size(group);
+	size_t i, n = 0, k = 0;
 	json_t *g;
 
-	if (n < 2) {
-		g_string_append(a, reply_kernel_arch(target));
+	if (json_array_size(group) < 2) {
+		if (!followers)
+			g_string_append(a, reply_kernel_arch(target));
 		return g_string_free(a, FALSE);
 	}
+	json_array_foreach(group, i, g)
+		n += json_is_integer(json_object_get(g, "lead")) == followers;
 	json_array_foreach(group, i, g) {
-		if (i > 0)
-			g_string_append(a, i + 1 == n ? " and " : ", ");
+		if (json_is_integer(json_object_get(g, "lead")) != followers)
+			continue;
+		if (k++ > 0)
+			g_string_append(a, k == n ? " and " : ", ");
 		g_string_append(a, reply_kernel_arch(json_string_value(
 				json_object_get(g, "target"))));
 	}
@@ -182,7 +191,7 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 	gchar *line;
 
 	if (state != NULL && strcmp(state, "found") == 0) {
-		gchar *arches = group_arches(group, F("target"));
+		gchar *arches = group_arches(group, F("target"), 0);
 
 		line = g_strdup_printf("%s bisected the failure of %s on %s in"
 				       " %s to this commit:", cfg->farm,
@@ -229,6 +238,16 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 		g_free(line);
 		bisection_log(s, steps, F("good"), F("bad"));
 		g_string_append_c(s, '\n');
+		arches = group_arches(group, F("target"), 1);
+		if (arches[0] != '\0') {
+			line = g_strdup_printf("The same failure on %s was not"
+					       " bisected again: the culprit was"
+					       " reverted there too.", arches);
+			report_wrap(s, line, "", WRAP_DROP_LEAD);
+			g_free(line);
+			g_string_append_c(s, '\n');
+		}
+		g_free(arches);
 		if (json_array_size(group) > 1) {
 			size_t i;
 			json_t *g;

@@ -174,12 +174,12 @@ static void only_tests(const char *tests, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)(n >= 2 ? n - 2 : 0), tests + 1);
 }
 
-/* What a step (and the revert check) runs for b: a list that would not
- * fit the kernel command line (armv7's is 1024 bytes) becomes the whole
- * suite, judged by the same tests. */
-static void step_only(const struct bisection_row *b, char *out, size_t len)
+/* What a step (and the revert check) runs for tests: a list that would
+ * not fit the kernel command line (armv7's is 1024 bytes) becomes the
+ * whole suite, judged by the same tests. */
+void bisect_step_only(const char *tests, char *out, size_t len)
 {
-	only_tests(b->tests, out, len);
+	only_tests(tests, out, len);
 	if (strlen(out) > 700)
 		out[0] = '\0';
 }
@@ -366,7 +366,10 @@ static int posted(struct store *st, const struct engine_context *c,
 {
 	char url[2100], commit[41], why[1200];
 	struct bisect_candidate b = *cd;
+	int rc = bisect_follow(st, cd);
 
+	if (rc >= 0)
+		return rc;	/* another target leads: no fetch for this one */
 	if (c->cache_dir == NULL || cd->tree[0] == '\0')
 		return unbisectable(st, cd, NULL) == 0;
 	if (bisect_tree_fetch(c->cfg, c->cache_dir, cd->tree, cd->version, url,
@@ -543,7 +546,7 @@ static int finish(struct store *st, const struct engine_context *c,
 	if (outcome == BISECT_FOUND) {
 		char only[1024];
 
-		step_only(b, only, sizeof(only));
+		bisect_step_only(b->tests, only, sizeof(only));
 		if (store_bisect_step_add(st, b->id, b->job_id, b->bad, only, last,
 					  err, sizeof(err)) < 0)
 			log_warn("bisection %lld: no revert check: %s",
@@ -674,7 +677,7 @@ static int queue_round(struct store *st, const struct bisection_row *b,
 	char err[512], only[1024], commit[41];
 	size_t n = ncommits(b->commits), queued = 0;
 
-	step_only(b, only, sizeof(only));
+	bisect_step_only(b->tests, only, sizeof(only));
 	for (size_t j = good_checked ? 1 : 0; j <= count; j++) {
 		if (j > 0)
 			commit_at(b->commits, next[j - 1], commit);
@@ -860,77 +863,28 @@ out:
 	return rc;
 }
 
-const char *bisect_revert_verdict(const struct revert_todo *t, char *msg,
-				  size_t len)
-{
-	const char *culprit = t->culprit != NULL ? t->culprit : "";
-	int build = t->test != NULL && strcmp(t->test, BUILD_TEST) == 0;
-
-	if (!job_state_final(t->state))
-		return NULL;
-	if (strcmp(t->state, JS_DONE) != 0) {
-		snprintf(msg, len, "the farm could not build or boot %s with"
-			 " %.12s reverted: %s", t->version, culprit,
-			 strcmp(t->state, JS_CANCELLED) == 0 ? "the job was"
-			 " cancelled" : t->error != NULL ? t->error : t->state);
-		return "infra";
-	}
-	if (t->build_sign != NULL &&
-	    strcmp(t->build_sign, BUILD_REVERT_CONFLICT) == 0) {
-		snprintf(msg, len, "%.12s does not revert cleanly on top of %s",
-			 culprit, t->version);
-		return "conflict";
-	}
-	if (!build && t->build != NULL && strcmp(t->build, "fail") == 0) {
-		snprintf(msg, len, "with %.12s reverted on top of %s, the kernel"
-			 " does not build: %s", culprit, t->version,
-			 t->build_sign != NULL ? t->build_sign : "no error line");
-		return "fail";
-	}
-	if (t->status == NULL) {
-		snprintf(msg, len, "the tests did not run on %s with %.12s"
-			 " reverted", t->version, culprit);
-		return "infra";
-	}
-	if (strcmp(t->status, "pass") == 0) {
-		snprintf(msg, len, "reverting %.12s on top of %s makes %s%s",
-			 culprit, t->version, build ? "the kernel build" : t->test,
-			 build ? "" : " pass");
-		return "pass";
-	}
-	if (build)
-		snprintf(msg, len, "with %.12s reverted on top of %s, the kernel"
-			 " still does not build: %s", culprit, t->version,
-			 t->build_sign != NULL ? t->build_sign : "no error line");
-	else
-		snprintf(msg, len, "with %.12s reverted on top of %s, still"
-			 " failing: %s", culprit, t->version,
-			 t->failing != NULL ? t->failing : t->test);
-	return "fail";
-}
-
-static int revert_settle(struct store *st, const struct engine_context *c,
-			 char *err, size_t errlen)
+/* The confirmed regressions not bisected yet: each follows another
+ * target's bisection of its rc (bisect_follow), or starts its own; the posted
+ * rcs' ones on their thread. */
+static int candidates(struct store *st, const struct engine_context *c,
+		      char *err, size_t errlen)
 {
 	struct rowset todo = { 0 };
 
-	if (store_revert_pending(st, &todo, err, errlen) < 0)
+	if (store_bisect_candidates(st, &todo, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < todo.n; i++) {
-		const struct revert_todo *t = &((const struct revert_todo *)todo.v)[i];
-		char msg[1024];
-		const char *state = bisect_revert_verdict(t, msg, sizeof(msg));
+		const struct bisect_candidate *cd =
+			&((const struct bisect_candidate *)todo.v)[i];
 
-		if (state == NULL)
-			continue;
-		log_info("bisection %lld: revert check (job %lld): %s: %s",
-			 (long long)t->id, (long long)t->job_id, state, msg);
-		if (store_revert_finish(st, t->id, state, msg, err, errlen) == 0)
-			reply_bisection(st, c->cfg, t->id);
-		else
-			log_err("bisection %lld: %s", (long long)t->id, err);
+		if (bisect_follow(st, cd) < 0)
+			start(st, c, cd);
 	}
 	rowset_free(&todo);
+	if (posted_thread)
+		consumer_kick(&posted_consumer);
+	else if (bisect_posted_once(st, c, err, errlen) < 0)
+		return -1;
 	return 0;
 }
 
@@ -958,21 +912,18 @@ int bisect_run_once(struct store *st, const struct engine_context *c,
 		}
 		rowset_free(&p);
 	}
-	if (revert_settle(st, c, err, errlen) < 0)
+	if (bisect_revert_settle(st, c, err, errlen) < 0)
 		return -1;
-	if (store_bisect_candidates(st, &todo, err, errlen) < 0)
-		return -1;
-	for (size_t i = 0; i < todo.n; i++)
-		start(st, c, &((const struct bisect_candidate *)todo.v)[i]);
-	rowset_free(&todo);
-	if (posted_thread)
-		consumer_kick(&posted_consumer);
-	else if (bisect_posted_once(st, c, err, errlen) < 0)
+	if (candidates(st, c, err, errlen) < 0)
 		return -1;
 	if (store_bisections_running(st, &todo, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < todo.n; i++)
 		queued |= drive(st, c, &((const struct bisection_row *)todo.v)[i]) > 0;
 	rowset_free(&todo);
+	/* A lead that found its culprit now: the targets that waited for
+	 * it queue their revert checks beside its own, at once. */
+	if (queued && candidates(st, c, err, errlen) < 0)
+		return -1;
 	return queued;
 }

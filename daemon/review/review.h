@@ -115,13 +115,29 @@ size_t bisect_width(size_t k, size_t warm, size_t m);
  * worktree is warm to copy and k incremental steps at once take fewer
  * rounds than the warm ones alone; else 0. */
 size_t bisect_seeds(size_t k, size_t warm, size_t m);
+/* What a step and a revert check run for a bisection's tests
+ * (",name,name,", or "-" for a build): the list rcgate.only takes, "-"
+ * for none, or "" (the whole suite) for one too long for the kernel's
+ * command line. */
+void bisect_step_only(const char *tests, char *out, size_t len);
 struct revert_todo;
+/* ---- bisect_revert.c: a culprit checked by reverting it ---- */
 /* The revert check's answer from its job (state done, its build and test
  * results; or infra_error, cancelled): "pass", "fail", "conflict" (the
  * revert does not apply) or "infra" (never "fail"), with msg its words
  * for the follow-up and the API; NULL while the job is not final. */
 const char *bisect_revert_verdict(const struct revert_todo *t, char *msg,
 				  size_t len);
+/* The finished revert checks into their bisections, each one's
+ * follow-up told (it waits for all of an rc's). 0, -1. */
+struct engine_context;
+int bisect_revert_settle(struct store *, const struct engine_context *,
+			 char *err, size_t errlen);
+/* One bisection per cause: candidate cd waits while another target of
+ * its rc bisects the same kind of failure (0), takes its culprit and
+ * queues its own revert check once it is found (1), or bisects on its
+ * own (-1: no such bisection, or each ended without a culprit). */
+int bisect_follow(struct store *, const struct bisect_candidate *cd);
 /* The engine's bisection pass: starts a bisection for each confirmed
  * regression of an rc built from git, turns each finished step into the
  * next one or the answer, and sends the answer to every affected rc's

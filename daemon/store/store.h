@@ -234,6 +234,26 @@ int store_bisection_create(struct store *, const struct bisect_candidate *,
 			   const char *commits, const char *state,
 			   const char *message, int64_t *id, char *err,
 			   size_t errlen);
+/* One bisection per cause (017-bisect-lead.sql): the bisection of
+ * another target of c's rc, of c's kind (build or tests), that c follows.
+ * 2 with *lead a found one (c takes its answer), 1 while one runs
+ * (c waits for it), 0 none (c bisects on its own: none started, or each
+ * ended without a culprit), -1. */
+struct bisect_lead {
+	int64_t id;
+	char target[32];
+	char culprit[41];		/* found: the first bad commit */
+	char bad[41];			/* the rc's commit it bisected to */
+};
+int store_bisect_lead(struct store *, const struct bisect_candidate *c,
+		      struct bisect_lead *lead, char *err, size_t errlen);
+/* c's row that takes found bisection lead's answer (culprit, range,
+ * people; lead set, no prerequisite search of its own), at commit bad of
+ * lead's tree, with message. 1 with *id, 0 when c has a row already or
+ * lead is not found, -1. */
+int store_bisection_follow(struct store *, const struct bisect_candidate *c,
+			   int64_t lead, const char *bad, const char *message,
+			   int64_t *id, char *err, size_t errlen);
 /* Queues a step: a job of the release on the rc job's artifact, building
  * commit and running only_tests (NULL: the build alone). With revert (the
  * culprit) it is the revert check instead: commit with revert reverted,

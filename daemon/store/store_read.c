@@ -40,8 +40,14 @@
 	" (SELECT 1 FROM bisection b WHERE b.release_id = r.id" \
 	"  AND b.target = g.target" \
 	"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
+/* Within an rc, the target whose own jobs built and booted quickest
+ * first: when several are confirmed at once, the first of them to start
+ * leads (bisect.c), and the others follow its answer. */
 #define BISECT_GROUP \
-	"r.id, g.target, g.test = 'build.kernel' ORDER BY r.id, g.target"
+	"r.id, g.target, g.test = 'build.kernel' ORDER BY r.id," \
+	" (SELECT min(coalesce(k.build_seconds, 0) + coalesce(k.boot_seconds, 0))" \
+	"  FROM release_job k WHERE k.release_id = r.id AND k.target = g.target" \
+	"  AND k.rerun_of IS NULL AND k.state = 'done'), g.target"
 
 static const char *const query_sql[] = {
 	/* One query for a whole page: what the release's state and its
@@ -337,7 +343,7 @@ static const char *const query_sql[] = {
 	 * each target that bisected to it. */
 	[Q_BISECTION_SIBLINGS] =
 		"SELECT b.id, b.target, b.state, b.culprit, b.revert_state,"
-		" b.revert_message, b.prereq_state FROM bisection b"
+		" b.revert_message, b.prereq_state, b.lead FROM bisection b"
 		" WHERE b.release_id = (SELECT release_id FROM bisection"
 		"  WHERE id = ?) ORDER BY b.id",
 	/* The bisections of the rcs it occurs in, on its target, of its
@@ -347,7 +353,7 @@ static const char *const query_sql[] = {
 		"SELECT b.id, r.version, b.state, b.culprit, b.culprit_subject,"
 		" b.culprit_upstream, b.range_first, b.range_last, b.message,"
 		" b.prereq_state, b.prerequisites, b.prereq_message,"
-		" b.revert_state, b.revert_message, b.revert_job,"
+		" b.revert_state, b.revert_message, b.revert_job, b.lead,"
 		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id"
 		"  AND j.revert_commit IS NULL) AS steps,"
 		" (SELECT group_concat(j.id) FROM job j WHERE j.bisection_id = b.id"
@@ -402,7 +408,14 @@ static const char *const query_sql[] = {
 		" (SELECT 1 FROM bisection b JOIN release q ON q.id = b.release_id"
 		"  WHERE b.state = 'running' AND b.target = k.target"
 		"  AND q.branch = r.branch)"
-		" ORDER BY r.id, k.target",
+		/* nor once another target of the rc leads its bisection:
+		 * this one will only check the culprit (017-bisect-lead) */
+		" AND NOT EXISTS (SELECT 1 FROM bisection b WHERE"
+		"  b.release_id = r.id AND b.lead IS NULL"
+		"  AND b.state IN ('running', 'found'))"
+		/* the target that would lead first (BISECT_GROUP's order) */
+		" ORDER BY r.id, coalesce(o.build_seconds, 0)"
+		"  + coalesce(o.boot_seconds, 0), k.target",
 	/* The regressions of earlier rcs of the branch this release fixes
 	 * (mark_fixes() ran), with the rcs they failed in. */
 	[Q_RELEASE_FIXES] =

@@ -49,6 +49,70 @@ int store_bisection_create(struct store *st, const struct bisect_candidate *c,
 	return 0;
 }
 
+int store_bisect_lead(struct store *st, const struct bisect_candidate *c,
+		      struct bisect_lead *lead, char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt = store_prepare(st,
+		"SELECT id, state = 'found', target, culprit, bad FROM bisection"
+		" WHERE release_id = ?1 AND target != ?2"
+		" AND (test = 'build.kernel') = (?3 = 'build.kernel')"
+		" AND lead IS NULL AND state IN ('running', 'found')"
+		" ORDER BY state = 'found' DESC, id LIMIT 1", err, errlen);
+	int rc;
+
+	if (stmt == NULL)
+		return -1;
+	memset(lead, 0, sizeof(*lead));
+	sqlite3_bind_int64(stmt, 1, c->release_id);
+	sqlite3_bind_text(stmt, 2, c->target, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 3, c->test, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		lead->id = sqlite3_column_int64(stmt, 0);
+		store_copy_col(lead->target, sizeof(lead->target), stmt, 2);
+		store_copy_col(lead->culprit, sizeof(lead->culprit), stmt, 3);
+		store_copy_col(lead->bad, sizeof(lead->bad), stmt, 4);
+		rc = sqlite3_column_int(stmt, 1) ? 2 : 1;
+	} else if (rc == SQLITE_DONE)
+		rc = 0;
+	else
+		rc = -1;
+	sqlite3_finalize(stmt);
+	if (rc < 0)
+		return store_fail(st, "bisection lead", err, errlen);
+	return rc;
+}
+
+int store_bisection_follow(struct store *st, const struct bisect_candidate *c,
+			   int64_t lead, const char *bad, const char *message,
+			   int64_t *id, char *err, size_t errlen)
+{
+	char now[32];
+	int build = strcmp(c->test, "build.kernel") == 0, n;
+
+	now_iso8601(now);
+	n = store_run(st, "INSERT INTO bisection (regression_id, release_id,"
+		    " job_id, target, test, tests, tree, good, bad, good_tested,"
+		    " commits, state, culprit, culprit_subject, culprit_upstream,"
+		    " culprit_author, culprit_date, culprit_people, message,"
+		    " created, finished, lead)"
+		    " SELECT ?, ?, ?, ?, ?, ?, l.tree, l.good, ?, l.good_tested,"
+		    " l.commits, 'found', l.culprit, l.culprit_subject,"
+		    " l.culprit_upstream, l.culprit_author, l.culprit_date,"
+		    " l.culprit_people, ?, ?, ?, l.id FROM bisection l"
+		    " WHERE l.id = ? AND l.state = 'found' AND l.culprit IS NOT NULL"
+		    " ON CONFLICT (release_id, target, test) DO NOTHING",
+		err, errlen, "iiisss" "ssss" "i", c->regression_id, c->release_id,
+		c->job_id, c->target, c->test, build ? "-" : c->tests, bad,
+		message, now, now, lead);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	*id = sqlite3_last_insert_rowid(st->db);
+	return 1;
+}
+
 int store_bisect_step_add(struct store *st, int64_t bisection_id,
 			  int64_t rc_job_id, const char *git_commit,
 			  const char *only_tests, const char *revert,

@@ -6,8 +6,10 @@
  * still counts runs, and cancels one the other's verdict made moot; a
  * cancelled step stops the bisection only where its verdict still
  * counts; an unchecked good end is tested beside the middle commit, and
- * one that fails stops it. The steps' jobs are finished by hand (SQL), as
- * a worker would leave them.
+ * one that fails stops it; one failure of an rc on several targets is
+ * bisected once, the other targets taking its culprit and reverting it.
+ * The steps' jobs are finished by hand (SQL), as a worker would leave
+ * them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -331,6 +333,187 @@ static void test_good_end(void **state)
 	test_engine_free(f);
 }
 
+/* ---- one bisection per cause (017-bisect-lead.sql) ---- */
+
+/* An rc built from git on x86_64, arm64 and i386 (jobs 1, 2, 3), each
+ * built at the last of the N commits and failing TEST; x86_64's and
+ * arm64's regressions (5, 6) confirmed, i386's (7) not yet. x86_64 built
+ * and booted quicker than arm64. Its candidates into rows. */
+static void three_targets(struct test_engine *f, struct rowset *rows)
+{
+	static const char *const targets[] = { "x86_64", "arm64", "i386" };
+	struct artifact_in in[3];
+	struct kversion kv;
+	char sql[2048], bad[41], err[256];
+	int64_t rid;
+
+	for (size_t i = 0; i < 3; i++)
+		in[i] = (struct artifact_in){ targets[i],
+			"git://127.0.0.1:9/none.git", "", "git", NULL, NULL, 0,
+			NULL, NULL, "linux-6.1.y" };
+	assert_int_equal(kversion_parse("6.1.64-rc1", &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, "6.1.64-rc1", &kv, NULL, in,
+					      3, &rid, err, sizeof(err)), 0);
+	commit_id(N - 1, bad);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE job SET state = 'done', built_commit = '%s',"
+		 " build_seconds = CASE target WHEN 'x86_64' THEN 40"
+		 "  WHEN 'arm64' THEN 90 ELSE 60 END, boot_seconds = 30;"
+		 "INSERT INTO result (job_id, test, status) SELECT id, '" TEST "',"
+		 " 'fail' FROM job;"
+		 "INSERT INTO regression (id, signature, test, target, fs, state,"
+		 " first_seen, updated) VALUES"
+		 " (5, 's5', '" TEST "', 'x86_64', 'ext4', 'confirmed', 'x', 'x'),"
+		 " (6, 's6', '" TEST "', 'arm64', 'ext4', 'confirmed', 'x', 'x'),"
+		 " (7, 's7', '" TEST "', 'i386', 'ext4', 'open', 'x', 'x');"
+		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
+		 " fails, seen) SELECT g.id, j.release_id, j.id, 2, 2, 'x' FROM"
+		 " regression g JOIN job j ON j.target = g.target;", bad);
+	test_engine_sql(f, sql);
+	assert_int_equal(store_bisect_candidates(f->st, rows, err, sizeof(err)), 0);
+}
+
+/* The bisection rows of target: how many, and the first one's state,
+ * lead (0 none) and culprit or message. */
+static int target_row(struct test_engine *f, const char *target,
+		      char *state, size_t slen, int64_t *lead, char *what,
+		      size_t wlen)
+{
+	sqlite3 *raw;
+	sqlite3_stmt *q;
+	int n = 0;
+
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(raw, "SELECT state, coalesce(lead, 0),"
+		" coalesce(culprit, message, '') FROM bisection WHERE target = ?"
+		" ORDER BY id", -1, &q, NULL), SQLITE_OK);
+	sqlite3_bind_text(q, 1, target, -1, SQLITE_STATIC);
+	while (sqlite3_step(q) == SQLITE_ROW)
+		if (n++ == 0) {
+			snprintf(state, slen, "%s", (const char *)sqlite3_column_text(q, 0));
+			*lead = sqlite3_column_int64(q, 1);
+			snprintf(what, wlen, "%s", (const char *)sqlite3_column_text(q, 2));
+		}
+	sqlite3_finalize(q);
+	sqlite3_close(raw);
+	return n;
+}
+
+/* The running lead over the N commits, bisecting candidate c. */
+static int64_t lead_of(struct test_engine *f, const struct bisect_candidate *c)
+{
+	char commits[N * 41], id[41], err[512];
+	int64_t bid;
+
+	commits[0] = '\0';
+	for (size_t i = 0; i < N; i++) {
+		commit_id(i, id);
+		strcat(commits, i ? " " : "");
+		strcat(commits, id);
+	}
+	assert_int_equal(store_bisection_create(f->st, c, good, 1, commits,
+		"running", NULL, &bid, err, sizeof(err)), 0);
+	return bid;
+}
+
+/* The same failure in one rc on three targets is bisected once: the
+ * quickest target first; the others wait while it runs, take its culprit
+ * when it is found and check it by a revert check of their own (their
+ * failing tests, their target, no steps); a target confirmed later takes
+ * it at once. */
+static void test_one_per_cause(void **state)
+{
+	struct test_engine *f = fixture();
+	const struct bisect_candidate *c;
+	struct rowset rows = { 0 };
+	char st[32], what[600], culprit[41], bad[41], a[128], b[64];
+	int64_t lead, from;
+
+	(void)state;
+	three_targets(f, &rows);
+	assert_int_equal(rows.n, 2);
+	c = rows.v;
+	assert_string_equal(c[0].target, "x86_64");	/* 70 s, not 120 */
+	assert_string_equal(c[1].target, "arm64");
+	lead = lead_of(f, &c[0]);
+	rowset_free(&rows);
+	/* While it runs, arm64 waits: no bisection, no steps of its own. */
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
+				    sizeof(what)), 0);
+	step_ends(f, lead, 2, "pass");
+	step_ends(f, lead, 5, "fail");
+	assert_int_equal(pass(f), 1);
+	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
+				    sizeof(what)), 0);
+	step_ends(f, lead, 3, "fail");
+	step_ends(f, lead, 4, "cancelled");
+	/* Found: the lead's revert check and arm64's, in the same pass. */
+	assert_int_equal(pass(f), 1);
+	assert_found(f, lead, 3);
+	commit_id(3, culprit);
+	commit_id(N - 1, bad);
+	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
+				    sizeof(what)), 1);
+	assert_string_equal(st, "found");
+	assert_int_equal(from, lead);
+	assert_string_equal(what, culprit);
+	row2(f, "SELECT j.git_commit || ' ' || j.revert_commit, j.only_tests ||"
+	     " ' ' || j.target || ' ' || (SELECT count(*) FROM job s WHERE"
+	     " s.bisection_id = b.id AND s.revert_commit IS NULL) FROM bisection b"
+	     " JOIN job j ON j.id = b.revert_job WHERE b.lead = ?1 AND"
+	     " b.target = coalesce(?2, b.target)", lead, "arm64", a, sizeof(a),
+	     b, sizeof(b));
+	assert_int_equal(strncmp(a, bad, 40), 0);
+	assert_string_equal(a + 41, culprit);
+	assert_string_equal(b, "write_seq_4096 arm64 0");
+	row2(f, "SELECT revert_state, coalesce(revert_job, 0) FROM bisection"
+	     " WHERE id = ?1", lead, NULL, a, sizeof(a), b,
+	     sizeof(b));
+	assert_string_equal(a, "pending");
+	/* i386 confirmed later: it takes the answer at once. */
+	test_engine_sql(f, "UPDATE regression SET state = 'confirmed' WHERE id = 7");
+	pass(f);
+	assert_int_equal(target_row(f, "i386", st, sizeof(st), &from, what,
+				    sizeof(what)), 1);
+	assert_string_equal(st, "found");
+	assert_int_equal(from, lead);
+	test_engine_free(f);
+}
+
+/* A lead that ends without a culprit (here: it failed) lets the others
+ * bisect on their own: arm64 then starts its own bisection (with no
+ * clone here, it fails for want of a good end: but it is its own). */
+static void test_lead_failed(void **state)
+{
+	struct test_engine *f = fixture();
+	struct rowset rows = { 0 };
+	char st[32], what[600];
+	int64_t lead, from = -1;
+
+	(void)state;
+	three_targets(f, &rows);
+	lead = lead_of(f, rows.v);
+	rowset_free(&rows);
+	pass(f);
+	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
+				    sizeof(what)), 0);
+	{
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "UPDATE bisection SET state = 'failed'"
+			 " WHERE id = %lld", (long long)lead);
+		test_engine_sql(f, sql);
+	}
+	pass(f);
+	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
+				    sizeof(what)), 1);
+	assert_int_equal(from, 0);
+	assert_string_equal(st, "failed");
+	assert_non_null(strstr(what, "no good end"));
+	test_engine_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +521,8 @@ int main(void)
 		cmocka_unit_test(test_cancelled_stops),
 		cmocka_unit_test(test_decided_early),
 		cmocka_unit_test(test_good_end),
+		cmocka_unit_test(test_one_per_cause),
+		cmocka_unit_test(test_lead_failed),
 	};
 	return cmocka_run_group_tests_name("bisect_drive", tests, NULL, NULL);
 }

@@ -594,6 +594,15 @@ static void test_bisection_followup(void **state)
 			 " <gregkh@linuxfoundation.org>");
 		assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
+	/* arm64 did not bisect: it took x86_64's culprit (lead) and its
+	 * revert check passed (017-bisect-lead.sql). */
+	assert_int_equal(sqlite3_exec(raw, "INSERT INTO bisection (id, regression_id,"
+		" release_id, job_id, target, test, tests, tree, good, bad,"
+		" good_tested, commits, state, culprit, created, revert_state,"
+		" revert_message, lead) SELECT 10, 1, 2, 2, 'arm64', test, tests, tree,"
+		" good, bad, 1, commits, 'found', culprit, 'x', 'pass', 'reverting"
+		" c97d13d25d29 on top of 6.1.64-rc1 makes ext4.write_seq_512 pass',"
+		" id FROM bisection WHERE id = 1", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 	/* The follow-up waits for the revert check. */
 	reply_bisection(f->st, &f->cfg, 1);
@@ -627,13 +636,19 @@ static void test_bisection_followup(void **state)
 	mails_free(&m);
 	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(raw, "DELETE FROM bisection WHERE target"
-		" = 'arm64'", NULL, NULL, NULL), SQLITE_OK);
+		" = 'arm64' AND lead IS NULL", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 	reply_bisection(f->st, &f->cfg, 2);	/* the last one in sends it */
 	reply_bisection(f->st, &f->cfg, 1);	/* again: once */
 	outbox(f, &m);
 	assert_int_equal(m.n, 2);
 	assert_non_null(strstr(m.text[1], "ext4.write_seq_512 on x86_64 and i386 in"));
+	/* arm64 is named as a target that only reverted it, with its
+	 * revert check. */
+	assert_non_null(strstr(m.text[1], "\nThe same failure on arm64 was not"
+			       " bisected again: the culprit was reverted\n"
+			       "there too.\n"));
+	assert_non_null(strstr(m.text[1], "\nrevert on arm64: PASS (reverting"));
 	assert_non_null(strstr(m.text[1], "\n  ext4.write_seq_512 pass)\n"
 			       "revert on i386: FAIL (with c97d13d25d29 reverted"
 			       " on top of 6.1.64-rc1, still\n  failing:"
@@ -670,9 +685,9 @@ static void test_bisection_followup(void **state)
 
 	/* A bisection without an answer says why, wrapped, once. */
 	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(raw, "INSERT INTO bisection (regression_id,"
+	assert_int_equal(sqlite3_exec(raw, "INSERT INTO bisection (id, regression_id,"
 		" release_id, job_id, target, test, tests, tree, good, bad,"
-		" good_tested, commits, state, message, created) VALUES (1, 2, 2,"
+		" good_tested, commits, state, message, created) VALUES (3, 1, 2, 2,"
 		" 'armv7', 'ext4.write_seq_512', ',write_seq_512,', 't', 'a', 'b', 1,"
 		" 'b', 'ambiguous', 'rcgate bisected the failure of ext4.write_seq_512"
 		" on armv7 in 6.1.64-rc1, but commits that could not be judged (they"

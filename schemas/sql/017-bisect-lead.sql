@@ -1,0 +1,13 @@
+-- SPDX-License-Identifier: GPL-2.0-only
+-- 017 (issue 29, twelfth round): one bisection per cause, not per target.
+-- The same tests failing in one rc on several targets have one culprit in
+-- a stable week (one backport); bisecting it once per target built and
+-- booted every step four times. Now the first target whose regression is
+-- confirmed (the cheapest of those confirmed together) bisects, and every
+-- other target of the rc waits for it. When it finds the culprit, each
+-- other target gets a row of its own that takes the lead's answer
+-- (culprit, range, people) and only checks it there, by its revert check:
+-- lead is the bisection it was taken from, and such a row has no steps.
+-- A lead that ends without a culprit (no good end there, ambiguous) lets
+-- the others bisect on their own. NULL: a bisection of its own.
+ALTER TABLE bisection ADD COLUMN lead INTEGER REFERENCES bisection(id);
