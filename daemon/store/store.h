@@ -235,7 +235,8 @@ int store_bisection_create(struct store *, const struct bisect_candidate *,
 			   const char *message, int64_t *id, char *err,
 			   size_t errlen);
 /* One bisection per cause (017-bisect-lead.sql): the bisection of
- * another target of c's rc, of c's kind (build or tests), that c follows.
+ * another target of c's rc, of c's kind (build or tests) and bisecting
+ * one of c's failing tests, that c follows.
  * 2 with *lead a found one (c takes its answer), 1 while one runs
  * (c waits for it), 0 none (c bisects on its own: none started, or each
  * ended without a culprit), -1. */

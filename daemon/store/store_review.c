@@ -49,16 +49,40 @@ int store_bisection_create(struct store *st, const struct bisect_candidate *c,
 	return 0;
 }
 
+/* Whether a bisection of tests (",name,...," or "-" for a build) bisects
+ * one of want's: for a build, whether both are. */
+static int tests_overlap(const char *tests, const char *want)
+{
+	char name[260];
+
+	if (strcmp(tests, "-") == 0 || strcmp(want, "-") == 0)
+		return strcmp(tests, want) == 0;
+	for (const char *p = want; *p == ','; ) {
+		size_t n = strcspn(p + 1, ",");
+
+		if (p[n + 1] != ',')
+			break;		/* the end: ",a,b," has no more */
+		if (n > 0 && n + 3 <= sizeof(name)) {
+			snprintf(name, sizeof(name), ",%.*s,", (int)n, p + 1);
+			if (strstr(tests, name) != NULL)
+				return 1;
+		}
+		p += n + 1;
+	}
+	return 0;
+}
+
 int store_bisect_lead(struct store *st, const struct bisect_candidate *c,
 		      struct bisect_lead *lead, char *err, size_t errlen)
 {
 	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT id, state = 'found', target, culprit, bad FROM bisection"
-		" WHERE release_id = ?1 AND target != ?2"
+		"SELECT id, state = 'found', target, culprit, bad, tests"
+		" FROM bisection WHERE release_id = ?1 AND target != ?2"
 		" AND (test = 'build.kernel') = (?3 = 'build.kernel')"
 		" AND lead IS NULL AND state IN ('running', 'found')"
-		" ORDER BY state = 'found' DESC, id LIMIT 1", err, errlen);
-	int rc;
+		" ORDER BY state = 'found' DESC, id", err, errlen);
+	const char *want = strcmp(c->test, "build.kernel") == 0 ? "-" : c->tests;
+	int step, found = 0;
 
 	if (stmt == NULL)
 		return -1;
@@ -66,21 +90,24 @@ int store_bisect_lead(struct store *st, const struct bisect_candidate *c,
 	sqlite3_bind_int64(stmt, 1, c->release_id);
 	sqlite3_bind_text(stmt, 2, c->target, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 3, c->test, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
+	/* Only one that bisects a test c fails too: a failure of other
+	 * tests on another target may well have another cause. */
+	while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const char *tests = (const char *)sqlite3_column_text(stmt, 5);
+
+		if (tests == NULL || want == NULL || !tests_overlap(tests, want))
+			continue;
 		lead->id = sqlite3_column_int64(stmt, 0);
 		store_copy_col(lead->target, sizeof(lead->target), stmt, 2);
 		store_copy_col(lead->culprit, sizeof(lead->culprit), stmt, 3);
 		store_copy_col(lead->bad, sizeof(lead->bad), stmt, 4);
-		rc = sqlite3_column_int(stmt, 1) ? 2 : 1;
-	} else if (rc == SQLITE_DONE)
-		rc = 0;
-	else
-		rc = -1;
+		found = sqlite3_column_int(stmt, 1) ? 2 : 1;
+		break;
+	}
 	sqlite3_finalize(stmt);
-	if (rc < 0)
+	if (found == 0 && step != SQLITE_DONE)
 		return store_fail(st, "bisection lead", err, errlen);
-	return rc;
+	return found;
 }
 
 int store_bisection_follow(struct store *st, const struct bisect_candidate *c,

@@ -514,6 +514,34 @@ static void test_lead_failed(void **state)
 	test_engine_free(f);
 }
 
+/* A target that fails other tests than the lead bisects is not held
+ * back: its failure may have another cause, so it bisects on its own
+ * while the lead runs (here it fails for want of a good end, with no
+ * clone: but it is its own), and arm64, failing the lead's test, waits. */
+static void test_other_cause(void **state)
+{
+	struct test_engine *f = fixture();
+	struct rowset rows = { 0 };
+	char st[32], what[600];
+	int64_t from = -1;
+
+	(void)state;
+	three_targets(f, &rows);
+	lead_of(f, rows.v);
+	rowset_free(&rows);
+	test_engine_sql(f, "UPDATE regression SET state = 'confirmed',"
+			" test = 'ext4.append_512', signature = 's7b' WHERE id = 7");
+	pass(f);
+	assert_int_equal(target_row(f, "i386", st, sizeof(st), &from, what,
+				    sizeof(what)), 1);
+	assert_int_equal(from, 0);
+	assert_non_null(strstr(what, "no good end"));
+	assert_non_null(strstr(what, "ext4.append_512"));
+	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
+				    sizeof(what)), 0);
+	test_engine_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_good_end),
 		cmocka_unit_test(test_one_per_cause),
 		cmocka_unit_test(test_lead_failed),
+		cmocka_unit_test(test_other_cause),
 	};
 	return cmocka_run_group_tests_name("bisect_drive", tests, NULL, NULL);
 }
