@@ -129,9 +129,23 @@ static int source_exec(struct jobrun *r)
 			infra(r, "fetch", err);
 		return PHASE_STOP;
 	}
-	if (r->bsrc.commit[0] != '\0')
-		store_job_build_progress(r->st, r->job->id, "waiting", -1, -1,
-					 r->bsrc.commit, NULL, 0);
+	if (r->bsrc.commit[0] != '\0') {
+		char rec[41];
+
+		/* Another target of the rc that fetched the branch at the
+		 * same moment may have recorded another head first: one rc,
+		 * one tree (the clone has both). */
+		if (store_job_record_commit(r->st, r->job->id, r->bsrc.commit,
+					    rec, err, sizeof(err)) < 0)
+			jlog(r, "store: %s", err);
+		else if (strcmp(rec, r->bsrc.commit) != 0 &&
+			 gitsrc_is_commit(rec)) {
+			jlog(r, "git: %s, which another target of this rc recorded"
+			     " first, not the head %.12s fetched now: one rc is"
+			     " built from one tree", rec, r->bsrc.commit);
+			snprintf(r->bsrc.commit, sizeof(r->bsrc.commit), "%s", rec);
+		}
+	}
 	return PHASE_NEXT;
 }
 

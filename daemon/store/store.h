@@ -374,6 +374,14 @@ int store_job_build_facts(struct store *, int64_t id, const char *compiler,
 int store_job_build_progress(struct store *, int64_t id, const char *step,
 			     long done, long total, const char *commit,
 			     char *err, size_t errlen);
+/* The commit a git job fetched, recorded as its built_commit in one
+ * statement: an rc's own job (not a bisection step, no commit of its
+ * own) records the one another job of the same release, tree and branch
+ * recorded first, if one did, so two targets that fetched a moving
+ * branch at the same moment build one tree. What was recorded into out
+ * (41 bytes). 0, -1. */
+int store_job_record_commit(struct store *, int64_t id, const char *commit,
+			    char out[41], char *err, size_t errlen);
 int store_job_note(struct store *, int64_t id, const char *accel,
 		   const char *kernel_version, char *err, size_t errlen);
 /* The host (hosts.c) the job's current attempt runs on. */

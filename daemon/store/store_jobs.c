@@ -329,6 +329,48 @@ int store_job_build_progress(struct store *st, int64_t id, const char *step,
 		   total >= 0 ? total : -1, commit, id) < 0 ? -1 : 0;
 }
 
+int store_job_record_commit(struct store *st, int64_t id, const char *commit,
+			    char out[41], char *err, size_t errlen)
+{
+	sqlite3_stmt *stmt;
+	int rc = -1;
+
+	out[0] = '\0';
+	if (store_begin(st, err, errlen) < 0)
+		return -1;
+	/* The first of the release's own jobs of the same tree and branch
+	 * that recorded one (the claim's release_commit, asked again now
+	 * under the store's write lock). */
+	if (store_run(st, "UPDATE job SET build_step = 'waiting', built_commit ="
+		    " coalesce((SELECT s.built_commit FROM job s"
+		    "  JOIN artifact sa ON sa.id = s.artifact_id"
+		    "  JOIN artifact ma ON ma.id = job.artifact_id"
+		    "  WHERE job.bisection_id IS NULL AND job.git_commit IS NULL"
+		    "  AND s.release_id = job.release_id AND s.id != job.id"
+		    "  AND sa.kind = 'git' AND sa.url = ma.url"
+		    "  AND sa.git_ref IS ma.git_ref AND s.bisection_id IS NULL"
+		    "  AND s.git_commit IS NULL AND s.built_commit IS NOT NULL"
+		    "  ORDER BY s.id LIMIT 1), ?) WHERE id = ?", err, errlen, "si",
+		    commit, id) < 0)
+		goto out;
+	stmt = store_prepare(st, "SELECT built_commit FROM job WHERE id = ?",
+			     err, errlen);
+	if (stmt == NULL)
+		goto out;
+	sqlite3_bind_int64(stmt, 1, id);
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+		store_copy_col(out, 41, stmt, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(stmt);
+	if (rc == 0 && store_commit(st, err, errlen) < 0)
+		return -1;
+out:
+	if (rc < 0)
+		store_rollback(st);
+	return rc;
+}
+
 int store_job_note(struct store *st, int64_t id, const char *accel,
 		   const char *kernel_version, char *err, size_t errlen)
 {

@@ -229,6 +229,50 @@ static void test_release_commit(void **state)
 	assert_string_equal(claimed.release_commit, "");
 }
 
+/* Two targets claimed at the same moment both fetch the branch, and it
+ * moved between their fetches: the second records (and builds) the
+ * commit the first recorded; another branch, and a bisection step,
+ * record their own. */
+static void test_record_commit(void **state)
+{
+	struct test_store *f = *state;
+	struct artifact_in in[3] = {
+		{ "x86_64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
+		  0, NULL, NULL, "linux-6.1.y" },
+		{ "i386", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
+		  0, NULL, NULL, "linux-6.1.y" },
+		{ "arm64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
+		  0, NULL, NULL, "linux-6.6.y" },
+	};
+	static const char *const moved = "d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0";
+	struct kversion kv;
+	int64_t id, a, b, c;
+	char err[256], rec[41];
+
+	assert_int_equal(kversion_parse("6.1.66-rc1", &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, "6.1.66-rc1", &kv, NULL,
+					      in, 3, &id, err, sizeof(err)), 0);
+	a = claim(f->st, "6.1.66-rc1", 0);
+	b = claim(f->st, "6.1.66-rc1", 0);
+	assert_string_equal(claimed.release_commit, "");	/* none yet */
+	c = claim(f->st, "6.1.66-rc1", 0);
+	assert_int_equal(store_job_record_commit(f->st, a, bad, rec, err,
+						 sizeof(err)), 0);
+	assert_string_equal(rec, bad);
+	assert_int_equal(store_job_record_commit(f->st, b, moved, rec, err,
+						 sizeof(err)), 0);
+	assert_string_equal(rec, bad);
+	assert_int_equal(store_job_record_commit(f->st, c, moved, rec, err,
+						 sizeof(err)), 0);
+	assert_string_equal(rec, moved);	/* linux-6.6.y */
+	/* A step of the rc records the commit it builds. */
+	bisect(f, a, "6.1.66-rc1");
+	claim(f->st, "6.1.66-rc1", 1);
+	assert_int_equal(store_job_record_commit(f->st, claimed.id, moved, rec,
+						 err, sizeof(err)), 0);
+	assert_string_equal(rec, moved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +282,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rerun_first, test_store_setup,
 						test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_release_commit, test_store_setup,
+						test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_record_commit, test_store_setup,
 						test_store_teardown),
 	};
 
