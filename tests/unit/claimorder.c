@@ -191,27 +191,30 @@ static void test_rerun_first(void **state)
 	claim(f->st, "6.6.5-rc1", 0);
 }
 
+/* 6.1.66-rc1 from git: x86_64 and i386 of linux-6.1.y, and arm64 of
+ * another branch of the same tree. */
+static const struct artifact_in three_git[3] = {
+	{ "x86_64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL, 0, NULL,
+	  NULL, "linux-6.1.y" },
+	{ "i386", "git://127.0.0.1/linux.git", "", "git", NULL, NULL, 0, NULL,
+	  NULL, "linux-6.1.y" },
+	{ "arm64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL, 0, NULL,
+	  NULL, "linux-6.6.y" },
+};
+
 /* Every target of an rc from git, and every attempt, builds the commit
  * the rc was first built from: the claim carries it once one of its jobs
  * recorded it, and never a bisection step's or another branch's. */
 static void test_release_commit(void **state)
 {
 	struct test_store *f = *state;
-	struct artifact_in in[3] = {
-		{ "x86_64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
-		  0, NULL, NULL, "linux-6.1.y" },
-		{ "i386", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
-		  0, NULL, NULL, "linux-6.1.y" },
-		{ "arm64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
-		  0, NULL, NULL, "linux-6.6.y" },
-	};
 	struct kversion kv;
 	int64_t id, first;
 	char err[256];
 
 	assert_int_equal(kversion_parse("6.1.66-rc1", &kv, err, sizeof(err)), 0);
 	assert_int_equal(store_release_create(f->st, "6.1.66-rc1", &kv, NULL,
-					      in, 3, &id, err, sizeof(err)), 0);
+					      three_git, 3, &id, err, sizeof(err)), 0);
 	post(f->st, "6.1.65", 1);
 	first = claim(f->st, "6.1.66-rc1", 0);
 	assert_string_equal(claimed.release_commit, "");
@@ -236,14 +239,6 @@ static void test_release_commit(void **state)
 static void test_record_commit(void **state)
 {
 	struct test_store *f = *state;
-	struct artifact_in in[3] = {
-		{ "x86_64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
-		  0, NULL, NULL, "linux-6.1.y" },
-		{ "i386", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
-		  0, NULL, NULL, "linux-6.1.y" },
-		{ "arm64", "git://127.0.0.1/linux.git", "", "git", NULL, NULL,
-		  0, NULL, NULL, "linux-6.6.y" },
-	};
 	static const char *const moved = "d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0";
 	struct kversion kv;
 	int64_t id, a, b, c;
@@ -251,7 +246,7 @@ static void test_record_commit(void **state)
 
 	assert_int_equal(kversion_parse("6.1.66-rc1", &kv, err, sizeof(err)), 0);
 	assert_int_equal(store_release_create(f->st, "6.1.66-rc1", &kv, NULL,
-					      in, 3, &id, err, sizeof(err)), 0);
+					      three_git, 3, &id, err, sizeof(err)), 0);
 	a = claim(f->st, "6.1.66-rc1", 0);
 	b = claim(f->st, "6.1.66-rc1", 0);
 	assert_string_equal(claimed.release_commit, "");	/* none yet */
