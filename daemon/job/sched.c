@@ -18,8 +18,10 @@
  * A job rcgated builds (artifact kind source or git) is claimed only by
  * one of BUILD_WORKERS build workers, and a kernel CI posted only by a
  * guest worker: a build that hangs, or waits for the build budget, holds
- * no guest worker, and posted kernels keep flowing beside it. A built
- * kernel's boots take guest slots like any other (slots.c).
+ * no guest worker, and posted kernels keep flowing beside it. A rerun
+ * that boots the image its job built builds nothing, and any worker
+ * takes it (store_jobs.c). A built kernel's boots take guest slots like
+ * any other (slots.c).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -191,6 +191,39 @@ static void test_rerun_first(void **state)
 	claim(f->st, "6.6.5-rc1", 0);
 }
 
+/* A rerun that boots the image its job built is taken by a guest worker
+ * too (CLAIM_POSTED), not only by the build workers; a git job that must
+ * build is not. */
+static void test_rerun_any_worker(void **state)
+{
+	struct test_store *f = *state;
+	struct job job;
+	char err[256];
+	int64_t first;
+
+	announce(f->st, "6.1.66-rc1", "6.1", 66, "2023-12-07T03:15:00Z");
+	post(f->st, "6.1.66-rc1", 1);
+	assert_int_equal(store_job_claim_kind(f->st, "g0", CLAIM_POSTED, &job,
+					      err, sizeof(err)), 0);
+	first = claim(f->st, "6.1.66-rc1", 0);
+	assert_int_equal(store_job_build_progress(f->st, first, "done", 1, 1,
+						  bad, err, sizeof(err)), 0);
+	assert_int_equal(store_job_built(f->st, first, sha, 60, err,
+					 sizeof(err)), 0);
+	assert_int_equal(store_job_transition(f->st, first, "fetching",
+					      "booting", NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_transition(f->st, first, "booting",
+					      "running", NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_done(f->st, first, NULL, 0, 1.0, err,
+					sizeof(err)), 1);
+	assert_int_equal(store_job_rerun(f->st, claimed.release_id, "x86_64",
+					 err, sizeof(err)), 0);
+	assert_int_equal(store_job_claim_kind(f->st, "g0", CLAIM_POSTED, &job,
+					      err, sizeof(err)), 1);
+	assert_int_equal(job.rerun_of, first);
+	assert_string_equal(job.rerun_image, sha);
+}
+
 /* 6.1.66-rc1 from git: x86_64 and i386 of linux-6.1.y, and arm64 of
  * another branch of the same tree. */
 static const struct artifact_in three_git[3] = {
@@ -276,6 +309,8 @@ int main(void)
 						test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_rerun_first, test_store_setup,
 						test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_rerun_any_worker,
+						test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_release_commit, test_store_setup,
 						test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_record_commit, test_store_setup,
