@@ -172,6 +172,19 @@ static int claim_wants(enum claim_kind want, const char *kind, int reboot)
 	return (k != NULL && k->built) == (want == CLAIM_BUILT);
 }
 
+/* The commit release job jb (of artifact art, both SQL names) was first
+ * built from: the first built_commit a job of the same release, tree and
+ * branch recorded, not a bisection step's nor a job's of a commit of its
+ * own (buildjob.c builds it for every target and attempt); also: more
+ * conditions on that job s. NULL when none has. */
+#define RELEASE_COMMIT(jb, art, also) \
+	"(SELECT s.built_commit FROM job s" \
+	" JOIN artifact sa ON sa.id = s.artifact_id" \
+	" WHERE s.release_id = " jb ".release_id AND sa.kind = 'git'" \
+	" AND sa.url = " art ".url AND sa.git_ref IS " art ".git_ref" \
+	" AND s.bisection_id IS NULL AND s.git_commit IS NULL" \
+	" AND s.built_commit IS NOT NULL" also " ORDER BY s.id LIMIT 1)"
+
 int store_job_claim_kind(struct store *st, const char *worker,
 			 enum claim_kind want, struct job *out, char *err,
 			 size_t errlen)
@@ -190,12 +203,7 @@ int store_job_claim_kind(struct store *st, const char *worker,
 		/* Every target of an rc, and every attempt, builds the
 		 * commit it was first built from (buildjob.c), though its
 		 * branch moves on. */
-		" (SELECT s.built_commit FROM job s"
-		"  JOIN artifact sa ON sa.id = s.artifact_id"
-		"  WHERE s.release_id = j.release_id AND sa.kind = 'git'"
-		"  AND sa.url = a.url AND sa.git_ref IS a.git_ref"
-		"  AND s.bisection_id IS NULL AND s.git_commit IS NULL"
-		"  AND s.built_commit IS NOT NULL ORDER BY s.id LIMIT 1)"
+		" " RELEASE_COMMIT("j", "a", "")
 		" FROM job j JOIN release r ON r.id = j.release_id"
 		" JOIN artifact a ON a.id = j.artifact_id" JOB_SRC_JOIN
 		/* A rerun boots the kernel the job it reruns built. */
@@ -345,20 +353,15 @@ int store_job_record_commit(struct store *st, int64_t id, const char *commit,
 	out[0] = '\0';
 	if (store_begin(st, err, errlen) < 0)
 		return -1;
-	/* The first of the release's own jobs of the same tree and branch
-	 * that recorded one (the claim's release_commit, asked again now
-	 * under the store's write lock). */
+	/* The claim's release_commit, asked again now under the store's
+	 * write lock: another job's, not this one's own earlier attempt (a
+	 * pin of its that fetch_pinned refused). */
 	if (store_run(st, "UPDATE job SET build_step = 'waiting', built_commit ="
-		    " coalesce((SELECT s.built_commit FROM job s"
-		    "  JOIN artifact sa ON sa.id = s.artifact_id"
-		    "  JOIN artifact ma ON ma.id = job.artifact_id"
-		    "  WHERE job.bisection_id IS NULL AND job.git_commit IS NULL"
-		    "  AND s.release_id = job.release_id AND s.id != job.id"
-		    "  AND sa.kind = 'git' AND sa.url = ma.url"
-		    "  AND sa.git_ref IS ma.git_ref AND s.bisection_id IS NULL"
-		    "  AND s.git_commit IS NULL AND s.built_commit IS NOT NULL"
-		    "  ORDER BY s.id LIMIT 1), ?) WHERE id = ?", err, errlen, "si",
-		    commit, id) < 0)
+		    " coalesce((SELECT " RELEASE_COMMIT("job", "ma",
+						       " AND s.id != job.id")
+		    "  FROM artifact ma WHERE ma.id = job.artifact_id"
+		    "  AND job.bisection_id IS NULL AND job.git_commit IS NULL),"
+		    " ?) WHERE id = ?", err, errlen, "si", commit, id) < 0)
 		goto out;
 	stmt = store_prepare(st, "SELECT built_commit FROM job WHERE id = ?",
 			     err, errlen);
