@@ -40,12 +40,16 @@
 	" (SELECT 1 FROM bisection b WHERE b.release_id = r.id" \
 	"  AND b.target = g.target" \
 	"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
+/* What job k (an SQL name) of a target took to build and boot: the
+ * order in which an rc's targets lead its bisection, quickest first. */
+#define JOB_COST(k) \
+	"coalesce(" k ".build_seconds, 0) + coalesce(" k ".boot_seconds, 0)"
 /* Within an rc, the target whose own jobs built and booted quickest
  * first: when several are confirmed at once, the first of them to start
  * leads (bisect.c), and the others follow its answer. */
 #define BISECT_GROUP \
 	"r.id, g.target, g.test = 'build.kernel' ORDER BY r.id," \
-	" (SELECT min(coalesce(k.build_seconds, 0) + coalesce(k.boot_seconds, 0))" \
+	" (SELECT min(" JOB_COST("k") ")" \
 	"  FROM release_job k WHERE k.release_id = r.id AND k.target = g.target" \
 	"  AND k.rerun_of IS NULL AND k.state = 'done'), g.target"
 
@@ -414,8 +418,7 @@ static const char *const query_sql[] = {
 		"  b.release_id = r.id AND b.lead IS NULL"
 		"  AND b.state IN ('running', 'found'))"
 		/* the target that would lead first (BISECT_GROUP's order) */
-		" ORDER BY r.id, coalesce(o.build_seconds, 0)"
-		"  + coalesce(o.boot_seconds, 0), k.target",
+		" ORDER BY r.id, " JOB_COST("o") ", k.target",
 	/* The regressions of earlier rcs of the branch this release fixes
 	 * (mark_fixes() ran), with the rcs they failed in. */
 	[Q_RELEASE_FIXES] =
