@@ -102,6 +102,43 @@ static gchar *group_arches(const json_t *group, const char *target,
 	return g_string_free(a, FALSE);
 }
 
+/* The arches of group's followers whose revert check failed: the culprit
+ * does not explain their failure, so they bisect on their own next
+ * (store_review.c). Caller g_free's ("" none). */
+static gchar *unexplained(const json_t *group)
+{
+	GString *a = g_string_new(NULL);
+	size_t i;
+	json_t *g;
+
+	json_array_foreach(group, i, g) {
+		const char *rs = json_string_value(json_object_get(g, "revert_state"));
+
+		if (!json_is_integer(json_object_get(g, "lead")) || rs == NULL ||
+		    strcmp(rs, "fail") != 0)
+			continue;
+		g_string_append_printf(a, "%s%s", a->len ? ", " : "",
+				       reply_kernel_arch(json_string_value(
+					       json_object_get(g, "target"))));
+	}
+	return g_string_free(a, FALSE);
+}
+
+/* bisect.c's words, one paragraph a line, wrapped here. */
+static void paragraphs(GString *s, const char *text)
+{
+	for (const char *p = text; p != NULL && *p; ) {
+		size_t n = strcspn(p, "\n");
+		gchar *para = g_strndup(p, n);
+
+		report_wrap(s, para, "", WRAP_DROP_LEAD);
+		g_free(para);
+		p += n;
+		if (*p)
+			p++;
+	}
+}
+
 /*
  * The culprit as the series under review names it: when the bisected
  * range is exactly the series ("[PATCH 6.1 000/372]": 372 commits from
@@ -238,6 +275,12 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 		g_free(line);
 		bisection_log(s, steps, F("good"), F("bad"));
 		g_string_append_c(s, '\n');
+		/* Found after another target's culprit did not explain the
+		 * failure here: the message says which (store_review.c). */
+		if (F("message") != NULL) {
+			paragraphs(s, F("message"));
+			g_string_append_c(s, '\n');
+		}
 		arches = group_arches(group, F("target"), 1);
 		if (arches[0] != '\0') {
 			line = g_strdup_printf("The same failure on %s was not"
@@ -257,6 +300,18 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 						json_object_get(g, "target"))),
 					    json_string_value(json_object_get(g, "revert_state")),
 					    json_string_value(json_object_get(g, "revert_message")));
+			arches = unexplained(group);
+			if (arches[0] != '\0') {
+				line = g_strdup_printf("On %s reverting it does not"
+						       " fix the failure: it has a"
+						       " cause of its own there, bisected"
+						       " next, with a follow-up of its"
+						       " own.", arches);
+				g_string_append_c(s, '\n');
+				report_wrap(s, line, "", WRAP_DROP_LEAD);
+				g_free(line);
+			}
+			g_free(arches);
 		} else
 			revert_line(s, NULL, F("revert_state"), F("revert_message"));
 		if (upstream != NULL && others != NULL) {
@@ -268,19 +323,8 @@ static char *bisection_text(const json_t *b, const struct config *cfg,
 			report_wrap(s, line, "", WRAP_DROP_LEAD);
 			g_free(line);
 		}
-	} else {
-		/* bisect.c's words, one paragraph a line, wrapped here */
-		for (const char *p = F("message"); p != NULL && *p; ) {
-			size_t n = strcspn(p, "\n");
-			gchar *para = g_strndup(p, n);
-
-			report_wrap(s, para, "", WRAP_DROP_LEAD);
-			g_free(para);
-			p += n;
-			if (*p)
-				p++;
-		}
-	}
+	} else
+		paragraphs(s, F("message"));
 	possible_dependencies(s, pstate, prereqs, pmsg);
 	g_string_append_printf(s, "\nDetails and logs:\n  %s/#/regression/%lld\n",
 			       base, reg);

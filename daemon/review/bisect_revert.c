@@ -28,7 +28,8 @@
  * waits for it; when it finds the culprit, cd takes that answer and
  * checks it on its own target by its revert check (the rc's commit with
  * the culprit reverted, cd's failing tests): a failure there that the
- * culprit does not explain says "revert: FAIL" for that target. 1 when
+ * culprit does not explain says "revert: FAIL" for that target, and that
+ * target then bisects on its own (store_review.c, BISECT_REFOLLOW). 1 when
  * cd is dealt with (a row of its own written), 0 while it waits, -1 when
  * it bisects on its own (no lead, or each ended without a culprit).
  */

@@ -25,7 +25,10 @@
 /* The two bisection queries (Q_BISECT_CANDIDATES, Q_BISECT_UNBISECTABLE)
  * read the same rows: confirmed, never flaky regressions of an rc with no
  * bisection yet, one per rc, target and kind (build or tests). Only the
- * job they name and what "tree" and "bad" say differ. */
+ * job they name and what "tree" and "bad" say differ. A target that took
+ * another's culprit and whose revert check failed (the culprit does not
+ * explain its failure) counts as not bisected yet: it bisects on its own
+ * (store_review.c, BISECT_REFOLLOW). */
 #define BISECT_REGRESSION_COLS \
 	"min(g.id) AS regression_id, r.id AS release_id, r.version," \
 	" r.branch, g.target, g.test, j.id AS job_id, j.artifact_id"
@@ -39,7 +42,8 @@
 	"g.state = 'confirmed' AND o.flaky = 0 AND NOT EXISTS" \
 	" (SELECT 1 FROM bisection b WHERE b.release_id = r.id" \
 	"  AND b.target = g.target" \
-	"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel'))"
+	"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel')" \
+	"  AND (b.lead IS NULL OR b.revert_state IS NOT 'fail'))"
 /* What job k (an SQL name) of a target took to build and boot: the
  * order in which an rc's targets lead its bisection, quickest first. */
 #define JOB_COST(k) \

@@ -21,6 +21,34 @@
 #include "store_internal.h"
 
 
+/*
+ * A follower (017-bisect-lead.sql) whose revert check failed: the lead's
+ * culprit, reverted on its target, did not make its tests pass, so its
+ * failure has a cause of its own and it bisects on its own. Its row
+ * becomes that bisection (UNIQUE release, target, test): what it took
+ * and why it is bisected again stay in the message, which the bisection
+ * keeps (store_bisection_finish adds to it).
+ */
+#define BISECT_REFOLLOW \
+	" DO UPDATE SET regression_id = excluded.regression_id," \
+	" job_id = excluded.job_id, tests = excluded.tests," \
+	" tree = excluded.tree, good = excluded.good, bad = excluded.bad," \
+	" good_tested = excluded.good_tested, commits = excluded.commits," \
+	" state = excluded.state, culprit = NULL, culprit_subject = NULL," \
+	" culprit_upstream = NULL, culprit_author = NULL, culprit_date = NULL," \
+	" culprit_people = NULL, range_first = NULL, range_last = NULL," \
+	" prereq_state = NULL, prerequisites = NULL, prereq_message = NULL," \
+	" revert_state = NULL, revert_message = NULL, revert_job = NULL," \
+	" lead = NULL, created = excluded.created, finished = excluded.finished," \
+	" message = 'The culprit ' || substr(bisection.culprit, 1, 12) ||" \
+	"  ' of bisection ' || bisection.lead || ' on ' || coalesce((SELECT" \
+	"  l.target FROM bisection l WHERE l.id = bisection.lead), '?') ||" \
+	"  ' does not explain the failure on ' || bisection.target || ': ' ||" \
+	"  coalesce(bisection.revert_message, 'reverting it did not fix it') ||" \
+	"  '. So ' || bisection.target || ' was bisected on its own.' ||" \
+	"  coalesce(char(10) || excluded.message, '')" \
+	" WHERE bisection.lead IS NOT NULL AND bisection.revert_state = 'fail'"
+
 int store_bisection_create(struct store *st, const struct bisect_candidate *c,
 			   const char *good, int good_tested,
 			   const char *commits, const char *state,
@@ -28,16 +56,16 @@ int store_bisection_create(struct store *st, const struct bisect_candidate *c,
 			   size_t errlen)
 {
 	char now[32];
+	sqlite3_stmt *q;
+	int build = strcmp(c->test, "build.kernel") == 0, step;
 
 	now_iso8601(now);
-	int build = strcmp(c->test, "build.kernel") == 0;
-
 	if (store_run(st, "INSERT INTO bisection (regression_id, release_id, job_id,"
 		    " target, test, tests, tree, good, bad, good_tested, commits,"
 		    " state, message, created, finished) VALUES (?, ?, ?, ?, ?, ?,"
 		    " ?, ?, ?, ?, ?, ?, ?, ?,"
 		    " CASE WHEN ? = 'running' THEN NULL ELSE ? END)"
-		    " ON CONFLICT (release_id, target, test) DO NOTHING",
+		    " ON CONFLICT (release_id, target, test)" BISECT_REFOLLOW,
 		err, errlen, "iiissssssl" "ssssss", c->regression_id,
 		c->release_id, c->job_id, c->target, c->test,
 		build ? "-" : c->tests, c->tree,
@@ -45,8 +73,18 @@ int store_bisection_create(struct store *st, const struct bisect_candidate *c,
 		commits != NULL ? commits : "", state, message, now, state,
 		now) < 0)
 		return -1;
-	*id = sqlite3_last_insert_rowid(st->db);
-	return 0;
+	/* The row's id, inserted or taken over (an update sets no rowid). */
+	q = store_prepare(st, "SELECT id FROM bisection WHERE release_id = ?"
+			  " AND target = ? AND test = ?", err, errlen);
+	if (q == NULL)
+		return -1;
+	sqlite3_bind_int64(q, 1, c->release_id);
+	sqlite3_bind_text(q, 2, c->target, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 3, c->test, -1, SQLITE_STATIC);
+	step = sqlite3_step(q);
+	*id = step == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+	sqlite3_finalize(q);
+	return step == SQLITE_ROW ? 0 : store_fail(st, "bisection id", err, errlen);
 }
 
 /* Whether a bisection of tests (",name,...," or "-" for a build) bisects
@@ -80,6 +118,8 @@ int store_bisect_lead(struct store *st, const struct bisect_candidate *c,
 		" FROM bisection WHERE release_id = ?1 AND target != ?2"
 		" AND (test = 'build.kernel') = (?3 = 'build.kernel')"
 		" AND lead IS NULL AND state IN ('running', 'found')"
+		" AND NOT EXISTS (SELECT 1 FROM bisection f WHERE f.lead ="
+		"  bisection.id AND f.target = ?2 AND f.revert_state = 'fail')"
 		" ORDER BY state = 'found' DESC, id", err, errlen);
 	const char *want = strcmp(c->test, "build.kernel") == 0 ? "-" : c->tests;
 	int step, found = 0;
@@ -184,10 +224,13 @@ int store_bisection_finish(struct store *st, int64_t id, const char *state,
 	char now[32];
 
 	now_iso8601(now);
-	return store_run(st, "UPDATE bisection SET state = ?, culprit = ?,"
-		       " culprit_subject = ?, culprit_upstream = ?, range_first = ?,"
-		       " range_last = ?, message = ?, finished = ?, prereq_state = ?"
-		       " WHERE id = ? AND state = 'running'", err, errlen,
+	/* A message the row has (BISECT_REFOLLOW's) stays, first. */
+	return store_run(st, "UPDATE bisection SET state = ?1, culprit = ?2,"
+		       " culprit_subject = ?3, culprit_upstream = ?4, range_first = ?5,"
+		       " range_last = ?6, message = CASE WHEN message IS NULL THEN ?7"
+		       " WHEN ?7 IS NULL THEN message ELSE message || char(10) || ?7"
+		       " END, finished = ?8, prereq_state = ?9"
+		       " WHERE id = ?10 AND state = 'running'", err, errlen,
 		   "sssssssssi", state, culprit, subject, upstream, range_first,
 		   range_last, message, now, prereq_state, id) < 0 ? -1 : 0;
 }

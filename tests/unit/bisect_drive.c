@@ -542,6 +542,56 @@ static void test_other_cause(void **state)
 	test_engine_free(f);
 }
 
+/* A follower whose revert check fails (the lead's culprit reverted on
+ * arm64, the test still fails there) has a cause of its own: its row
+ * becomes its own bisection (lead gone; with no clone here it fails for
+ * want of a good end, but it is its own), saying why; it does not take
+ * the same lead again, and a later pass leaves it be. */
+static void test_unexplained(void **state)
+{
+	struct test_engine *f = fixture();
+	struct rowset rows = { 0 };
+	char st[32], what[1400], sql[512];
+	int64_t lead, from = -1;
+
+	(void)state;
+	three_targets(f, &rows);
+	lead = lead_of(f, rows.v);
+	rowset_free(&rows);
+	pass(f);
+	step_ends(f, lead, 2, "pass");
+	step_ends(f, lead, 5, "fail");
+	pass(f);
+	step_ends(f, lead, 3, "fail");
+	step_ends(f, lead, 4, "cancelled");
+	pass(f);
+	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
+				    sizeof(what)), 1);
+	assert_int_equal(from, lead);
+	/* arm64's revert check ends: its kernel builds, the test fails. */
+	snprintf(sql, sizeof(sql), "UPDATE job SET state = 'done' WHERE id ="
+		 " (SELECT revert_job FROM bisection WHERE target = 'arm64');"
+		 "INSERT INTO result (job_id, test, status) SELECT revert_job, t, s"
+		 " FROM bisection, (SELECT 'build.kernel' AS t, 'pass' AS s UNION"
+		 " SELECT '" TEST "', 'fail') WHERE target = 'arm64'");
+	test_engine_sql(f, sql);
+	pass(f);
+	for (int again = 0; again < 2; again++) {
+		assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from,
+					    what, sizeof(what)), 1);
+		assert_int_equal(from, 0);
+		assert_string_equal(st, "failed");
+		assert_non_null(strstr(what, " of bisection 1 on x86_64 does not"
+				       " explain the failure on arm64: with "));
+		assert_non_null(strstr(what, "still failing: " TEST ". So arm64"
+				       " was bisected on its own.\nno good end"));
+		pass(f);
+	}
+	/* The lead and its own revert check are untouched. */
+	assert_found(f, lead, 3);
+	test_engine_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -552,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_one_per_cause),
 		cmocka_unit_test(test_lead_failed),
 		cmocka_unit_test(test_other_cause),
+		cmocka_unit_test(test_unexplained),
 	};
 	return cmocka_run_group_tests_name("bisect_drive", tests, NULL, NULL);
 }

@@ -705,6 +705,81 @@ static void test_bisection_followup(void **state)
 }
 
 /*
+ * A target that took another's culprit but whose revert check failed: the
+ * culprit's follow-up says the failure there has a cause of its own,
+ * bisected next; that target's row becomes its own bisection (the real
+ * store's take-over, store_bisection_create), and when it finds another
+ * commit its follow-up says why it was bisected again. The first
+ * follow-up is not sent twice.
+ */
+static void test_followup_unexplained(void **state)
+{
+	struct fixture *f = *state;
+	struct bisect_candidate c = { 1, 2, 2, 0, "6.1.64-rc1", "6.1", "arm64",
+				      "ext4.write_seq_512", "git://t/s.git",
+				      "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+				      ",write_seq_512," };
+	const char *second = "dddddddddddddddddddddddddddddddddddddddd";
+	struct mails m;
+	char err[256];
+	sqlite3 *raw;
+	int64_t id = 0;
+
+	add_release(f, "6.1.63");
+	test_release(f, "6.1.63", "pass");
+	announce(f, "announce-6.1.64-rc1.eml");
+	test_release(f, "6.1.64-rc1", "fail");
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "INSERT INTO bisection (id, regression_id,"
+		" release_id, job_id, target, test, tests, tree, good, bad,"
+		" good_tested, commits, state, culprit, culprit_subject, created,"
+		" revert_state, revert_message) VALUES (1, 1, 2, 2, 'x86_64',"
+		" 'ext4.write_seq_512', ',write_seq_512,', 'git://t/s.git',"
+		" 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',"
+		" 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 1,"
+		" 'cccccccccccccccccccccccccccccccccccccccc"
+		" bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'found',"
+		" 'cccccccccccccccccccccccccccccccccccccccc', 'ext4: one', 'x',"
+		" 'pass', 'reverting cccccccccccc on top of 6.1.64-rc1 makes"
+		" ext4.write_seq_512 pass');"
+		"INSERT INTO bisection (id, regression_id, release_id, job_id, target,"
+		" test, tests, tree, good, bad, good_tested, commits, state, culprit,"
+		" created, revert_state, revert_message, lead) SELECT 2, 1, 2, 2,"
+		" 'arm64', test, tests, tree, good, bad, 1, commits, 'found', culprit,"
+		" 'x', 'fail', 'with cccccccccccc reverted on top of 6.1.64-rc1, still"
+		" failing: ext4.write_seq_512', 1 FROM bisection WHERE id = 1",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	reply_bisection(f->st, &f->cfg, 2);
+	outbox(f, &m);
+	assert_int_equal(m.n, 2);
+	assert_non_null(strstr(m.text[1], "\nrevert on arm64: FAIL (with"));
+	assert_non_null(strstr(m.text[1], "\nOn arm64 reverting it does not fix the"
+			       " failure: it has a cause of its own\nthere,"
+			       " bisected next, with a follow-up of its own.\n"));
+	assert_width(m.text[1]);
+	mails_free(&m);
+	/* arm64 bisects on its own: its row, taken over, and found. */
+	assert_int_equal(store_bisection_create(f->st, &c, c.bad, 1, c.bad,
+		"running", NULL, &id, err, sizeof(err)), 0);
+	assert_int_equal(id, 2);
+	assert_int_equal(store_bisection_finish(f->st, id, "found", second,
+		"ext4: two", NULL, NULL, NULL, NULL, NULL, err, sizeof(err)), 0);
+	reply_bisection(f->st, &f->cfg, 2);
+	reply_bisection(f->st, &f->cfg, 1);
+	outbox(f, &m);
+	assert_int_equal(m.n, 3);	/* the first culprit's: once */
+	assert_non_null(strstr(m.text[2], "\ncommit " "dddddddddddddddddddd"));
+	assert_non_null(strstr(m.text[2], "\nThe culprit cccccccccccc of bisection 1"
+			       " on x86_64 does not explain the failure\non"
+			       " arm64: with cccccccccccc reverted"));
+	assert_non_null(strstr(m.text[2], "So arm64 was bisected on its own.\n"));
+	assert_null(strstr(m.text[2], "was not bisected again"));
+	assert_width(m.text[2]);
+	mails_free(&m);
+}
+
+/*
  * A regression confirmed (x86_64 failed, and its rerun) while arm64 is
  * still running is reported then, saying in words that arm64 is not
  * done; the full report follows when arm64 ends. Never a Tested-by for
@@ -902,6 +977,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bisection_followup, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_followup_unexplained,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_report, setup,
 						teardown),
 		cmocka_unit_test(test_mail_allowed),
