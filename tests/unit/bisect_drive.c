@@ -416,6 +416,19 @@ static int64_t lead_of(struct test_engine *f, const struct bisect_candidate *c)
 	return bid;
 }
 
+/* three_targets with x86_64's bisection running, after one pass. */
+static struct test_engine *led(int64_t *lead)
+{
+	struct test_engine *f = fixture();
+	struct rowset rows = { 0 };
+
+	three_targets(f, &rows);
+	*lead = lead_of(f, rows.v);
+	rowset_free(&rows);
+	pass(f);
+	return f;
+}
+
 /* The same failure in one rc on three targets is bisected once: the
  * quickest target first; the others wait while it runs, take its culprit
  * when it is found and check it by a revert check of their own (their
@@ -486,16 +499,11 @@ static void test_one_per_cause(void **state)
  * clone here, it fails for want of a good end: but it is its own). */
 static void test_lead_failed(void **state)
 {
-	struct test_engine *f = fixture();
-	struct rowset rows = { 0 };
-	char st[32], what[600];
 	int64_t lead, from = -1;
+	struct test_engine *f = led(&lead);
+	char st[32], what[600];
 
 	(void)state;
-	three_targets(f, &rows);
-	lead = lead_of(f, rows.v);
-	rowset_free(&rows);
-	pass(f);
 	assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from, what,
 				    sizeof(what)), 0);
 	{
@@ -549,16 +557,11 @@ static void test_other_cause(void **state)
  * the same lead again, and a later pass leaves it be. */
 static void test_unexplained(void **state)
 {
-	struct test_engine *f = fixture();
-	struct rowset rows = { 0 };
-	char st[32], what[1400], sql[512];
 	int64_t lead, from = -1;
+	struct test_engine *f = led(&lead);
+	char st[32], what[1400], sql[512];
 
 	(void)state;
-	three_targets(f, &rows);
-	lead = lead_of(f, rows.v);
-	rowset_free(&rows);
-	pass(f);
 	step_ends(f, lead, 2, "pass");
 	step_ends(f, lead, 5, "fail");
 	pass(f);

@@ -722,15 +722,13 @@ static void test_followup_unexplained(void **state)
 	const char *second = "dddddddddddddddddddddddddddddddddddddddd";
 	struct mails m;
 	char err[256];
-	sqlite3 *raw;
 	int64_t id = 0;
 
 	add_release(f, "6.1.63");
 	test_release(f, "6.1.63", "pass");
 	announce(f, "announce-6.1.64-rc1.eml");
 	test_release(f, "6.1.64-rc1", "fail");
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(raw, "INSERT INTO bisection (id, regression_id,"
+	test_engine_sql(f, "INSERT INTO bisection (id, regression_id,"
 		" release_id, job_id, target, test, tests, tree, good, bad,"
 		" good_tested, commits, state, culprit, culprit_subject, created,"
 		" revert_state, revert_message) VALUES (1, 1, 2, 2, 'x86_64',"
@@ -747,9 +745,7 @@ static void test_followup_unexplained(void **state)
 		" created, revert_state, revert_message, lead) SELECT 2, 1, 2, 2,"
 		" 'arm64', test, tests, tree, good, bad, 1, commits, 'found', culprit,"
 		" 'x', 'fail', 'with cccccccccccc reverted on top of 6.1.64-rc1, still"
-		" failing: ext4.write_seq_512', 1 FROM bisection WHERE id = 1",
-		NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(raw);
+		" failing: ext4.write_seq_512', 1 FROM bisection WHERE id = 1");
 	reply_bisection(f->st, &f->cfg, 2);
 	outbox(f, &m);
 	assert_int_equal(m.n, 2);
