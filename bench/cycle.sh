@@ -208,7 +208,15 @@ def sample():
 try:
     while os.path.exists("/proc/%d" % root):
         cpu, b, g = sample()
-        out.write("%.2f %.2f %d %d %.2f\n" % (time.time(), cpu, b, g, os.getloadavg()[0]))
+        # The machine's own account (/proc/stat, all CPUs): idle (idle
+        # and iowait) and busy (everything else, steal too), so the CPU
+        # that was not ours splits into cores nobody used and cores
+        # others used (kernel threads, this bench, other users).
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        out.write("%.2f %.2f %d %d %.2f %.2f %.2f\n" % (time.time(), cpu, b, g,
+                  os.getloadavg()[0], (v[3] + v[4]) / hz,
+                  (sum(v) - v[3] - v[4]) / hz))
         time.sleep(1)
 except KeyboardInterrupt:
     pass
@@ -394,6 +402,15 @@ if cur is not None:
     gaps.append(cur)
 print("  idle core-seconds %.0f (%.0f%% of wall x cores); mean load average %.1f (the machine's, all users)"
       % (idle, 100 * idle / (wall * cores), sum(r[4] for r in rows) / len(rows)))
+if len(rows[0]) >= 7:
+    m_idle = rows[-1][5] - rows[0][5]
+    others = max(0.0, (rows[-1][6] - rows[0][6]) - cpu)
+    print("    of them the machine idle %.0f core-s (%.0f%%), used by others %.0f"
+          " core-s (%.0f%%: kernel threads, this bench, other users); wall /"
+          " (our CPU + others') / cores %.2f"
+          % (m_idle, 100 * m_idle / (wall * cores), others,
+             100 * others / (wall * cores),
+             wall / ((cpu + others) / cores) if cpu + others > 0 else 0))
 long_gaps = [g for g in gaps if g[1] - g[0] >= 10]
 print("  gaps of 10 s or more with under half the cores busy: %d, %.0f s in all"
       % (len(long_gaps), sum(g[1] - g[0] for g in long_gaps)))
