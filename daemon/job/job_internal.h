@@ -43,7 +43,15 @@
  * bench/README.md, the week's fourth round; idle workers now claim
  * through one shared connection, sched.c.) */
 #define BUILD_WORKERS 3
-#define MAX_WORKERS (MAX_SLOTS * WORKERS_PER_SLOT + BUILD_WORKERS)
+/* Worker threads that take only bisection steps and revert checks, so a
+ * step waits for a build token at most, never for a build worker. In the
+ * week's thirteenth round the round's two steps were queued at 4.8 min
+ * and claimed at 6.4: the three build workers held other rcs' jobs, two
+ * of them booting what they had built, while a token was free from 5.2.
+ * The builds still share the [build] jobs tokens (jobserver.c). */
+#define BISECT_WORKERS 1
+#define MAX_WORKERS (MAX_SLOTS * WORKERS_PER_SLOT + BUILD_WORKERS + \
+		     BISECT_WORKERS)
 
 extern struct sched_context sched_ctx;
 /* "rcgate-<instance>-": every guest of this daemon, and only those. */

@@ -18,7 +18,10 @@
  * A job rcgated builds (artifact kind source or git) is claimed only by
  * one of BUILD_WORKERS build workers, and a kernel CI posted only by a
  * guest worker: a build that hangs, or waits for the build budget, holds
- * no guest worker, and posted kernels keep flowing beside it. A rerun
+ * no guest worker, and posted kernels keep flowing beside it. A
+ * bisection's steps and revert checks are also claimed by the
+ * BISECT_WORKERS bisection worker, which takes nothing else: a step
+ * never waits for a review build to end and boot. A rerun
  * that boots the image its job built builds nothing, and any worker
  * takes it (store_jobs.c). A built kernel's boots take guest slots like
  * any other (slots.c).
@@ -37,7 +40,8 @@
 struct worker {
 	pthread_t thread;
 	unsigned index;
-	enum claim_kind claims;		/* CLAIM_BUILT: a build worker */
+	enum claim_kind claims;		/* CLAIM_BUILT: a build worker,
+					 * CLAIM_BISECT: the bisection's */
 	_Atomic int64_t job_id;		/* 0 when idle */
 	atomic_int cancel;		/* set by the monitor, sched_stop, or
 					 * the job's own failed boot */
@@ -249,10 +253,11 @@ int sched_start(const struct sched_context *c, char *err, size_t errlen)
 			 " unexpectedly during each of their attempts", failed);
 	atomic_store(&sched_stopping, 0);
 	nguest = slots_reset() * WORKERS_PER_SLOT;
-	nworkers = nguest + BUILD_WORKERS;
+	nworkers = nguest + BUILD_WORKERS + BISECT_WORKERS;
 	for (unsigned i = 0; i < nworkers; i++) {
 		workers[i].index = i;
-		workers[i].claims = i < nguest ? CLAIM_POSTED : CLAIM_BUILT;
+		workers[i].claims = i < nguest ? CLAIM_POSTED :
+			i < nguest + BUILD_WORKERS ? CLAIM_BUILT : CLAIM_BISECT;
 		atomic_store(&workers[i].job_id, 0);
 		if (pthread_create(&workers[i].thread, NULL, worker_main,
 				   &workers[i]) != 0) {

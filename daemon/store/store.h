@@ -350,8 +350,9 @@ struct job {
 int store_job_claim(struct store *, const char *worker, struct job *out,
 		    char *err, size_t errlen);
 /* Which jobs a claimer takes: any, only those rcgated builds (artifact
- * kinds with built set: the build workers'), or only the others. */
-enum claim_kind { CLAIM_ANY, CLAIM_BUILT, CLAIM_POSTED };
+ * kinds with built set: the build workers'), only the others, or only
+ * bisection steps and revert checks (the bisection worker's). */
+enum claim_kind { CLAIM_ANY, CLAIM_BUILT, CLAIM_POSTED, CLAIM_BISECT };
 /* store_job_claim among the jobs want takes, in the same order. */
 int store_job_claim_kind(struct store *, const char *worker,
 			 enum claim_kind want, struct job *out, char *err,

@@ -162,11 +162,16 @@ int store_job_claim(struct store *st, const char *worker, struct job *out,
  * (the twelfth week round: a rerun queued at 3.0 minutes started at 5.4,
  * the three build workers all building). Should the image have left the
  * cache, the guest worker builds it again (prepare.c): rare, and correct. */
-static int claim_wants(enum claim_kind want, const char *kind, int reboot)
+static int claim_wants(enum claim_kind want, const char *kind, int reboot,
+		       int bisect)
 {
 	const struct artifact_kind *k = kind != NULL ? artifact_kind_find(kind)
 						     : NULL;
 
+	/* A step or revert check never waits for a review build's worker
+	 * (sched.c BISECT_WORKERS), and that worker takes nothing else. */
+	if (want == CLAIM_BISECT)
+		return bisect;
 	if (want == CLAIM_ANY || reboot)
 		return 1;
 	return (k != NULL && k->built) == (want == CLAIM_BUILT);
@@ -232,7 +237,8 @@ int store_job_claim_kind(struct store *st, const char *worker,
 	/* The first in that order whose kind this claimer takes. */
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW &&
 	       !claim_wants(want, (const char *)sqlite3_column_text(stmt, 8),
-			    sqlite3_column_type(stmt, 21) != SQLITE_NULL))
+			    sqlite3_column_type(stmt, 21) != SQLITE_NULL,
+			    sqlite3_column_type(stmt, 15) != SQLITE_NULL))
 		;
 	if (rc != SQLITE_ROW) {
 		sqlite3_finalize(stmt);

@@ -6,7 +6,8 @@
  * bisection steps; a confirmed regression's steps before the review jobs
  * of the rcs due later; releases without a deadline last, oldest first;
  * every target of an rc from git builds the commit it was first built
- * from; a rerun goes before every rc's first runs.
+ * from; a rerun goes before every rc's first runs; the bisection worker
+ * takes steps only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -224,6 +225,37 @@ static void test_rerun_any_worker(void **state)
 	assert_string_equal(job.rerun_image, sha);
 }
 
+/* The bisection worker (CLAIM_BISECT) takes a queued step even when
+ * review builds of an rc due earlier come first in the claim order, and
+ * nothing else: not a review build, not a posted kernel. A build worker
+ * still takes steps too. */
+static void test_bisect_worker(void **state)
+{
+	struct test_store *f = *state;
+	struct job job;
+	char err[256];
+	int64_t id;
+
+	announce(f->st, "6.1.66-rc1", "6.1", 66, "2023-12-07T03:15:00Z");
+	post(f->st, "6.1.66-rc1", 1);
+	id = claim(f->st, "6.1.66-rc1", 0);
+	announce(f->st, "6.6.5-rc1", "6.6", 5, "2023-12-06T09:00:00Z");
+	post(f->st, "6.6.5-rc1", 2);	/* a git build and a deb, due first */
+	assert_int_equal(store_job_claim_kind(f->st, "b", CLAIM_BISECT, &job,
+					      err, sizeof(err)), 0);
+	bisect(f, id, "6.1.66-rc1");
+	assert_int_equal(store_job_claim_kind(f->st, "b", CLAIM_BISECT, &job,
+					      err, sizeof(err)), 1);
+	assert_string_equal(job.version, "6.1.66-rc1");
+	assert_int_not_equal(job.bisection_id, 0);
+	assert_int_equal(store_job_claim_kind(f->st, "b", CLAIM_BISECT, &job,
+					      err, sizeof(err)), 0);
+	assert_int_equal(store_job_claim_kind(f->st, "w", CLAIM_BUILT, &job,
+					      err, sizeof(err)), 1);
+	assert_string_equal(job.version, "6.6.5-rc1");
+	assert_int_equal(job.bisection_id, 0);
+}
+
 /* 6.1.66-rc1 from git: x86_64 and i386 of linux-6.1.y, and arm64 of
  * another branch of the same tree. */
 static const struct artifact_in three_git[3] = {
@@ -310,6 +342,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rerun_first, test_store_setup,
 						test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_rerun_any_worker,
+						test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_bisect_worker,
 						test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_release_commit, test_store_setup,
 						test_store_teardown),
