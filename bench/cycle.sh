@@ -29,6 +29,8 @@
 #     cpu.stat's usage_usec with cgroup v2) when the bench may make one,
 #     else summed over its process tree from /proc; wall / limit,
 #     and the idle gaps (fewer cores busy with our work than there are);
+#     the CPU that was not ours split into the machine's idle cores and
+#     others' use (/proc/stat), with wall / ((ours + others') / cores);
 #   - bytes the week's fetches added to the cached clone.
 # The machine's other load is printed too: the limit counts our CPU only,
 # the wall is what the shared machine gave us.
