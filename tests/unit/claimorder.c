@@ -88,6 +88,18 @@ static int64_t claim(struct store *st, const char *version, int step)
 	return claimed.id;
 }
 
+/* The job claim_as() claimed last, as a claimer of one kind. */
+static struct job kind_claimed;
+
+/* A claimer of kind want claims (1) or finds nothing it takes (0). */
+static void claim_as(struct store *st, enum claim_kind want, int expect)
+{
+	char err[256];
+
+	assert_int_equal(store_job_claim_kind(st, "w1", want, &kind_claimed,
+					      err, sizeof(err)), expect);
+}
+
 /* Job job_id of release version built bad and regressed: a confirmed
  * regression, its bisection, and one queued step. */
 static void bisect(struct test_store *f, int64_t job_id, const char *version)
@@ -198,14 +210,12 @@ static void test_rerun_first(void **state)
 static void test_rerun_any_worker(void **state)
 {
 	struct test_store *f = *state;
-	struct job job;
 	char err[256];
 	int64_t first;
 
 	announce(f->st, "6.1.66-rc1", "6.1", 66, "2023-12-07T03:15:00Z");
 	post(f->st, "6.1.66-rc1", 1);
-	assert_int_equal(store_job_claim_kind(f->st, "g0", CLAIM_POSTED, &job,
-					      err, sizeof(err)), 0);
+	claim_as(f->st, CLAIM_POSTED, 0);
 	first = claim(f->st, "6.1.66-rc1", 0);
 	assert_int_equal(store_job_build_progress(f->st, first, "done", 1, 1,
 						  bad, err, sizeof(err)), 0);
@@ -219,10 +229,9 @@ static void test_rerun_any_worker(void **state)
 					sizeof(err)), 1);
 	assert_int_equal(store_job_rerun(f->st, claimed.release_id, "x86_64",
 					 err, sizeof(err)), 0);
-	assert_int_equal(store_job_claim_kind(f->st, "g0", CLAIM_POSTED, &job,
-					      err, sizeof(err)), 1);
-	assert_int_equal(job.rerun_of, first);
-	assert_string_equal(job.rerun_image, sha);
+	claim_as(f->st, CLAIM_POSTED, 1);
+	assert_int_equal(kind_claimed.rerun_of, first);
+	assert_string_equal(kind_claimed.rerun_image, sha);
 }
 
 /* The bisection worker (CLAIM_BISECT) takes a queued step even when
@@ -232,8 +241,6 @@ static void test_rerun_any_worker(void **state)
 static void test_bisect_worker(void **state)
 {
 	struct test_store *f = *state;
-	struct job job;
-	char err[256];
 	int64_t id;
 
 	announce(f->st, "6.1.66-rc1", "6.1", 66, "2023-12-07T03:15:00Z");
@@ -241,19 +248,15 @@ static void test_bisect_worker(void **state)
 	id = claim(f->st, "6.1.66-rc1", 0);
 	announce(f->st, "6.6.5-rc1", "6.6", 5, "2023-12-06T09:00:00Z");
 	post(f->st, "6.6.5-rc1", 2);	/* a git build and a deb, due first */
-	assert_int_equal(store_job_claim_kind(f->st, "b", CLAIM_BISECT, &job,
-					      err, sizeof(err)), 0);
+	claim_as(f->st, CLAIM_BISECT, 0);
 	bisect(f, id, "6.1.66-rc1");
-	assert_int_equal(store_job_claim_kind(f->st, "b", CLAIM_BISECT, &job,
-					      err, sizeof(err)), 1);
-	assert_string_equal(job.version, "6.1.66-rc1");
-	assert_int_not_equal(job.bisection_id, 0);
-	assert_int_equal(store_job_claim_kind(f->st, "b", CLAIM_BISECT, &job,
-					      err, sizeof(err)), 0);
-	assert_int_equal(store_job_claim_kind(f->st, "w", CLAIM_BUILT, &job,
-					      err, sizeof(err)), 1);
-	assert_string_equal(job.version, "6.6.5-rc1");
-	assert_int_equal(job.bisection_id, 0);
+	claim_as(f->st, CLAIM_BISECT, 1);
+	assert_string_equal(kind_claimed.version, "6.1.66-rc1");
+	assert_int_not_equal(kind_claimed.bisection_id, 0);
+	claim_as(f->st, CLAIM_BISECT, 0);
+	claim_as(f->st, CLAIM_BUILT, 1);
+	assert_string_equal(kind_claimed.version, "6.6.5-rc1");
+	assert_int_equal(kind_claimed.bisection_id, 0);
 }
 
 /* 6.1.66-rc1 from git: x86_64 and i386 of linux-6.1.y, and arm64 of

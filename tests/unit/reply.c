@@ -704,6 +704,14 @@ static void test_bisection_followup(void **state)
 	(void)err;
 }
 
+/* Bisection id's follow-up is asked for; then the outbox holds n mails. */
+static void replied(struct fixture *f, int64_t id, struct mails *m, size_t n)
+{
+	reply_bisection(f->st, &f->cfg, id);
+	outbox(f, m);
+	assert_int_equal(m->n, n);
+}
+
 /*
  * A target that took another's culprit but whose revert check failed: the
  * culprit's follow-up says the failure there has a cause of its own,
@@ -746,9 +754,7 @@ static void test_followup_unexplained(void **state)
 		" 'arm64', test, tests, tree, good, bad, 1, commits, 'found', culprit,"
 		" 'x', 'fail', 'with cccccccccccc reverted on top of 6.1.64-rc1, still"
 		" failing: ext4.write_seq_512', 1 FROM bisection WHERE id = 1");
-	reply_bisection(f->st, &f->cfg, 2);
-	outbox(f, &m);
-	assert_int_equal(m.n, 2);
+	replied(f, 2, &m, 2);
 	assert_non_null(strstr(m.text[1], "\nrevert on arm64: FAIL (with"));
 	assert_non_null(strstr(m.text[1], "\nOn arm64 reverting it does not fix the"
 			       " failure: it has a cause of its own\nthere,"
@@ -762,9 +768,7 @@ static void test_followup_unexplained(void **state)
 	assert_int_equal(store_bisection_finish(f->st, id, "found", second,
 		"ext4: two", NULL, NULL, NULL, NULL, NULL, err, sizeof(err)), 0);
 	reply_bisection(f->st, &f->cfg, 2);
-	reply_bisection(f->st, &f->cfg, 1);
-	outbox(f, &m);
-	assert_int_equal(m.n, 3);	/* the first culprit's: once */
+	replied(f, 1, &m, 3);	/* the first culprit's: once */
 	assert_non_null(strstr(m.text[2], "\ncommit " "dddddddddddddddddddd"));
 	assert_non_null(strstr(m.text[2], "\nThe culprit cccccccccccc of bisection 1"
 			       " on x86_64 does not explain the failure\non"
