@@ -56,6 +56,14 @@ struct column {
 	JOB_SRC("patch_sha256", "NULL", "patch_sha256") "," \
 	JOB_SRC("git_ref", "NULL", "git_ref")
 
+/* Bisection row b (an SQL name) is a follower (017-bisect-lead.sql) whose
+ * revert check failed: the culprit it took does not explain its failure,
+ * so it bisects on its own (BISECT_NOT_YET counts it as not bisected,
+ * store_bisect_lead does not offer that lead again, BISECT_REFOLLOW takes
+ * the row over). Never NULL. */
+#define BISECT_UNEXPLAINED(b) \
+	"(" b ".lead IS NOT NULL AND " b ".revert_state IS 'fail')"
+
 /* Runs one statement with bound arguments to completion. */
 int store_run(struct store *st, const char *sql, char *err, size_t errlen,
 	       const char *types, ...);

@@ -43,7 +43,7 @@
 	" (SELECT 1 FROM bisection b WHERE b.release_id = r.id" \
 	"  AND b.target = g.target" \
 	"  AND (b.test = 'build.kernel') = (g.test = 'build.kernel')" \
-	"  AND (b.lead IS NULL OR b.revert_state IS NOT 'fail'))"
+	"  AND NOT " BISECT_UNEXPLAINED("b") ")"
 /* What job k (an SQL name) of a target took to build and boot: the
  * order in which an rc's targets lead its bisection, quickest first. */
 #define JOB_COST(k) \

@@ -47,7 +47,7 @@
 	"  coalesce(bisection.revert_message, 'reverting it did not fix it') ||" \
 	"  '. So ' || bisection.target || ' was bisected on its own.' ||" \
 	"  coalesce(char(10) || excluded.message, '')" \
-	" WHERE bisection.lead IS NOT NULL AND bisection.revert_state = 'fail'"
+	" WHERE " BISECT_UNEXPLAINED("bisection")
 
 int store_bisection_create(struct store *st, const struct bisect_candidate *c,
 			   const char *good, int good_tested,
@@ -119,7 +119,7 @@ int store_bisect_lead(struct store *st, const struct bisect_candidate *c,
 		" AND (test = 'build.kernel') = (?3 = 'build.kernel')"
 		" AND lead IS NULL AND state IN ('running', 'found')"
 		" AND NOT EXISTS (SELECT 1 FROM bisection f WHERE f.lead ="
-		"  bisection.id AND f.target = ?2 AND f.revert_state = 'fail')"
+		"  bisection.id AND f.target = ?2 AND " BISECT_UNEXPLAINED("f") ")"
 		" ORDER BY state = 'found' DESC, id", err, errlen);
 	const char *want = strcmp(c->test, "build.kernel") == 0 ? "-" : c->tests;
 	int step, found = 0;
