@@ -559,7 +559,7 @@ static void test_unexplained(void **state)
 {
 	int64_t lead, from = -1;
 	struct test_engine *f = led(&lead);
-	char st[32], what[1400], sql[512];
+	char st[32], what[1400];
 
 	(void)state;
 	step_ends(f, lead, 2, "pass");
@@ -572,12 +572,11 @@ static void test_unexplained(void **state)
 				    sizeof(what)), 1);
 	assert_int_equal(from, lead);
 	/* arm64's revert check ends: its kernel builds, the test fails. */
-	snprintf(sql, sizeof(sql), "UPDATE job SET state = 'done' WHERE id ="
-		 " (SELECT revert_job FROM bisection WHERE target = 'arm64');"
-		 "INSERT INTO result (job_id, test, status) SELECT revert_job, t, s"
-		 " FROM bisection, (SELECT 'build.kernel' AS t, 'pass' AS s UNION"
-		 " SELECT '" TEST "', 'fail') WHERE target = 'arm64'");
-	test_engine_sql(f, sql);
+	test_engine_sql(f, "UPDATE job SET state = 'done' WHERE id ="
+			" (SELECT revert_job FROM bisection WHERE target = 'arm64');"
+			"INSERT INTO result (job_id, test, status) SELECT revert_job,"
+			" t, s FROM bisection, (SELECT 'build.kernel' AS t, 'pass' AS s"
+			" UNION SELECT '" TEST "', 'fail') WHERE target = 'arm64'");
 	pass(f);
 	for (int again = 0; again < 2; again++) {
 		assert_int_equal(target_row(f, "arm64", st, sizeof(st), &from,
