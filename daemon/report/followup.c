@@ -71,28 +71,38 @@ static void revert_line(GString *s, const char *arch, const char *state,
 	g_free(line);
 }
 
+/* Which of a group's rows an arch list names (group_arches, unexplained). */
+enum pick { PICK_BISECTED, PICK_FOLLOWERS, PICK_UNEXPLAINED };
+
+static int picked(const json_t *g, enum pick pick)
+{
+	int follower = json_is_integer(json_object_get(g, "lead"));
+	const char *rs = json_string_value(json_object_get(g, "revert_state"));
+
+	switch (pick) {
+	case PICK_BISECTED:
+		return !follower;
+	case PICK_FOLLOWERS:
+		return follower;
+	case PICK_UNEXPLAINED:
+		return follower && rs != NULL && strcmp(rs, "fail") == 0;
+	}
+	return 0;
+}
+
 /* "x86_64", or "x86_64 and arm64", "x86_64, arm64 and arm": the kernel
- * arches of the targets in group's rows (the rc's that found one
- * culprit) that bisected to it (followers 0) or that took it from
- * another target's bisection and only reverted it (followers 1, rows
- * with a lead: 017-bisect-lead.sql); target alone when there is no
- * group. Caller g_free's ("" none). */
-static gchar *group_arches(const json_t *group, const char *target,
-			   int followers)
+ * arches of the picked rows of group (the rc's that found one culprit).
+ * Caller g_free's ("" none). */
+static gchar *arch_list(const json_t *group, enum pick pick)
 {
 	GString *a = g_string_new(NULL);
 	size_t i, n = 0, k = 0;
 	json_t *g;
 
-	if (json_array_size(group) < 2) {
-		if (!followers)
-			g_string_append(a, reply_kernel_arch(target));
-		return g_string_free(a, FALSE);
-	}
 	json_array_foreach(group, i, g)
-		n += json_is_integer(json_object_get(g, "lead")) == followers;
+		n += picked(g, pick);
 	json_array_foreach(group, i, g) {
-		if (json_is_integer(json_object_get(g, "lead")) != followers)
+		if (!picked(g, pick))
 			continue;
 		if (k++ > 0)
 			g_string_append(a, k == n ? " and " : ", ");
@@ -102,26 +112,24 @@ static gchar *group_arches(const json_t *group, const char *target,
 	return g_string_free(a, FALSE);
 }
 
+/* The arches of the targets in group's rows that bisected to the culprit
+ * (followers 0) or that took it from another target's bisection and only
+ * reverted it (followers 1, rows with a lead: 017-bisect-lead.sql);
+ * target alone when there is no group. Caller g_free's ("" none). */
+static gchar *group_arches(const json_t *group, const char *target,
+			   int followers)
+{
+	if (json_array_size(group) < 2)
+		return g_strdup(followers ? "" : reply_kernel_arch(target));
+	return arch_list(group, followers ? PICK_FOLLOWERS : PICK_BISECTED);
+}
+
 /* The arches of group's followers whose revert check failed: the culprit
  * does not explain their failure, so they bisect on their own next
  * (store_review.c). Caller g_free's ("" none). */
 static gchar *unexplained(const json_t *group)
 {
-	GString *a = g_string_new(NULL);
-	size_t i;
-	json_t *g;
-
-	json_array_foreach(group, i, g) {
-		const char *rs = json_string_value(json_object_get(g, "revert_state"));
-
-		if (!json_is_integer(json_object_get(g, "lead")) || rs == NULL ||
-		    strcmp(rs, "fail") != 0)
-			continue;
-		g_string_append_printf(a, "%s%s", a->len ? ", " : "",
-				       reply_kernel_arch(json_string_value(
-					       json_object_get(g, "target"))));
-	}
-	return g_string_free(a, FALSE);
+	return arch_list(group, PICK_UNEXPLAINED);
 }
 
 /* bisect.c's words, one paragraph a line, wrapped here. */
