@@ -32,6 +32,8 @@
 #     the CPU that was not ours split into the machine's idle cores and
 #     others' use (/proc/stat), with wall / ((ours + others') / cores);
 #   - bytes the week's fetches added to the cached clone.
+# CYCLE_KEEP=DIR keeps rcgated's log, the CPU samples and the store there
+# (the work dir is removed at the end).
 # The machine's other load is printed too: the limit counts our CPU only,
 # the wall is what the shared machine gave us.
 #
@@ -106,6 +108,13 @@ cleanup_bench() {
 	stop_daemon
 	stop_smtpd
 	stop_git_daemon
+	# What a round's timings can be read from afterwards (the job rows,
+	# rcgated's log, the CPU samples), kept when CYCLE_KEEP names a dir.
+	if [ -n "${CYCLE_KEEP:-}" ] && mkdir -p "$CYCLE_KEEP"; then
+		cp -p "$WORK"/daemon.out "$WORK"/cpu.* "$WORK"/jobs.json \
+			"$STATE"/rcgate.db "$CYCLE_KEEP"/ 2>/dev/null
+		echo "bench: logs, samples and the store kept in $CYCLE_KEEP"
+	fi
 	rm -rf "$STATE" "$WORK"
 	[ -n "$CG" ] && rmdir "$CG" 2>/dev/null
 }
