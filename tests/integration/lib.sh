@@ -9,6 +9,9 @@ KERNEL_CACHE=${RCGATE_KERNEL_CACHE:-/var/cache/rcgate/debs}
 TESTNUM=0
 FAILED=0
 DAEMON_PID=
+# Every state dir start_daemon made: a test that starts rcgated again (a
+# second config) gets a fresh STATE, and the earlier ones go too at the end.
+STATES=()
 
 ok() { TESTNUM=$((TESTNUM + 1)); echo "ok $TESTNUM - $*"; }
 not_ok() { TESTNUM=$((TESTNUM + 1)); FAILED=$((FAILED + 1)); echo "not ok $TESTNUM - $*"; }
@@ -67,6 +70,7 @@ daemon_owns() {
 start_daemon() {
 	local cache=${RCGATE_TEST_CACHE:-/var/cache/rcgate/test-cache}
 	STATE=$(mktemp -d "${TMPDIR:-/var/tmp}/rcgate-test.XXXXXX")
+	STATES+=("$STATE")
 	mkdir -p "$STATE/files" "$cache"
 	# Test-only: the loopback origin's compiler cache starts as a copy
 	# of tests/kernels/build-kernels' (the same Debian source, built by
@@ -163,7 +167,7 @@ cleanup() {
 		diag "state kept in $STATE; daemon log tail:"
 		tail -n 30 "$STATE/rcgated.log" 2>/dev/null | sed 's/^/# /'
 	elif [ -n "${STATE:-}" ]; then
-		rm -rf "$STATE"
+		rm -rf "$STATE" "${STATES[@]}"
 	fi
 	[ -n "$STAGED" ] && rm -rf "$STAGED"
 	return 0
