@@ -30,7 +30,9 @@
 #     else summed over its process tree from /proc; wall / limit,
 #     and the idle gaps (fewer cores busy with our work than there are);
 #     the CPU that was not ours split into the machine's idle cores and
-#     others' use (/proc/stat), with wall / ((ours + others') / cores);
+#     others' use (/proc/stat), with wall / ((ours + others') / cores),
+#     and others' use into steal, the bench's own processes (its shell,
+#     git daemon, smtpd, sampler) and the rest (kernel threads, others);
 #   - bytes the week's fetches added to the cached clone.
 # CYCLE_KEEP=DIR keeps rcgated's log, the CPU samples and the store there
 # (the work dir is removed at the end).
@@ -162,10 +164,15 @@ cg_join() {	# PID: the daemon (its children follow it)
 }
 SAMPLER_PID=
 start_sampler() {	# OUT
-	python3 - "$DAEMON_PID" "$1" "${CG:+$CG/$CG_FILE}" <<'EOF' &
+	python3 - "$DAEMON_PID" "$1" "${CG:+$CG/$CG_FILE}" \
+		"$$ ${GIT_DAEMON_PID:-} ${SMTPD_PID:-}" <<'EOF' &
 import os, sys, time
 root, out = int(sys.argv[1]), open(sys.argv[2], "w", buffering=1)
 cgfile = sys.argv[3]
+# The bench's own processes (this shell with what it ran and reaped: curl,
+# jq, sqlite3; the git daemon serving the fetches; the smtpd; this
+# sampler), rcgated's tree excluded: the harness's share of "others".
+harness = [int(p) for p in sys.argv[4].split()]
 def cg_cpu():
     with open(cgfile) as f:
         text = f.read()
@@ -201,6 +208,14 @@ def sample():
         tree.add(p)
         todo.extend(kids.get(p, []))
     ours = sum(sum(procs[p][1]) for p in tree) / hz
+    hseen, todo = set(), list(harness)
+    while todo:
+        p = todo.pop()
+        if p in hseen or p in tree or p not in procs:
+            continue
+        hseen.add(p)
+        todo.extend(kids.get(p, []))
+    bench = sum(sum(procs[p][1]) for p in hseen) / hz
     builds = sum(1 for p in tree if procs[p][2] in ("cc1", "cc1plus", "as", "ld"))
     guests = 0
     for pid, (_, t, comm) in procs.items():
@@ -214,20 +229,22 @@ def sample():
                 seen_qemu[pid] = (t[0] + t[1]) / hz
                 guests += 1
     if cgfile:
-        return cg_cpu(), builds, guests
-    return ours + sum(seen_qemu.values()), builds, guests
+        return cg_cpu(), builds, guests, bench
+    return ours + sum(seen_qemu.values()), builds, guests, bench
 try:
     while os.path.exists("/proc/%d" % root):
-        cpu, b, g = sample()
+        cpu, b, g, bench = sample()
         # The machine's own account (/proc/stat, all CPUs): idle (idle
         # and iowait) and busy (everything else, steal too), so the CPU
         # that was not ours splits into cores nobody used and cores
-        # others used (kernel threads, this bench, other users).
+        # others used; of the busy, steal (the hypervisor ran another
+        # machine) and the bench's own processes apart, the rest kernel
+        # threads and other users.
         with open("/proc/stat") as f:
             v = [int(x) for x in f.readline().split()[1:9]]
-        out.write("%.2f %.2f %d %d %.2f %.2f %.2f\n" % (time.time(), cpu, b, g,
-                  os.getloadavg()[0], (v[3] + v[4]) / hz,
-                  (sum(v) - v[3] - v[4]) / hz))
+        out.write("%.2f %.2f %d %d %.2f %.2f %.2f %.2f %.2f\n" % (time.time(),
+                  cpu, b, g, os.getloadavg()[0], (v[3] + v[4]) / hz,
+                  (sum(v) - v[3] - v[4]) / hz, v[7] / hz, bench))
         time.sleep(1)
 except KeyboardInterrupt:
     pass
@@ -422,6 +439,13 @@ if len(rows[0]) >= 7:
           % (m_idle, 100 * m_idle / (wall * cores), others,
              100 * others / (wall * cores),
              wall / ((cpu + others) / cores) if cpu + others > 0 else 0))
+if len(rows[0]) >= 9:
+    steal = rows[-1][7] - rows[0][7]
+    bench = rows[-1][8] - rows[0][8]
+    print("    of the others' %.0f core-s: steal %.0f (the hypervisor ran another"
+          " machine), the bench's own processes %.0f (git daemon, smtpd, polls,"
+          " sampler), the rest %.0f (kernel threads, other users)"
+          % (others, steal, bench, max(0.0, others - steal - bench)))
 long_gaps = [g for g in gaps if g[1] - g[0] >= 10]
 print("  gaps of 10 s or more with under half the cores busy: %d, %.0f s in all"
       % (len(long_gaps), sum(g[1] - g[0] for g in long_gaps)))
