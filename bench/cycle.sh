@@ -113,9 +113,12 @@ cleanup_bench() {
 	# What a round's timings can be read from afterwards (the job rows,
 	# rcgated's log, the CPU samples), kept when CYCLE_KEEP names a dir.
 	if [ -n "${CYCLE_KEEP:-}" ] && mkdir -p "$CYCLE_KEEP"; then
-		cp -p "$WORK"/daemon.out "$WORK"/cpu.* "$WORK"/jobs.json \
-			"$STATE"/rcgate.db "$CYCLE_KEEP"/ 2>/dev/null
-		echo "bench: logs, samples and the store kept in $CYCLE_KEEP"
+		if cp -p "$WORK"/daemon.out "$WORK"/cpu.* "$WORK"/jobs.json \
+			"$STATE"/rcgate.db "$CYCLE_KEEP"/ 2>/dev/null; then
+			echo "bench: logs, samples and the store kept in $CYCLE_KEEP"
+		else
+			echo "bench: some of the logs, samples and store missing; what there was is in $CYCLE_KEEP"
+		fi
 	fi
 	rm -rf "$STATE" "$WORK"
 	[ -n "$CG" ] && rmdir "$CG" 2>/dev/null
@@ -200,22 +203,18 @@ def sample():
     kids = {}
     for pid, (ppid, _, _) in procs.items():
         kids.setdefault(ppid, []).append(pid)
-    tree, todo = set(), [root]
-    while todo:
-        p = todo.pop()
-        if p in tree or p not in procs:
-            continue
-        tree.add(p)
-        todo.extend(kids.get(p, []))
+    def subtree(roots, outside=frozenset()):
+        seen, todo = set(), list(roots)
+        while todo:
+            p = todo.pop()
+            if p in seen or p in outside or p not in procs:
+                continue
+            seen.add(p)
+            todo.extend(kids.get(p, []))
+        return seen
+    tree = subtree([root])
     ours = sum(sum(procs[p][1]) for p in tree) / hz
-    hseen, todo = set(), list(harness)
-    while todo:
-        p = todo.pop()
-        if p in hseen or p in tree or p not in procs:
-            continue
-        hseen.add(p)
-        todo.extend(kids.get(p, []))
-    bench = sum(sum(procs[p][1]) for p in hseen) / hz
+    bench = sum(sum(procs[p][1]) for p in subtree(harness, tree)) / hz
     builds = sum(1 for p in tree if procs[p][2] in ("cc1", "cc1plus", "as", "ld"))
     guests = 0
     for pid, (_, t, comm) in procs.items():
