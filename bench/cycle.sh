@@ -168,13 +168,15 @@ cg_join() {	# PID: the daemon (its children follow it)
 SAMPLER_PID=
 start_sampler() {	# OUT
 	python3 - "$DAEMON_PID" "$1" "${CG:+$CG/$CG_FILE}" \
-		"$$ ${GIT_DAEMON_PID:-} ${SMTPD_PID:-}" <<'EOF' &
+		"$$ ${GIT_DAEMON_PID:-0} ${SMTPD_PID:-0}" <<'EOF' &
 import os, sys, time
 root, out = int(sys.argv[1]), open(sys.argv[2], "w", buffering=1)
 cgfile = sys.argv[3]
 # The bench's own processes (this shell with what it ran and reaped: curl,
 # jq, sqlite3; the git daemon serving the fetches; the smtpd; this
 # sampler), rcgated's tree excluded: the harness's share of "others".
+# Its parts are written apart too: the sampler itself, the git daemon,
+# the smtpd (the shell's polls are the rest).
 harness = [int(p) for p in sys.argv[4].split()]
 def cg_cpu():
     with open(cgfile) as f:
@@ -214,7 +216,11 @@ def sample():
         return seen
     tree = subtree([root])
     ours = sum(sum(procs[p][1]) for p in tree) / hz
-    bench = sum(sum(procs[p][1]) for p in subtree(harness, tree)) / hz
+    def cpu_of(pids):
+        return sum(sum(procs[p][1]) for p in pids) / hz
+    bench = cpu_of(subtree(harness, tree))
+    parts = (sum(os.times()[:2]), cpu_of(subtree(harness[1:2], tree)),
+             cpu_of(subtree(harness[2:3], tree)))
     builds = sum(1 for p in tree if procs[p][2] in ("cc1", "cc1plus", "as", "ld"))
     guests = 0
     for pid, (_, t, comm) in procs.items():
@@ -228,11 +234,11 @@ def sample():
                 seen_qemu[pid] = (t[0] + t[1]) / hz
                 guests += 1
     if cgfile:
-        return cg_cpu(), builds, guests, bench
-    return ours + sum(seen_qemu.values()), builds, guests, bench
+        return cg_cpu(), builds, guests, bench, parts
+    return ours + sum(seen_qemu.values()), builds, guests, bench, parts
 try:
     while os.path.exists("/proc/%d" % root):
-        cpu, b, g, bench = sample()
+        cpu, b, g, bench, parts = sample()
         # The machine's own account (/proc/stat, all CPUs): idle (idle
         # and iowait) and busy (everything else, steal too), so the CPU
         # that was not ours splits into cores nobody used and cores
@@ -241,9 +247,10 @@ try:
         # threads and other users.
         with open("/proc/stat") as f:
             v = [int(x) for x in f.readline().split()[1:9]]
-        out.write("%.2f %.2f %d %d %.2f %.2f %.2f %.2f %.2f\n" % (time.time(),
-                  cpu, b, g, os.getloadavg()[0], (v[3] + v[4]) / hz,
-                  (sum(v) - v[3] - v[4]) / hz, v[7] / hz, bench))
+        out.write("%.2f %.2f %d %d %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n"
+                  % (time.time(), cpu, b, g, os.getloadavg()[0],
+                     (v[3] + v[4]) / hz, (sum(v) - v[3] - v[4]) / hz,
+                     v[7] / hz, bench, *parts))
         time.sleep(1)
 except KeyboardInterrupt:
     pass
@@ -263,48 +270,58 @@ clone_bytes() {
 	key=$(printf '%s' "$URL" | sha256sum | cut -c1-16)
 	du -sb "$CACHE/build/git/$key.git" 2>/dev/null | cut -f1 || echo 0
 }
-# unfinished: jobs queued or active, and reports not yet sent (/metrics).
-unfinished() {
-	curl -s "$BASE/metrics" | awk '
-		/^rcgate_jobs\{state="(queued|fetching|building|booting|running)"\}/ { n += $2 }
-		/^rcgate_outbox\{state="pending"\}/ { n += $2 }
-		END { print n + 0 }'
+# busy VERSIONS...: one poll, one process (curl with every URL; the
+# answers parsed by bash itself): BUSY=0 when every rc has a final
+# verdict and no job is queued or active and no report unsent (/metrics).
+# Until the sixteenth round each poll was three curl | jq and a curl |
+# awk, 18 processes every 2 s: most of the bench's own CPU (bench/README).
+busy() {
+	local urls=() v out part n=0 final=0 re_v='"verdict": *"(pass|block|incomplete)"'
+	local re_m='^rcgate_(jobs\{state="(queued|fetching|building|booting|running)"\}|outbox\{state="pending"\}) ([0-9]+)'
+	BUSY=1
+	for v in "$@"; do urls+=("$BASE/api/v1/releases/$v/gate"); done
+	out=$(curl -s -w '\n@@@\n' "${urls[@]}" "$BASE/metrics") || return 0
+	while IFS= read -r part; do
+		if [ "$part" = @@@ ]; then
+			n=$((n + 1))
+		elif [ $n -lt $# ] && [[ $part =~ $re_v ]]; then
+			final=$((final + 1))
+		elif [ $n = $# ] && [[ $part =~ $re_m ]] && [ "${BASH_REMATCH[3]}" != 0 ]; then
+			return 0
+		fi
+	done <<<"$out"
+	# Every answer came (the metrics' too), each gate final.
+	[ $n = $(($# + 1)) ] && [ $final = $# ] && BUSY=0
+	return 0
 }
 # quiet VERSIONS...: every rc has a final verdict, and nothing is left to
 # do (bisection steps and follow-ups come after the verdict) for 20 s,
-# checked every 2 s. QUIET_AT is when that calm began: the week's end
-# (the 20 s only confirm that no follow-up comes after it).
+# polled every ${CYCLE_POLL:-5} s. QUIET_AT is when that calm was first
+# seen; a week's end is read afterwards from what happened (week_end),
+# so the poll's period does not lengthen the measured wall.
 quiet() {
-	local deadline=$((SECONDS + ${CYCLE_TIMEOUT:-10800})) v busy since=
+	local deadline=$((SECONDS + ${CYCLE_TIMEOUT:-10800})) since=
 	QUIET_AT=
 	while [ $SECONDS -lt $deadline ]; do
-		local now
-		now=$(date +%s.%N)
-		busy=0
-		for v in "$@"; do
-			req GET "/api/v1/releases/$v/gate"
-			case "$(jqb .verdict)" in pass|block|incomplete) ;; *) busy=1 ;; esac
-		done
-		[ "$(unfinished)" = 0 ] || busy=1
-		if [ $busy = 0 ]; then
+		local now=$EPOCHREALTIME
+		busy "$@"
+		if [ $BUSY = 0 ]; then
 			[ -n "$since" ] || since=$now
-			if awk -v a="$since" -v b="$now" 'BEGIN { exit !(b - a >= 20) }'; then
+			if [ $(( ${now%.*} - ${since%.*} )) -ge 20 ]; then
 				QUIET_AT=$since
 				return 0
 			fi
 		else
 			since=
 		fi
-		sleep 2
+		sleep "${CYCLE_POLL:-5}"
 	done
 	echo "bench: the week did not settle within ${CYCLE_TIMEOUT:-10800} s" >&2
 	return 1
 }
 
-# timeline T0: every job whose first event is at T0 or later, in the
-# order they were queued, with the minute each state began (the API's
-# events, to the second): where the week's critical path went.
-timeline() {
+# jobs_fetch: every job of the store, with its events, into jobs.json.
+jobs_fetch() {
 	local id=1 misses=0
 	: >"$WORK/jobs.json"
 	while [ $misses -lt 3 ]; do
@@ -317,6 +334,26 @@ timeline() {
 		fi
 		id=$((id + 1))
 	done
+}
+# week_end T0 TLAST: when the week's last thing happened: the last event of
+# a job of the week (the API's, to the second) or the last reply's
+# arrival, whichever is later (jobs.json fetched).
+week_end() {
+	python3 - "$WORK/jobs.json" "$1" "$2" <<'EOF2'
+import json, sys, calendar, time
+t0, end = float(sys.argv[2]), float(sys.argv[3] or 0)
+for line in open(sys.argv[1]):
+    ev = json.loads(line).get("events") or []
+    at = [calendar.timegm(time.strptime(e["at"], "%Y-%m-%dT%H:%M:%SZ")) for e in ev]
+    if at and at[0] >= t0 - 1:
+        end = max(end, max(at))
+print("%.3f" % max(end, t0))
+EOF2
+}
+# timeline T0: every job whose first event is at T0 or later, in the
+# order they were queued, with the minute each state began (the API's
+# events, to the second): where the week's critical path went.
+timeline() {
 	python3 - "$WORK/jobs.json" "$1" <<'EOF2'
 import json, sys, calendar, time
 t0 = float(sys.argv[2])
@@ -369,7 +406,7 @@ week() {
 		versions+=("$v")
 	done
 	quiet "${versions[@]}"
-	local t1=${QUIET_AT:-$(date +%s.%N)}
+	local seen=${QUIET_AT:-$(date +%s.%N)} t1
 	stop_sampler
 	bytes1=$(clone_bytes)
 	echo
@@ -386,6 +423,9 @@ week() {
 	printf '%s\n' "$replies" | awk -v t0="$t0" 'NF { t = $1; $1 = ""; printf "  reply after %6.1f min:%s\n", (t - t0) / 60, $0; last = t; n++ }
 		END { if (n) printf "  last reply after %.1f min (%d replies)\n", (last - t0) / 60, n; else print "  no replies" }'
 	tlast=$(printf '%s\n' "$replies" | awk 'NF { t = $1 } END { printf "%.3f\n", t }')
+	jobs_fetch
+	t1=$(week_end "$t0" "$tlast")
+	awk -v t0="$t0" -v t1="$t1" -v s="$seen" 'BEGIN { printf "  the week ended after %.1f min (its last job event or reply; the polls saw the calm %.0f s later)\n", (t1 - t0) / 60, s - t1 }'
 	for v in "${versions[@]}"; do
 		req GET "/api/v1/releases/$v"
 		printf '  %s: gate %s, %s jobs, regressions %s\n' "$v" "$(jqb .gate.verdict)" "$(jqb '.jobs | length')" \
@@ -406,7 +446,7 @@ limit = cpu / cores
 print("  wall %.1f min; our CPU %.0f s on %d cores: limit %.1f min; wall / limit %.2f"
       % (wall / 60, cpu, cores, limit / 60, wall / limit if limit > 0 else 0))
 # The same up to the last reply: the wall above ends when the week went
-# quiet (nothing queued, active or unsent; checked every 2 s).
+# quiet (its last job event or reply, read from the jobs and the mails).
 upto = [r for r in rows if r[0] <= tlast + 1]
 if tlast > t0 and len(upto) >= 2:
     cpu_l = upto[-1][1] - upto[0][1]
@@ -445,6 +485,11 @@ if len(rows[0]) >= 9:
           " machine), the bench's own processes %.0f (git daemon, smtpd, polls,"
           " sampler), the rest %.0f (kernel threads, other users)"
           % (others, steal, bench, max(0.0, others - steal - bench)))
+if len(rows[0]) >= 12:
+    d = [rows[-1][i] - rows[0][i] for i in (9, 10, 11)]
+    print("    of the bench's %.0f core-s: its sampler %.1f, git daemon %.1f,"
+          " smtpd %.1f, its shell's polls and the rest %.1f"
+          % (bench, d[0], d[1], d[2], max(0.0, bench - sum(d))))
 long_gaps = [g for g in gaps if g[1] - g[0] >= 10]
 print("  gaps of 10 s or more with under half the cores busy: %d, %.0f s in all"
       % (len(long_gaps), sum(g[1] - g[0] for g in long_gaps)))

@@ -20,7 +20,7 @@
  * guest worker: a build that hangs, or waits for the build budget, holds
  * no guest worker, and posted kernels keep flowing beside it. A
  * bisection's steps and revert checks are also claimed by the
- * BISECT_WORKERS bisection worker, which takes nothing else: a step
+ * BISECT_WORKERS bisection workers, which take nothing else: a step
  * never waits for a review build to end and boot. A rerun
  * that boots the image its job built builds nothing, and any worker
  * takes it (store_jobs.c). A built kernel's boots take guest slots like

@@ -169,7 +169,7 @@ static int claim_wants(enum claim_kind want, const char *kind, int reboot,
 						     : NULL;
 
 	/* A step or revert check never waits for a review build's worker
-	 * (sched.c BISECT_WORKERS), and that worker takes nothing else. */
+	 * (sched.c BISECT_WORKERS), and those workers take nothing else. */
 	if (want == CLAIM_BISECT)
 		return bisect;
 	if (want == CLAIM_ANY || reboot)
