@@ -454,13 +454,15 @@ const struct phase phase_place = {
 	.step = PHASE_STEP_NONE,
 };
 
-/* The suite's boot plan: a bisection step runs only the tests it judges by;
- * else [jobs] suite = smoke runs the agent's smoke group. */
+/* The suite's boot plan: a bisection step runs only the tests it judges by,
+ * a rerun only the failures it confirms (engine.c rerun_only); else
+ * [jobs] suite = smoke runs the agent's smoke group. */
 static void suite_plan(struct jobrun *r, struct boot_plan *plan, char *only,
 		       size_t len)
 {
 	only[0] = '\0';
-	if (r->step && r->job->only_tests[0] != '\0')
+	if ((r->step || r->job->rerun_of != 0) &&
+	    r->job->only_tests[0] != '\0')
 		snprintf(only, len, RCGATE_KEY_ONLY "=%s", r->job->only_tests);
 	else if (strcmp(sched_ctx.cfg->suite, "smoke") == 0)
 		snprintf(only, len, RCGATE_KEY_ONLY "=" RCGATE_ONLY_SMOKE);

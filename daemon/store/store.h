@@ -469,8 +469,10 @@ int store_regression_fix(struct store *, int64_t id, const char *branch,
 /* Claims the release's analysis: 1 if this caller set 'analysed'. */
 int store_release_claim_analysis(struct store *, int64_t release_id,
 				 char *err, size_t errlen);
+/* A rerun of the release's job on target that runs only only_tests (the
+ * agent's names, comma-separated; NULL: the whole suite, as the job). */
 int store_job_rerun(struct store *, int64_t release_id, const char *target,
-		    char *err, size_t errlen);
+		    const char *only_tests, char *err, size_t errlen);
 int store_regression_triage(struct store *, int64_t id, const char *state,
 			    const char *reason, char *err, size_t errlen);
 /* Report and its deliveries in one transaction. */

@@ -634,7 +634,7 @@ int store_job_state_get(struct store *st, int64_t id, char *state, size_t len)
 }
 
 int store_job_rerun(struct store *st, int64_t release_id, const char *target,
-		    char *err, size_t errlen)
+		    const char *only_tests, char *err, size_t errlen)
 {
 	char now[32];
 	int64_t job_id;
@@ -643,11 +643,12 @@ int store_job_rerun(struct store *st, int64_t release_id, const char *target,
 	if (store_begin(st, err, errlen) < 0)
 		return -1;
 	if (store_run(st, "INSERT INTO job (release_id, artifact_id, target, suite,"
-		    " created, rerun_of) SELECT release_id, artifact_id, target,"
-		    " suite, ?, id FROM release_job WHERE release_id = ?"
-		    " AND target = ? AND rerun_of IS NULL ORDER BY id LIMIT 1",
+		    " created, rerun_of, only_tests) SELECT release_id,"
+		    " artifact_id, target, suite, ?, id, ? FROM release_job"
+		    " WHERE release_id = ? AND target = ? AND rerun_of IS NULL"
+		    " ORDER BY id LIMIT 1",
 		err, errlen,
-		"sis", now, release_id, target) <= 0)
+		"ssis", now, only_tests, release_id, target) <= 0)
 		goto fail;
 	job_id = sqlite3_last_insert_rowid(st->db);
 	if (store_run(st, "INSERT INTO job_event (job_id, at, state, attempt, message)"

@@ -184,6 +184,19 @@ rerun_reused() {
 	printf '%s' "$BODY" | grep -q "boots the kernel it built .* again, no rebuild"
 }
 check "the rerun boots the kernel its job built (same image and commit), no rebuild" rerun_reused
+# It repeats only the failures it confirms (engine.c rerun_only): the
+# agent's names of the tests that failed, not the whole suite again.
+rerun_only_failures() {
+	local names='[.results[] | select(.test != "build.kernel")'
+	local want only extra
+	want=$(printf '%s' "$j1" | jq -r "$names"' | select(.status == "fail") | .test | sub("^[^.]*[.]"; "")] | unique | join(",")')
+	only=$(printf '%s' "$j2" | jq -r '.only_tests // "" | split(",") | sort | join(",")')
+	extra=$(printf '%s' "$j2" | jq --arg o ",$only," "$names"' | .test | sub("^[^.]*[.]"; "") | select(($o | contains("," + . + ",")) | not)] | length')
+	diag "rerun: only_tests $only (the job's failures: $want), $extra results outside it"
+	[ -n "$want" ] && [ "$only" = "$want" ] && [ "$extra" = 0 ] &&
+	[ "$(printf '%s' "$j2" | jq "$names]"' | length')" -ge 1 ]
+}
+check "the rerun runs only the tests that failed" rerun_only_failures
 
 # The bisection: steps until an answer, then the prerequisite search.
 bisected "$reg" 6.1.193-rc1 || diag "no answer in time"

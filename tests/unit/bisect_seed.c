@@ -92,7 +92,7 @@ static void setup_rc(struct seed_fixture *s, int keep_locked)
 		 TREE "'; UPDATE job SET built_commit = '%s', built_sha256 ="
 		 " '%064d'", s->head, 1);
 	test_engine_sql(s->f, sql);
-	assert_int_equal(store_job_rerun(s->f->st, 1, "x86_64", err,
+	assert_int_equal(store_job_rerun(s->f->st, 1, "x86_64", NULL, err,
 					 sizeof(err)), 0);
 	o.root = s->root;
 	assert_int_equal(gitsrc_checkout(s->gitdir, s->head, "x86_64", BRANCH, 2,

@@ -194,7 +194,7 @@ static void test_rerun_first(void **state)
 	announce(f->st, "6.6.5-rc1", "6.6", 5, "2023-12-06T09:00:00Z");
 	post(f->st, "6.6.5-rc1", 2);
 	assert_int_equal(store_job_rerun(f->st, claimed.release_id, "x86_64",
-					 err, sizeof(err)), 0);
+					 NULL, err, sizeof(err)), 0);
 	claim(f->st, "6.1.66-rc1", 0);
 	assert_int_equal(claimed.rerun_of, first);
 	/* It keeps its rc's deadline: boot.c orders its slots first. */
@@ -228,7 +228,7 @@ static void test_rerun_any_worker(void **state)
 	assert_int_equal(store_job_done(f->st, first, NULL, 0, 1.0, err,
 					sizeof(err)), 1);
 	assert_int_equal(store_job_rerun(f->st, claimed.release_id, "x86_64",
-					 err, sizeof(err)), 0);
+					 NULL, err, sizeof(err)), 0);
 	claim_as(f->st, CLAIM_POSTED, 1);
 	assert_int_equal(kind_claimed.rerun_of, first);
 	assert_string_equal(kind_claimed.rerun_image, sha);

@@ -248,6 +248,68 @@ static void test_flaky_and_known_failures_do_not_block(void **state)
 	assert_string_equal(gate_of(f, "5.10.202-rc1"), "pass");
 }
 
+/* The rerun that confirms failures runs only the tests that failed, by
+ * the agent's names (a name runs on every filesystem), not the whole
+ * suite again; the rules count its runs as before: the failures it
+ * repeats are regressions, a name's passing run on another filesystem is
+ * a pass. A failed build or crash test reruns the whole suite, crash
+ * boots included, as the job ran it. */
+static void test_rerun_runs_only_the_failures(void **state)
+{
+	struct fixture *f = *state;
+	static const struct result_row base[] = {
+		{ "ext4.write_seq_512", "pass", NULL, 0, 0 },
+		{ "xfs.write_seq_512", "pass", NULL, 0, 0 },
+		{ "ext4.pread_seq", "pass", NULL, 0, 0 },
+		{ "xfs.pread_seq", "pass", NULL, 0, 0 },
+		{ "ext4.crash_odsync_extend", "pass", NULL, 0, 0 },
+		{ "ext4.aio_rw", "pass", NULL, 0, 0 },
+	};
+	struct result_row rc[6];
+	struct job job;
+	json_t *regs;
+
+	add_release(f, "6.1.63");
+	finish_rows(f, "6.1.63", base, 6);
+	run_once(f);
+	memcpy(rc, base, sizeof(rc));
+	rc[0].status = rc[1].status = rc[2].status = "fail";
+	rc[0].diagnostic = rc[1].diagnostic = "position 512, expected 1024";
+	rc[2].diagnostic = "short read";
+	add_release(f, "6.1.64-rc1");
+	finish_rows(f, "6.1.64-rc1", rc, 6);
+	assert_int_equal(run_once(f), 1);
+	/* It repeats them (xfs.pread_seq, which passed, runs again too). */
+	test_engine_finish_job(f, "6.1.64-rc1", rc, 4, &job);
+	assert_int_not_equal(job.rerun_of, 0);
+	assert_string_equal(job.only_tests, "pread_seq,write_seq_512");
+	assert_int_equal(run_once(f), 1);
+	assert_string_equal(gate_of(f, "6.1.64-rc1"), "block");
+	regs = regressions(f);
+	assert_int_equal(json_array_size(regs), 3);
+	json_decref(regs);
+
+	/* A crash test failed: the rerun is the whole suite. */
+	memcpy(rc, base, sizeof(rc));
+	rc[4].status = rc[0].status = "fail";
+	add_release(f, "6.1.65-rc1");
+	finish_rows(f, "6.1.65-rc1", rc, 6);
+	assert_int_equal(run_once(f), 1);
+	test_engine_finish_job(f, "6.1.65-rc1", base, 6, &job);
+	assert_int_not_equal(job.rerun_of, 0);
+	assert_string_equal(job.only_tests, "");
+	run_once(f);
+
+	/* So is a failed build's. */
+	rc[0] = (struct result_row){ "build.kernel", "fail", "error: x", 0, 0 };
+	add_release(f, "6.1.66-rc1");
+	finish_rows(f, "6.1.66-rc1", rc, 1);
+	assert_int_equal(run_once(f), 1);
+	test_engine_finish_job(f, "6.1.66-rc1", rc, 1, &job);
+	assert_int_not_equal(job.rerun_of, 0);
+	assert_string_equal(job.only_tests, "");
+}
+
 /* Jobs that all ended while no engine ran (a crash right after the last
  * one, or a cancel of queued jobs) are analysed by the same loop. */
 static void test_settled_before_a_crash_is_analysed(void **state)
@@ -360,6 +422,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rerun_then_one_regression_across_branches,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flaky_and_known_failures_do_not_block,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rerun_runs_only_the_failures,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settled_before_a_crash_is_analysed,
 						setup, teardown),

@@ -120,9 +120,19 @@ void test_engine_finish_next(struct test_engine *f, const char *want_version,
 			     const struct result_row *rows, size_t n)
 {
 	struct job job;
+
+	test_engine_finish_job(f, want_version, rows, n, &job);
+}
+
+void test_engine_finish_job(struct test_engine *f, const char *want_version,
+			    const struct result_row *rows, size_t n,
+			    struct job *claimed)
+{
+	struct job job;
 	char err[256];
 
 	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
+	*claimed = job;
 	assert_string_equal(job.version, want_version);
 	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
 					      NULL, err, sizeof(err)), 1);

@@ -34,6 +34,10 @@ void test_engine_add_release(struct test_engine *, const char *version);
  * and running, and finishes it with rows. */
 void test_engine_finish_next(struct test_engine *, const char *want_version,
 			     const struct result_row *rows, size_t n);
+/* The same, and says which job it was (a rerun's only_tests, say). */
+void test_engine_finish_job(struct test_engine *, const char *want_version,
+			    const struct result_row *rows, size_t n,
+			    struct job *claimed);
 
 /* Runs text (SQL statements) on the fixture's database by a connection
  * of its own, as another process would; an error fails the test. */
