@@ -37,7 +37,7 @@
 # found in 6.1.193-rc1; its branch lacks m3 and m5, so they are listed too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 29 "bisect"
+git_test_begin 30 "bisect"
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
 IOMAP=fs/iomap/direct-io.c
 T=$(printf '\t')
@@ -190,11 +190,12 @@ rerun_only_failures() {
 	local names='[.results[] | select(.test != "build.kernel")'
 	local want only extra
 	want=$(printf '%s' "$j1" | jq -r "$names"' | select(.status == "fail") | .test | sub("^[^.]*[.]"; "")] | unique | join(",")')
-	only=$(printf '%s' "$j2" | jq -r '.only_tests // "" | split(",") | sort | join(",")')
-	extra=$(printf '%s' "$j2" | jq --arg o ",$only," "$names"' | .test | sub("^[^.]*[.]"; "") | select(($o | contains("," + . + ",")) | not)] | length')
+	req GET "/api/v1/jobs/$(printf '%s' "$j2" | jq -r .id)"
+	only=$(jqb '.only_tests // "" | split(",") | sort | join(",")')
+	extra=$(jqb --arg o ",$only," "$names"' | .test | sub("^[^.]*[.]"; "") | select(. as $t | $o | contains("," + $t + ",") | not)] | length')
 	diag "rerun: only_tests $only (the job's failures: $want), $extra results outside it"
 	[ -n "$want" ] && [ "$only" = "$want" ] && [ "$extra" = 0 ] &&
-	[ "$(printf '%s' "$j2" | jq "$names]"' | length')" -ge 1 ]
+	[ "$(jqb "$names]"' | length')" -ge 1 ]
 }
 check "the rerun runs only the tests that failed" rerun_only_failures
 
