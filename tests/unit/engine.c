@@ -248,6 +248,25 @@ static void test_flaky_and_known_failures_do_not_block(void **state)
 	assert_string_equal(gate_of(f, "5.10.202-rc1"), "pass");
 }
 
+/* version's job ends with rows[n], the engine queues its rerun, and the
+ * rerun ends with rerun[nrerun]: what the rerun was told to run. */
+static const char *rerun_only(struct fixture *f, const char *version,
+			      const struct result_row *rows, size_t n,
+			      const struct result_row *rerun, size_t nrerun)
+{
+	static char only[sizeof(((struct job *)0)->only_tests)];
+	struct job job;
+
+	add_release(f, version);
+	finish_rows(f, version, rows, n);
+	assert_int_equal(run_once(f), 1);
+	test_engine_finish_job(f, version, rerun, nrerun, &job);
+	assert_int_not_equal(job.rerun_of, 0);
+	snprintf(only, sizeof(only), "%s", job.only_tests);
+	run_once(f);
+	return only;
+}
+
 /* The rerun that confirms failures runs only the tests that failed, by
  * the agent's names (a name runs on every filesystem), not the whole
  * suite again; the rules count its runs as before: the failures it
@@ -266,7 +285,6 @@ static void test_rerun_runs_only_the_failures(void **state)
 		{ "ext4.aio_rw", "pass", NULL, 0, 0 },
 	};
 	struct result_row rc[6];
-	struct job job;
 	json_t *regs;
 
 	add_release(f, "6.1.63");
@@ -276,14 +294,9 @@ static void test_rerun_runs_only_the_failures(void **state)
 	rc[0].status = rc[1].status = rc[2].status = "fail";
 	rc[0].diagnostic = rc[1].diagnostic = "position 512, expected 1024";
 	rc[2].diagnostic = "short read";
-	add_release(f, "6.1.64-rc1");
-	finish_rows(f, "6.1.64-rc1", rc, 6);
-	assert_int_equal(run_once(f), 1);
 	/* It repeats them (xfs.pread_seq, which passed, runs again too). */
-	test_engine_finish_job(f, "6.1.64-rc1", rc, 4, &job);
-	assert_int_not_equal(job.rerun_of, 0);
-	assert_string_equal(job.only_tests, "pread_seq,write_seq_512");
-	assert_int_equal(run_once(f), 1);
+	assert_string_equal(rerun_only(f, "6.1.64-rc1", rc, 6, rc, 4),
+			    "pread_seq,write_seq_512");
 	assert_string_equal(gate_of(f, "6.1.64-rc1"), "block");
 	regs = regressions(f);
 	assert_int_equal(json_array_size(regs), 3);
@@ -292,22 +305,10 @@ static void test_rerun_runs_only_the_failures(void **state)
 	/* A crash test failed: the rerun is the whole suite. */
 	memcpy(rc, base, sizeof(rc));
 	rc[4].status = rc[0].status = "fail";
-	add_release(f, "6.1.65-rc1");
-	finish_rows(f, "6.1.65-rc1", rc, 6);
-	assert_int_equal(run_once(f), 1);
-	test_engine_finish_job(f, "6.1.65-rc1", base, 6, &job);
-	assert_int_not_equal(job.rerun_of, 0);
-	assert_string_equal(job.only_tests, "");
-	run_once(f);
-
+	assert_string_equal(rerun_only(f, "6.1.65-rc1", rc, 6, base, 6), "");
 	/* So is a failed build's. */
 	rc[0] = (struct result_row){ "build.kernel", "fail", "error: x", 0, 0 };
-	add_release(f, "6.1.66-rc1");
-	finish_rows(f, "6.1.66-rc1", rc, 1);
-	assert_int_equal(run_once(f), 1);
-	test_engine_finish_job(f, "6.1.66-rc1", rc, 1, &job);
-	assert_int_not_equal(job.rerun_of, 0);
-	assert_string_equal(job.only_tests, "");
+	assert_string_equal(rerun_only(f, "6.1.66-rc1", rc, 1, rc, 1), "");
 }
 
 /* Jobs that all ended while no engine ran (a crash right after the last
