@@ -454,15 +454,15 @@ const struct phase phase_place = {
 	.step = PHASE_STEP_NONE,
 };
 
-/* The suite's boot plan: a bisection step runs only the tests it judges by,
- * a rerun only the failures it confirms (engine.c rerun_only); else
- * [jobs] suite = smoke runs the agent's smoke group. */
+/* The suite's boot plan: a job with only_tests runs only those (a
+ * bisection step the tests it judges by, a rerun the failures it confirms:
+ * engine.c rerun_only; no other job has them); else [jobs] suite = smoke
+ * runs the agent's smoke group. */
 static void suite_plan(struct jobrun *r, struct boot_plan *plan, char *only,
 		       size_t len)
 {
 	only[0] = '\0';
-	if ((r->step || r->job->rerun_of != 0) &&
-	    r->job->only_tests[0] != '\0')
+	if (r->job->only_tests[0] != '\0')
 		snprintf(only, len, RCGATE_KEY_ONLY "=%s", r->job->only_tests);
 	else if (strcmp(sched_ctx.cfg->suite, "smoke") == 0)
 		snprintf(only, len, RCGATE_KEY_ONLY "=" RCGATE_ONLY_SMOKE);

@@ -216,12 +216,13 @@ out:
 	return ret;
 }
 
-/* Not for a bisection step, nor for a rerun of some tests only: engine.c
- * reruns the whole suite, crash boots too, when a crash test failed. */
+/* Not for a bisection step, nor for a job that runs some tests only (a
+ * rerun: engine.c reruns the whole suite, crash boots too, when a crash
+ * test failed). */
 static int crash_wanted(const struct jobrun *r)
 {
 	return sched_ctx.cfg->crash_test && !r->step &&
-	       !(r->job->rerun_of != 0 && r->job->only_tests[0] != '\0');
+	       r->job->only_tests[0] == '\0';
 }
 
 static int crash_exec(struct jobrun *r)

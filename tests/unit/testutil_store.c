@@ -126,19 +126,17 @@ void test_engine_finish_next(struct test_engine *f, const char *want_version,
 
 void test_engine_finish_job(struct test_engine *f, const char *want_version,
 			    const struct result_row *rows, size_t n,
-			    struct job *claimed)
+			    struct job *job)
 {
-	struct job job;
 	char err[256];
 
-	assert_int_equal(store_job_claim(f->st, "w0", &job, err, sizeof(err)), 1);
-	*claimed = job;
-	assert_string_equal(job.version, want_version);
-	assert_int_equal(store_job_transition(f->st, job.id, "fetching", "booting",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_transition(f->st, job.id, "booting", "running",
-					      NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_done(f->st, job.id, rows, n, 1.0, err,
+	assert_int_equal(store_job_claim(f->st, "w0", job, err, sizeof(err)), 1);
+	assert_string_equal(job->version, want_version);
+	assert_int_equal(store_job_transition(f->st, job->id, "fetching",
+					      "booting", NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_transition(f->st, job->id, "booting",
+					      "running", NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_done(f->st, job->id, rows, n, 1.0, err,
 					sizeof(err)), 1);
 }
 
