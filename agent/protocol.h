@@ -110,6 +110,10 @@
 #define RCGATE_CRASH_BLOCKS 16
 #define RCGATE_CRASH_PROMISES 6
 #define RCGATE_CRASH_BYTES (RCGATE_CRASH_BLOCKS * RCGATE_CRASH_BLOCK)
+/* Every crash test's name starts so, and no other test's: the daemon runs
+ * them only beside the whole suite, so a rerun of one reruns everything
+ * (engine.c); tests/unit/agent_suite.c checks the names. */
+#define RCGATE_CRASH_PREFIX "crash_"
 
 /* ---- the daemon's files of one job attempt (sched.c writes, api.c serves) ---- */
 

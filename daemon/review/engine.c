@@ -21,6 +21,7 @@
 #include "base/base.h"
 #include "store/store.h"
 #include "intake/intake.h"
+#include "../../agent/protocol.h"
 #include "report/report.h"
 #include "review/review.h"
 
@@ -231,7 +232,8 @@ static const char *rerun_only(const struct run_row *r, size_t n,
 			continue;
 		if (dot == NULL || dot[1] == '\0' ||
 		    strncmp(r[i].test, "build.", 6) == 0 ||
-		    strncmp(dot + 1, "crash_", 6) == 0)
+		    strncmp(dot + 1, RCGATE_CRASH_PREFIX,
+			    strlen(RCGATE_CRASH_PREFIX)) == 0)
 			return NULL;
 		snprintf(name, sizeof(name), ",%s,", dot + 1);
 		if (strstr(tests, name) == NULL)
