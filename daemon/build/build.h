@@ -358,8 +358,11 @@ struct jobserver_token {
 };
 /* Waits (cancellable, polling cancelled every 250 ms) for one of the
  * process's `tokens` ([build] jobs, capped at JOBSERVER_MAX_TOKENS) build
- * tokens: 0 with t held, 1 cancelled (err says so), -1 with err. */
-int jobserver_enter(long tokens, int (*cancelled)(void *cls), void *cls,
+ * tokens: 0 with t held, 1 cancelled (err says so), -1 with err. Waiting
+ * builds enter in the order of their rank (strcmp; NULL after any rank;
+ * equal ranks in arrival order): buildjob_rank. */
+int jobserver_enter(long tokens, const char *rank,
+		    int (*cancelled)(void *cls), void *cls,
 		    struct jobserver_token *t, char *err, size_t errlen);
 /* Gives t's token back (nothing if not held); the last build out
  * refills the pipe to the full count. */
@@ -368,6 +371,8 @@ void jobserver_leave(struct jobserver_token *t);
 int jobserver_makeflags(const struct jobserver_token *t, char *out, size_t len);
 /* Tokens in the pipe now (for tests; no build should be starting). */
 int jobserver_free(void);
+/* Builds waiting to enter (for tests). */
+int jobserver_waiting(void);
 
 /* ---- buildjob.c: a job's build phase ---- */
 struct buildjob_result {
@@ -399,8 +404,12 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 		   const char *cache_dir, const char *job_dir, FILE *joblog,
 		   const atomic_int *cancel, struct buildjob_src *s, char *err,
 		   size_t errlen);
+/* The job's place among builds waiting for a token, into out (64
+ * bytes): the claim order's (the rc due first, without a deadline last;
+ * review builds before bisection steps; then the job's id). */
+char *buildjob_rank(const struct job *job, char *out, size_t len);
 /* The job's building: waits for a build token (jobserver.c: [build]
- * jobs builds at once, sharing as many make jobs),
+ * jobs builds at once, sharing as many make jobs, entering by rank),
  * checks a git commit out and builds t's kernel, make's output in
  * <job_dir>/build.log, progress (may be NULL) told each step. 0:
  * out->image is in the cache; 1: the source does not build (out->diag);

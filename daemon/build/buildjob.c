@@ -36,6 +36,15 @@ static int is_cancelled(void *cls)
 	return cancel != NULL && *cancel;
 }
 
+char *buildjob_rank(const struct job *job, char *out, size_t len)
+{
+	/* As store_job_claim_kind orders them (reruns build nothing). */
+	snprintf(out, len, "%c%-23s%c%020lld", job->deadline[0] ? '0' : '1',
+		 job->deadline, job->bisection_id != 0 ? '1' : '0',
+		 (long long)job->id);
+	return out;
+}
+
 /* Where a job's build works and logs, and its build options. */
 struct job_build {
 	char adir[PATH_MAX];		/* <cache>/artifacts */
@@ -297,7 +306,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 	struct build_result res = { 0 };
 	double waited = now_monotonic();
 	struct jobserver_token tok;
-	char key[300];
+	char key[300], rank[64];
 	int rc, lockfd = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -308,8 +317,10 @@ int buildjob_build(const struct job *job, const struct target *t,
 	if (progress != NULL)
 		progress(pcls, "waiting", -1, -1);
 	/* The build budget: a build token (jobserver.c), cancellable. */
-	if (jobserver_enter(cfg->build_jobs, is_cancelled, (void *)cancel, &tok,
-			    err, errlen) != 0)
+	if (jobserver_enter(cfg->build_jobs,
+			    buildjob_rank(job, rank, sizeof(rank)),
+			    is_cancelled, (void *)cancel, &tok, err,
+			    errlen) != 0)
 		return -1;
 	b.o.jobserver = &tok;
 	waited = now_monotonic() - waited;

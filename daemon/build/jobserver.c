@@ -15,6 +15,14 @@
  * A make killed while it holds tokens (a cancel, a timeout) loses them:
  * when the last build leaves, the pipe is emptied and refilled to the
  * full count, so a loss lasts until the builds next pause.
+ *
+ * Builds waiting to enter take a freed token in the order jobs are
+ * claimed (their rank: the rc due first, its review builds before its
+ * bisection steps, then the older job), not whichever polled first: only
+ * the best-ranked waiter reads the pipe, the others sleep until it is
+ * in or gone. A step of the rc due first then enters before the review
+ * builds of rcs due later that were waiting when it came (the makes of
+ * builds already in still take their compiles' tokens as they come).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,19 +30,31 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "build/build.h"
 
+/* A build waiting to enter, on its own stack while it waits. */
+struct waiter {
+	const char *rank;
+	unsigned long seq;	/* arrival: equal ranks first come first */
+	struct waiter *next;
+};
+
 static struct {
 	pthread_mutex_t mu;
+	pthread_cond_t turn;	/* the best waiter changed */
 	int fds[2];		/* the pipe, as make is given it */
 	int rnb;		/* our own non-blocking reader of it */
 	long tokens;		/* the full count */
 	int running;		/* builds holding a token */
 	unsigned slots;		/* bit i: slot i is taken */
-} js = { PTHREAD_MUTEX_INITIALIZER, { -1, -1 }, -1, 0, 0, 0 };
+	struct waiter *waiting;
+	unsigned long seq;
+} js = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { -1, -1 },
+	 -1, 0, 0, 0, NULL, 0 };
 
 /* Fills the pipe to exactly js.tokens, with no build running. */
 static void refill(void)
@@ -90,9 +110,50 @@ static int setup(long tokens, char *err, size_t errlen)
 	return 0;
 }
 
-int jobserver_enter(long tokens, int (*cancelled)(void *cls), void *cls,
+/* Whether w is the waiter that reads the pipe: the lowest rank, then
+ * the earliest; a NULL rank after every other. Under js.mu. */
+static int first(const struct waiter *w)
+{
+	for (const struct waiter *o = js.waiting; o != NULL; o = o->next) {
+		int c = o->rank == NULL ? (w->rank == NULL ? 0 : 1)
+			: w->rank == NULL ? -1 : strcmp(o->rank, w->rank);
+
+		if (c < 0 || (c == 0 && o->seq < w->seq))
+			return 0;
+	}
+	return 1;
+}
+
+/* Takes w off the waiting list and wakes the others. Under js.mu. */
+static void unwait(struct waiter *w)
+{
+	for (struct waiter **p = &js.waiting; *p != NULL; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	pthread_cond_broadcast(&js.turn);
+}
+
+/* Sleeps on js.turn for up to 250 ms (the cancel's period). Under js.mu. */
+static void wait_turn(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 250 * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&js.turn, &js.mu, &ts);
+}
+
+int jobserver_enter(long tokens, const char *rank,
+		    int (*cancelled)(void *cls), void *cls,
 		    struct jobserver_token *t, char *err, size_t errlen)
 {
+	struct waiter w = { rank, 0, NULL };
 	char c;
 
 	memset(t, 0, sizeof(*t));
@@ -102,21 +163,36 @@ int jobserver_enter(long tokens, int (*cancelled)(void *cls), void *cls,
 		pthread_mutex_unlock(&js.mu);
 		return -1;
 	}
+	w.seq = js.seq++;
+	w.next = js.waiting;
+	js.waiting = &w;
 	pthread_mutex_unlock(&js.mu);
 	for (;;) {
 		struct pollfd pfd = { js.rnb, POLLIN, 0 };
 		ssize_t n;
 
 		if (cancelled != NULL && cancelled(cls)) {
+			pthread_mutex_lock(&js.mu);
+			unwait(&w);
+			pthread_mutex_unlock(&js.mu);
 			errf(err, errlen, "cancelled while waiting to build");
 			return 1;
 		}
+		pthread_mutex_lock(&js.mu);
+		if (!first(&w)) {
+			wait_turn();
+			pthread_mutex_unlock(&js.mu);
+			continue;
+		}
+		pthread_mutex_unlock(&js.mu);
 		/* A make that takes the token first wins it: EAGAIN. */
 		if (poll(&pfd, 1, 250) <= 0)
 			continue;
 		pthread_mutex_lock(&js.mu);
-		n = read(js.rnb, &c, 1);
+		/* A better waiter may have come while this one polled. */
+		n = first(&w) ? read(js.rnb, &c, 1) : 0;
 		if (n == 1) {
+			unwait(&w);
 			for (int i = 0; i < JOBSERVER_MAX_TOKENS; i++)
 				if (!(js.slots & (1u << i))) {
 					js.slots |= 1u << i;
@@ -132,11 +208,13 @@ int jobserver_enter(long tokens, int (*cancelled)(void *cls), void *cls,
 			pthread_mutex_unlock(&js.mu);
 			return 0;
 		}
-		pthread_mutex_unlock(&js.mu);
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			unwait(&w);
+			pthread_mutex_unlock(&js.mu);
 			errf(err, errlen, "jobserver: %s", strerror(errno));
 			return -1;
 		}
+		pthread_mutex_unlock(&js.mu);
 	}
 }
 
@@ -180,6 +258,17 @@ int jobserver_free(void)
 				break;
 		}
 	}
+	pthread_mutex_unlock(&js.mu);
+	return n;
+}
+
+int jobserver_waiting(void)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&js.mu);
+	for (const struct waiter *w = js.waiting; w != NULL; w = w->next)
+		n++;
 	pthread_mutex_unlock(&js.mu);
 	return n;
 }

@@ -5,11 +5,14 @@
  * killed with tokens does not shrink the budget for good, and real GNU
  * makes run through build_run (in the bubblewrap sandbox, as builds run)
  * share the tokens: one build alone runs `jobs` recipes at once, two
- * builds together never more than `jobs` in all.
+ * builds together never more than `jobs` in all. Builds waiting for a
+ * token enter in the order jobs are claimed (buildjob_rank), not as they
+ * came.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +26,7 @@
 #include <cmocka.h>
 
 #include "base/base.h"
+#include "store/store.h"
 #include "build/build.h"
 
 static int polls;
@@ -33,28 +37,34 @@ static int cancel_after_polls(void *cls)
 	return ++polls > 3;
 }
 
+/* A build of no rank entering a budget of 2 tokens. */
+static int enter(struct jobserver_token *t, char err[256])
+{
+	return jobserver_enter(2, NULL, NULL, NULL, t, err, 256);
+}
+
 static void test_budget(void **state)
 {
 	struct jobserver_token a, b, c;
 	char err[256];
 
 	(void)state;
-	assert_int_equal(jobserver_enter(2, NULL, NULL, &a, err, sizeof(err)), 0);
-	assert_int_equal(jobserver_enter(2, NULL, NULL, &b, err, sizeof(err)), 0);
+	assert_int_equal(enter(&a, err), 0);
+	assert_int_equal(enter(&b, err), 0);
 	assert_true(a.held && b.held);
 	assert_int_not_equal(a.slot, b.slot);
 	assert_int_equal(jobserver_free(), 0);
 	/* A third build waits, and its cancel ends the wait. */
 	polls = 0;
-	assert_int_equal(jobserver_enter(2, cancel_after_polls, NULL, &c, err,
-					 sizeof(err)), 1);
+	assert_int_equal(jobserver_enter(2, NULL, cancel_after_polls, NULL, &c,
+					 err, sizeof(err)), 1);
 	assert_false(c.held);
 	assert_non_null(strstr(err, "cancelled"));
 	jobserver_leave(&c);		/* not held: nothing */
 	jobserver_leave(&a);
 	assert_int_equal(jobserver_free(), 1);
 	/* The freed slot is the next build's. */
-	assert_int_equal(jobserver_enter(2, NULL, NULL, &c, err, sizeof(err)), 0);
+	assert_int_equal(enter(&c, err), 0);
 	assert_int_equal(c.slot, a.slot);
 	jobserver_leave(&b);
 	jobserver_leave(&c);
@@ -67,7 +77,7 @@ static void test_lost_tokens_come_back(void **state)
 	char err[256], t;
 
 	(void)state;
-	assert_int_equal(jobserver_enter(2, NULL, NULL, &a, err, sizeof(err)), 0);
+	assert_int_equal(enter(&a, err), 0);
 	/* A make that took the other token and was killed. */
 	assert_int_equal(read(a.fds[0], &t, 1), 1);
 	assert_int_equal(jobserver_free(), 0);
@@ -83,11 +93,122 @@ static void test_makeflags(void **state)
 	(void)state;
 	assert_int_equal(jobserver_makeflags(&(struct jobserver_token){ 0 }, mf,
 					     sizeof(mf)), -1);
-	assert_int_equal(jobserver_enter(2, NULL, NULL, &a, err, sizeof(err)), 0);
+	assert_int_equal(enter(&a, err), 0);
 	assert_int_equal(jobserver_makeflags(&a, mf, sizeof(mf)), 0);
 	assert_string_equal(mf, "MAKEFLAGS=-j2 --jobserver-auth=4,5");
 	assert_int_equal(jobserver_makeflags(&a, mf, 10), -1);
 	jobserver_leave(&a);
+}
+
+/* ---- who enters first ---- */
+
+struct entrant {
+	int idx;
+	char rank[64];
+	struct jobserver_token tok;
+	int status;
+	char err[256];
+};
+
+static atomic_int entered;	/* 1 + the index of the last one in, -1 an
+				 * error, 0 none since the last reset */
+
+static void *enter_one(void *arg)
+{
+	struct entrant *e = arg;
+
+	e->status = jobserver_enter(1, e->rank, NULL, NULL, &e->tok, e->err,
+				    sizeof(e->err));
+	atomic_store(&entered, e->status == 0 ? 1 + e->idx : -1);
+	return NULL;
+}
+
+/* Waits (up to 10 s) until cond(arg) holds. */
+static int until(int (*cond)(int), int arg)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (cond(arg))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int waiting_is(int n)
+{
+	return jobserver_waiting() == n;
+}
+
+static int someone_entered(int unused)
+{
+	(void)unused;
+	return atomic_load(&entered) != 0;
+}
+
+/* Four builds wait for the one token, come in the worst order: a
+ * baseline's (no deadline), a review build of the rc due later, then a
+ * bisection step and a review build of the rc due first. They enter as
+ * jobs are claimed: the first rc's review build, its step, the later
+ * rc's build, the baseline's; equal ranks as they came. */
+static void test_waiting_builds_enter_by_rank(void **state)
+{
+	static const struct {
+		const char *deadline;
+		int64_t bisection_id, id;
+	} jobs[] = {
+		{ "", 0, 1 },				/* a baseline */
+		{ "2023-12-07T03:15:00Z", 0, 5 },	/* due later */
+		{ "2023-12-06T11:00:00Z", 3, 9 },	/* a step, due first */
+		{ "2023-12-06T11:00:00Z", 0, 12 },	/* its rc's review */
+	};
+	static const int want[] = { 3, 2, 1, 0 };
+	int order[4] = { -1, -1, -1, -1 }, waiting[4] = { -1, -1, -1, -1 };
+	struct entrant e[4];
+	struct jobserver_token held;
+	pthread_t th[4];
+	char err[256];
+
+	(void)state;
+	memset(e, 0, sizeof(e));
+	assert_int_equal(jobserver_enter(1, NULL, NULL, NULL, &held, err,
+					 sizeof(err)), 0);
+	for (int i = 0; i < 4; i++) {
+		struct job j = { 0 };
+
+		j.id = jobs[i].id;
+		j.bisection_id = jobs[i].bisection_id;
+		snprintf(j.deadline, sizeof(j.deadline), "%s",
+			 jobs[i].deadline);
+		e[i].idx = i;
+		buildjob_rank(&j, e[i].rank, sizeof(e[i].rank));
+		assert_int_equal(pthread_create(&th[i], NULL, enter_one, &e[i]),
+				 0);
+		assert_true(until(waiting_is, i + 1));
+	}
+	jobserver_leave(&held);
+	/* Each one in gives the token back at once, right or wrong, so a
+	 * wrong order fails after every thread is in and joined. */
+	for (int k = 0; k < 4; k++) {
+		if (!until(someone_entered, 0))
+			break;
+		order[k] = atomic_load(&entered) - 1;
+		if (order[k] < 0)
+			break;
+		waiting[k] = jobserver_waiting();
+		atomic_store(&entered, 0);
+		jobserver_leave(&e[order[k]].tok);
+	}
+	for (int i = 0; i < 4; i++)	/* one still waiting: not joined */
+		if (order[3] >= 0)
+			pthread_join(th[i], NULL);
+	for (int k = 0; k < 4; k++) {
+		if (order[k] != want[k])
+			print_error("entered %d-th: job %lld\n", k, order[k] < 0
+				    ? -1LL : (long long)jobs[order[k]].id);
+		assert_int_equal(order[k], want[k]);
+		assert_int_equal(waiting[k], 3 - k);
+	}
+	assert_int_equal(jobserver_free(), 1);
 }
 
 /* ---- real makes ---- */
@@ -129,7 +250,7 @@ static void *one_build(void *arg)
 	int fd;
 
 	snprintf(path, sizeof(path), "PATH=%s", getenv("PATH"));
-	if (jobserver_enter(2, NULL, NULL, &tok, r->err, sizeof(r->err)) != 0) {
+	if (enter(&tok, r->err) != 0) {
 		r->status = -1;
 		return NULL;
 	}
@@ -236,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_lost_tokens_come_back),
 		cmocka_unit_test(test_makeflags),
+		cmocka_unit_test(test_waiting_builds_enter_by_rank),
 		cmocka_unit_test_setup_teardown(test_one_make_uses_the_tokens,
 						setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_two_makes_share_them,
