@@ -335,36 +335,30 @@ jobs_fetch() {
 		id=$((id + 1))
 	done
 }
-# week_end T0 TLAST: when the week's last thing happened: the last event of
-# a job of the week (the API's, to the second) or the last reply's
-# arrival, whichever is later (jobs.json fetched).
-week_end() {
-	python3 - "$WORK/jobs.json" "$1" "$2" <<'EOF2'
+# week_jobs WHAT T0 [TLAST]: the week's jobs (their first event at T0 or
+# later, the API's event times to the second) read once from jobs.json for
+# both uses. WHAT end: when the week's last thing happened, the last event
+# of a job of the week or the last reply's arrival TLAST, whichever is
+# later. WHAT timeline: every job of the week in the order they were
+# queued, with the minute each state began: where the critical path went.
+week_jobs() {
+	python3 - "$WORK/jobs.json" "$@" <<'EOF2'
 import json, sys, calendar, time
-t0, end = float(sys.argv[2]), float(sys.argv[3] or 0)
-for line in open(sys.argv[1]):
-    ev = json.loads(line).get("events") or []
-    at = [calendar.timegm(time.strptime(e["at"], "%Y-%m-%dT%H:%M:%SZ")) for e in ev]
-    if at and at[0] >= t0 - 1:
-        end = max(end, max(at))
-print("%.3f" % max(end, t0))
-EOF2
-}
-# timeline T0: every job whose first event is at T0 or later, in the
-# order they were queued, with the minute each state began (the API's
-# events, to the second): where the week's critical path went.
-timeline() {
-	python3 - "$WORK/jobs.json" "$1" <<'EOF2'
-import json, sys, calendar, time
-t0 = float(sys.argv[2])
+what, t0 = sys.argv[2], float(sys.argv[3])
 def at(s):
     return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
-print("  jobs (minutes from the first mail; q queued, f fetching, b building, o booting, r running, end):")
+week = []
 for line in open(sys.argv[1]):
     j = json.loads(line)
-    ev = j.get("events") or []
-    if not ev or at(ev[0]["at"]) < t0 - 1:
-        continue
+    ts = [at(e["at"]) for e in j.get("events") or []]
+    if ts and ts[0] >= t0 - 1:
+        week.append((j, ts))
+if what == "end":
+    end = max([float(sys.argv[4] or 0)] + [max(ts) for j, ts in week])
+    print("%.3f" % max(end, t0))
+    sys.exit(0)
+print("  jobs (minutes from the first mail; q queued, f fetching, b building, o booting, r running, end):")
+for j, ts in week:
     what = "%s %s" % (j.get("version", "?"), j.get("target") or "")
     if j.get("bisection_id"):
         what += " bisect#%s %s" % (j["bisection_id"], (j.get("git_commit") or "")[:12])
@@ -373,11 +367,10 @@ for line in open(sys.argv[1]):
     elif j.get("rerun_of"):
         what += " rerun of #%s" % j["rerun_of"]
     marks = []
-    for e in ev:
-        s = e["state"]
+    for e, t in zip(j["events"], ts):
         tag = {"queued": "q", "fetching": "f", "building": "b", "booting": "o",
-               "running": "r"}.get(s, "end")
-        marks.append("%s %.1f" % (tag, (at(e["at"]) - t0) / 60))
+               "running": "r"}.get(e["state"], "end")
+        marks.append("%s %.1f" % (tag, (t - t0) / 60))
     if j.get("build_seconds") is not None:
         marks.append("(build %.0f s)" % j["build_seconds"])
     print("    #%-4d %-52s %s" % (j["id"], what[:52], "  ".join(marks)))
@@ -424,7 +417,7 @@ week() {
 		END { if (n) printf "  last reply after %.1f min (%d replies)\n", (last - t0) / 60, n; else print "  no replies" }'
 	tlast=$(printf '%s\n' "$replies" | awk 'NF { t = $1 } END { printf "%.3f\n", t }')
 	jobs_fetch
-	t1=$(week_end "$t0" "$tlast")
+	t1=$(week_jobs end "$t0" "$tlast")
 	awk -v t0="$t0" -v t1="$t1" -v s="$seen" 'BEGIN { printf "  the week ended after %.1f min (its last job event or reply; the polls saw the calm %.0f s later)\n", (t1 - t0) / 60, s - t1 }'
 	for v in "${versions[@]}"; do
 		req GET "/api/v1/releases/$v"
@@ -498,7 +491,7 @@ for g in long_gaps[:12]:
           % ((g[0] - t0) / 60, (g[1] - t0) / 60, g[1] - g[0], g[2] / (g[1] - g[0]), g[3], g[4]))
 print("  bytes the fetches added to the cached clone: %d (%.1f MiB)" % (b1 - b0, (b1 - b0) / 1048576))
 EOF
-	timeline "$t0"
+	week_jobs timeline "$t0"
 	memory "after week $name"
 	printf '%s\n' "$name" >> "$WORK/weeks.done"
 }
