@@ -501,6 +501,7 @@ static void add_targets(const char *base, const struct rowset *jobs,
 		struct report_target *t = &p->rt[i];
 
 		t->job_id = (long)j[i].id;
+		t->rerun_of = (long)j[i].rerun_of;
 		if (asprintf(&p->job_urls[2 * i], "%s/#/job/%lld", base,
 			     (long long)j[i].id) >= 0)
 			t->job_url = p->job_urls[2 * i];

@@ -223,8 +223,19 @@ static void put_build(GString *out, const struct report_input *in)
 	}
 }
 
+/* A target's line's name: its arch, and for a rerun the job it reruns
+ * (the same kernel booted again, so a reader does not take it for a
+ * kernel or a target of its own). */
+static void put_target(GString *line, const struct report_target *t)
+{
+	put_clean(line, arch_name(t->target ? t->target : "?"));
+	if (t->rerun_of > 0)
+		g_string_append_printf(line, " (rerun of job %ld)", t->rerun_of);
+}
+
 /* The kernels rcgate built itself: per target its compiler and .config,
- * what a reader needs to build the same one. Nothing for posted kernels. */
+ * what a reader needs to build the same one. Nothing for posted kernels,
+ * nor for reruns (they boot what their job built). */
 static void put_build_summary(GString *out, const struct report_input *in)
 {
 	int any = 0;
@@ -233,7 +244,7 @@ static void put_build_summary(GString *out, const struct report_input *in)
 		const struct report_target *t = &in->targets[i];
 		GString *line;
 
-		if (!t->compiler && !t->config_url)
+		if ((!t->compiler && !t->config_url) || t->rerun_of > 0)
 			continue;
 		if (!any++)
 			g_string_append(out, "\n## Build Summary\n");
@@ -448,7 +459,7 @@ static void put_boots(GString *out, const struct report_input *in)
 		const struct report_target *t = &in->targets[i];
 		GString *line = g_string_new("* ");
 
-		put_clean(line, arch_name(t->target ? t->target : "?"));
+		put_target(line, t);
 		if (target_still_running(t)) {
 			g_string_append(line, ": still being tested");
 		} else if (target_failed_to_run(t)) {
@@ -509,7 +520,7 @@ static void put_summary(GString *out, const struct report_input *in)
 		if (target_failed_to_run(t))
 			continue;
 		line = g_string_new("* ");
-		put_clean(line, arch_name(t->target ? t->target : "?"));
+		put_target(line, t);
 		g_string_append_printf(line,
 				       ": %ld total, %ld passed, %ld failed, %ld skipped",
 				       t->pass + t->fail + t->skip, t->pass,
@@ -524,6 +535,8 @@ static void put_summary(GString *out, const struct report_input *in)
 				g_string_append_printf(out, "  rerun: rcgatectl retry"
 						       " %ld\n", t->job_id);
 		}
+		if (t->rerun_of > 0)
+			continue;	/* the total counts each kernel once */
 		pass += t->pass;
 		fail += t->fail;
 		skip += t->skip;

@@ -69,6 +69,8 @@ struct report_target {
 	/* A kernel rcgate built: the compiler and the link to its .config
 	 * (NULL: a posted kernel, or unknown). */
 	const char *compiler, *config_url;
+	long rerun_of;		/* a rerun of job rerun_of (the same kernel,
+				 * booted again to confirm failures), or 0 */
 };
 
 /* A test this rc only skipped that its baseline passed (issue 26). */

@@ -141,6 +141,7 @@ struct job_row {
 	int64_t id;
 	const char *target, *state, *kernel_version, *error;	/* may be NULL */
 	double boot_seconds;
+	int64_t rerun_of;		/* a rerun: the job it reruns (0 none) */
 	struct result_counts counts;	/* of its results, if counted */
 };
 struct run_row {		/* one test on one target, over all runs */

@@ -573,7 +573,7 @@ static const struct column run_cols[] = {
 static const struct column job_cols[] = {
 	COL(row, id, 'i'), COL(row, target, 's'), COL(row, state, 's'),
 	COL(row, kernel_version, 's'), COL(row, error, 's'),
-	COL(row, boot_seconds, 'd'), { NULL, 0, 0 },
+	COL(row, boot_seconds, 'd'), COL(row, rerun_of, 'i'), { NULL, 0, 0 },
 };
 #undef row
 #define row regression_row

@@ -105,12 +105,12 @@ static const struct report_regression ext4_regression = {
 };
 
 static const struct report_target four_done[] = {
-	{ "arm64", "done", "6.1.64-rc1", 48, 0, 2, 2.4, NULL, NULL, NULL, 0, NULL, NULL, NULL },
-	{ "armv7", "done", "6.1.64-rc1", 48, 0, 2, 5.1, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	{ "arm64", "done", "6.1.64-rc1", 48, 0, 2, 2.4, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
+	{ "armv7", "done", "6.1.64-rc1", 48, 0, 2, 5.1, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 	{ "x86_64", "done", "6.1.64-rc1", 40, 8, 2, 3.0, NULL,
 	  "http://rcgate.example.org/#/job/3",
-	  "http://rcgate.example.org/api/v1/jobs/3/log", 3, NULL, NULL, NULL },
-	{ "i386", "done", "6.1.64-rc1", 48, 0, 2, 3.3, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	  "http://rcgate.example.org/api/v1/jobs/3/log", 3, NULL, NULL, NULL, 0 },
+	{ "i386", "done", "6.1.64-rc1", 48, 0, 2, 3.3, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 };
 
 static void scenario(struct report_input *in, struct announcement *a)
@@ -151,13 +151,13 @@ static void test_golden_shared_regression(void **state)
 }
 
 static const struct report_target clean_targets[] = {
-	{ "arm64", "done", "6.1.66-rc1", 50, 0, 0, 2.2, NULL, NULL, NULL, 0, NULL, NULL, NULL },
-	{ "armv7", "done", "6.1.66-rc1", 50, 0, 0, 4.9, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	{ "arm64", "done", "6.1.66-rc1", 50, 0, 0, 2.2, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
+	{ "armv7", "done", "6.1.66-rc1", 50, 0, 0, 4.9, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 	/* built by rcgate from the git tree: its compiler and .config */
 	{ "x86_64", "done", "6.1.66-rc1", 50, 0, 0, 2.8, NULL, NULL, NULL, 7,
 	  "kvm", "gcc (Debian 12.2.0-14) 12.2.0",
-	  "http://rcgate.example.org/api/v1/jobs/7/config" },
-	{ "i386", "done", "6.1.66-rc1", 50, 0, 0, 3.1, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	  "http://rcgate.example.org/api/v1/jobs/7/config", 0 },
+	{ "i386", "done", "6.1.66-rc1", 50, 0, 0, 3.1, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 };
 
 static void test_golden_clean(void **state)
@@ -195,13 +195,56 @@ static void test_golden_clean(void **state)
 	announce_free(&a);
 }
 
+/* A failure confirmed by a rerun: the rerun boots the kernel its job
+ * built, so it is no build of its own, its lines say whose rerun it is,
+ * and the total counts the kernel's tests once. */
+static void test_rerun_is_its_jobs(void **state)
+{
+	static const struct report_target runs[] = {
+		{ "x86_64", "done", "6.6.64-rc2", 190, 32, 9, 14.4, NULL,
+		  "http://rcgate.example.org/#/job/21",
+		  "http://rcgate.example.org/api/v1/jobs/21/log", 21, "tcg",
+		  "gcc (Debian 12.2.0-14) 12.2.0",
+		  "http://rcgate.example.org/api/v1/jobs/21/config", 0 },
+		{ "x86_64", "done", NULL, 189, 32, 9, 35.7, NULL,
+		  "http://rcgate.example.org/#/job/25",
+		  "http://rcgate.example.org/api/v1/jobs/25/log", 25, "tcg",
+		  NULL, "http://rcgate.example.org/api/v1/jobs/25/config", 21 },
+	};
+	struct report_input in;
+	char *text;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.farm = "rcgate";
+	in.version = "6.6.64-rc2";
+	in.targets = runs;
+	in.ntargets = 2;
+	text = report_text(&in);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\n## Build Summary\n* x86_64: gcc (Debian"
+			       " 12.2.0-14) 12.2.0\n  config: http://rcgate"
+			       ".example.org/api/v1/jobs/21/config\n\n"));
+	assert_null(strstr(text, "compiler unknown"));
+	assert_null(strstr(text, "jobs/25/config"));
+	assert_non_null(strstr(text, "\n* x86_64: booted 6.6.64-rc2 in 14.4 s\n"
+			       "* x86_64 (rerun of job 21): booted in 35.7 s\n"));
+	assert_non_null(strstr(text, "\n* x86_64 (rerun of job 21): 230 total,"
+			       " 189 passed, 32 failed, 9 skipped\n"));
+	assert_non_null(strstr(text, "\ntotal: 231, pass: 190, fail: 32,"
+			       " skip: 9\n"));
+	/* "Regressions on"/"No regressions on" names the arch once. */
+	assert_null(strstr(text, "x86_64 and x86_64"));
+	free(text);
+}
+
 static const struct report_target infra_targets[] = {
-	{ "arm64", "done", "5.15.140-rc1", 50, 0, 0, 2.3, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	{ "arm64", "done", "5.15.140-rc1", 50, 0, 0, 2.3, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 	{ "armv7", "infra_error", "5.15.140-rc1", 0, 0, 0, 600.0,
 	  "guest output ended before the completion marker\n(timeout after 600 s)",
-	  NULL, NULL, 0, NULL, NULL, NULL },
-	{ "x86_64", "done", "5.15.140-rc1", 50, 0, 0, 2.9, NULL, NULL, NULL, 0, NULL, NULL, NULL },
-	{ "i386", "done", "5.15.140-rc1", 50, 0, 0, 3.0, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+	  NULL, NULL, 0, NULL, NULL, NULL, 0 },
+	{ "x86_64", "done", "5.15.140-rc1", 50, 0, 0, 2.9, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
+	{ "i386", "done", "5.15.140-rc1", 50, 0, 0, 3.0, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 };
 
 static void test_golden_infra_error(void **state)
@@ -290,8 +333,8 @@ static void test_tested_by_rules(void **state)
 static void test_arch_lists(void **state)
 {
 	static const struct report_target two[] = {
-		{ "arm64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0, NULL, NULL, NULL },
-		{ "x86_64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0, NULL, NULL, NULL },
+		{ "arm64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
+		{ "x86_64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 	};
 	static const struct report_regression both[] = {
 		{ 1, "a", "x86_64", NULL, "open", NULL, 0, NULL, NULL },
@@ -331,7 +374,7 @@ static void test_long_lines_wrap(void **state)
 		{ "armv7", "infra_error", NULL, 0, 0, 0, 0.0,
 		  "guest output ended before the completion marker (timeout after"
 		  " 600 s) while the agent was still running the xfs suite",
-		  NULL, NULL, 0, NULL, NULL, NULL },
+		  NULL, NULL, 0, NULL, NULL, NULL, 0 },
 	};
 	static const struct report_regression reg[] = {
 		{ 1, "ext4.crash_osync_extend", "x86_64",
@@ -697,6 +740,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_shared_regression),
 		cmocka_unit_test(test_golden_clean),
+		cmocka_unit_test(test_rerun_is_its_jobs),
 		cmocka_unit_test(test_golden_infra_error),
 		cmocka_unit_test(test_tested_by_rules),
 		cmocka_unit_test(test_arch_lists),
