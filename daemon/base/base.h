@@ -68,6 +68,9 @@ void strbuf_init(struct strbuf *, char *buf, size_t cap);
 void strbuf_printf(struct strbuf *, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 double now_monotonic(void);
+/* pthread_cond_timedwait on cond (a default, CLOCK_REALTIME one) for at
+ * most ms milliseconds; mu held, as for it. */
+void cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, long ms);
 /* The daemon's date formats, all UTC: ISO 8601 ("2023-11-28T16:43:00Z",
  * the store's and the API's), with milliseconds (job logs), and RFC 2822
  * (a mail's Date:). */

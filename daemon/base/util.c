@@ -425,6 +425,20 @@ double now_monotonic(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(cond, mu, &ts);
+}
+
 void time_iso8601(time_t t, char buf[32])
 {
 	struct tm tm;

@@ -30,7 +30,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -135,20 +134,6 @@ static void unwait(struct waiter *w)
 	pthread_cond_broadcast(&js.turn);
 }
 
-/* Sleeps on js.turn for up to 250 ms (the cancel's period). Under js.mu. */
-static void wait_turn(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 250 * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_cond_timedwait(&js.turn, &js.mu, &ts);
-}
-
 int jobserver_enter(long tokens, const char *rank,
 		    int (*cancelled)(void *cls), void *cls,
 		    struct jobserver_token *t, char *err, size_t errlen)
@@ -180,7 +165,8 @@ int jobserver_enter(long tokens, const char *rank,
 		}
 		pthread_mutex_lock(&js.mu);
 		if (!first(&w)) {
-			wait_turn();
+			/* Until it changes, or the cancel's period. */
+			cond_wait_ms(&js.turn, &js.mu, 250);
 			pthread_mutex_unlock(&js.mu);
 			continue;
 		}

@@ -142,19 +142,11 @@ static void set_state(struct host *h, enum host_state s, const char *why)
 /* Sleeps up to ms unless the hosts are stopping; 1 when stopping. */
 static int wait_ms(long ms)
 {
-	struct timespec ts;
 	int stop;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&hs.lock);
 	if (!hs.stopping)
-		pthread_cond_timedwait(&hs.cond, &hs.lock, &ts);
+		cond_wait_ms(&hs.cond, &hs.lock, ms);
 	stop = hs.stopping;
 	pthread_mutex_unlock(&hs.lock);
 	return stop;
@@ -252,17 +244,8 @@ static struct guest_host *host_connect(struct host *h, char *err,
 		return NULL;
 	}
 	pthread_mutex_lock(&t->lock);
-	while (!t->done && now_monotonic() < deadline && !stopping_now()) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
-	}
+	while (!t->done && now_monotonic() < deadline && !stopping_now())
+		cond_wait_ms(&t->cond, &t->lock, 100);
 	if (t->done) {
 		gh = t->gh;
 		if (gh == NULL)

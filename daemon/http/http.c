@@ -177,7 +177,6 @@ static void *sweeper_main(void *arg)
 
 	pthread_mutex_lock(&srv->lock);
 	while (!srv->stopping) {
-		struct timespec ts;
 		double now = now_monotonic();
 
 		for (struct tracked_conn *tc = srv->conns; tc != NULL; tc = tc->next) {
@@ -187,13 +186,7 @@ static void *sweeper_main(void *arg)
 				atomic_fetch_add(&deadline_closes, 1);
 			}
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 250 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&srv->wake, &srv->lock, &ts);
+		cond_wait_ms(&srv->wake, &srv->lock, 250);
 	}
 	pthread_mutex_unlock(&srv->lock);
 	return NULL;

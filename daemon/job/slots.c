@@ -355,8 +355,6 @@ int slot_acquire(unsigned host, int run, const struct target *t,
 	/* A new boot can change the plan's pick: the others look again. */
 	pthread_cond_broadcast(&slots.cond);
 	while (!*cancel && !atomic_load(&sched_stopping)) {
-		struct timespec ts;
-
 		if (p->free > 0 && slot_is_next(p, host, run, &me)) {
 			p->free--;
 			rc = 0;
@@ -366,13 +364,7 @@ int slot_acquire(unsigned host, int run, const struct target *t,
 		}
 		/* The monitor sets cancel without a broadcast: look again
 		 * now and then. */
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 200 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&slots.cond, &slots.lock, &ts);
+		cond_wait_ms(&slots.cond, &slots.lock, 200);
 	}
 	slot_forget(p, seq);
 	if (rc == 0)

@@ -21,7 +21,6 @@
 #include "base/base.h"
 #include "store/store.h"
 #include "intake/intake.h"
-#include "../../agent/protocol.h"
 #include "report/report.h"
 #include "review/review.h"
 
