@@ -489,6 +489,15 @@ print("  gaps of 10 s or more with under half the cores busy: %d, %.0f s in all"
 for g in long_gaps[:12]:
     print("    %6.1f-%6.1f min: %.0f s, %.2f cores busy (compilers %d, guests %d at its end)"
           % ((g[0] - t0) / 60, (g[1] - t0) / 60, g[1] - g[0], g[2] / (g[1] - g[0]), g[3], g[4]))
+# Where the idle cores were: ours in each 30 s of the week (the sixteenth
+# round's were all at its end, one guest alone).
+win, t = [], t0
+while t < t1 - 1:
+    w = [r for r in rows if t - 0.5 <= r[0] <= min(t + 30, t1) + 0.5]
+    if len(w) >= 2 and w[-1][0] > w[0][0]:
+        win.append("%.2f" % ((w[-1][1] - w[0][1]) / (w[-1][0] - w[0][0])))
+    t += 30
+print("  our cores in each 30 s from the first mail: " + " ".join(win))
 print("  bytes the fetches added to the cached clone: %d (%.1f MiB)" % (b1 - b0, (b1 - b0) / 1048576))
 EOF
 	week_jobs timeline "$t0"
