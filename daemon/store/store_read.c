@@ -338,12 +338,14 @@ static const char *const query_sql[] = {
 		"  THEN (instr(b.commits, b.culprit) - 1) / 41 + 1 END AS culprit_index,"
 		" (SELECT count(*) FROM job j WHERE j.bisection_id = b.id"
 		"  AND j.revert_commit IS NULL) AS steps,"
-		/* the other rcs whose bisection named the same upstream commit */
-		" (SELECT group_concat(r2.version || ' (' || r2.branch || ')', ', ')"
+		/* the other rcs whose bisection named the same upstream
+		 * commit, each once (an rc's targets each have a row) */
+		" (SELECT group_concat(v, ', ') FROM (SELECT r2.version || ' ('"
+		"  || r2.branch || ')' AS v"
 		"  FROM bisection c JOIN release r2 ON r2.id = c.release_id"
-		"  WHERE c.culprit_upstream = b.culprit_upstream AND c.id != b.id"
-		"  AND c.release_id != b.release_id"
-		"  AND c.state = 'found') AS same_cause_in"
+		"  WHERE c.culprit_upstream = b.culprit_upstream"
+		"  AND c.release_id != b.release_id AND c.state = 'found'"
+		"  GROUP BY r2.id ORDER BY r2.id)) AS same_cause_in"
 		" FROM bisection b JOIN release r ON r.id = b.release_id"
 		" WHERE b.id = ?",
 	/* Every bisection of the rc of bisection ?, oldest first: the

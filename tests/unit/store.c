@@ -321,6 +321,56 @@ static void test_bisection_round_trip(void **state)
 	json_decref(jobs);
 }
 
+/* A follow-up names each other rc whose bisection found the same upstream
+ * commit once, however many of its targets bisected or took it (the
+ * seventeenth week round's mail said "6.1.193-rc1 (6.1), 6.1.193-rc1
+ * (6.1)": its x86_64 and i386 rows); one without a culprit, or in the
+ * same rc, is not named. */
+static void test_same_cause_named_once(void **state)
+{
+	struct test_store *f = *state;
+	const char *up = "3db397056783ec773fce4afb24afd4203be3ffb7";
+	char sql[2048], err[256];
+	json_t *rows;
+	sqlite3 *raw;
+
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO release (id, version, branch, created) VALUES"
+		 " (1, '6.1.193-rc1', '6.1', 'x'), (2, '6.6.64-rc2', '6.6', 'x'),"
+		 " (3, '6.12.4-rc1', '6.12', 'x');"
+		 "INSERT INTO bisection (id, regression_id, release_id, job_id,"
+		 " target, test, tests, tree, good, bad, good_tested, commits,"
+		 " state, culprit_upstream, created) VALUES"
+		 " (1, 1, 1, 1, 'x86_64', 't', '-', 'g', 'a', 'b', 1, '', 'found',"
+		 "  '%s', 'x'),"
+		 " (2, 1, 1, 2, 'i386', 't', '-', 'g', 'a', 'b', 1, '', 'found',"
+		 "  '%s', 'x'),"
+		 " (3, 1, 3, 3, 'x86_64', 't', '-', 'g', 'a', 'b', 1, '', 'failed',"
+		 "  '%s', 'x'),"
+		 " (4, 2, 2, 4, 'x86_64', 't', '-', 'g', 'a', 'b', 1, '', 'found',"
+		 "  '%s', 'x'),"
+		 " (5, 2, 2, 5, 'i386', 't', '-', 'g', 'a', 'b', 1, '', 'found',"
+		 "  '%s', 'x');", up, up, up, up, up);
+	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	rows = store_rows(f->st, Q_BISECTION, err, sizeof(err), "i", (int64_t)4);
+	assert_non_null(rows);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(rows, 0), "same_cause_in")), "6.1.193-rc1 (6.1)");
+	json_decref(rows);
+	/* Two rcs: each once, the older first. */
+	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, "UPDATE bisection SET state = 'found'"
+				      " WHERE id = 3", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	rows = store_rows(f->st, Q_BISECTION, err, sizeof(err), "i", (int64_t)5);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(rows, 0), "same_cause_in")),
+		"6.1.193-rc1 (6.1), 6.12.4-rc1 (6.12)");
+	json_decref(rows);
+}
+
 static void test_release_round_trip(void **state)
 {
 	struct test_store *f = *state;
@@ -635,6 +685,8 @@ int main(void)
 						test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_unbisectable, test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_bisection_round_trip,
+						test_store_setup, test_store_teardown),
+		cmocka_unit_test_setup_teardown(test_same_cause_named_once,
 						test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_release_round_trip, test_store_setup, test_store_teardown),
 		cmocka_unit_test_setup_teardown(test_claim_kind, test_store_setup, test_store_teardown),
