@@ -459,6 +459,9 @@ static void add_regressions(struct store *st, const char *base,
 		r->target = g[i].target;
 		r->diagnostic = g[i].diagnostic;
 		r->state = g[i].state;
+		r->culprit = g[i].culprit;
+		r->culprit_subject = g[i].culprit_subject;
+		r->culprit_in = g[i].culprit_in;
 		r->also_in = split_versions(g[i].also_in, &p->also[p->nr],
 					    &r->nalso);
 		if (r->also_in != NULL) {

@@ -148,6 +148,84 @@ static void put_verdict(GString *out, const struct report_input *in)
 }
 
 
+/* The first bad commit of a counted regression that has one, grouped by
+ * (culprit, the rc whose bisection found it) in the regressions' order;
+ * fills archs with the group's arch names. NULL past the last group. */
+static const struct report_regression *
+culprit_group(const struct report_input *in, size_t *from, GPtrArray *archs)
+{
+	const struct report_regression *g = NULL;
+
+	g_ptr_array_set_size(archs, 0);
+	for (; *from < in->nregressions && g == NULL; (*from)++) {
+		const struct report_regression *r = &in->regressions[*from];
+		int seen = 0;
+
+		if (!regression_counts(r) || r->culprit == NULL)
+			continue;
+		for (size_t k = 0; k < *from && !seen; k++) {
+			const struct report_regression *q = &in->regressions[k];
+
+			seen = regression_counts(q) && q->culprit != NULL &&
+			       strcmp(q->culprit, r->culprit) == 0 &&
+			       g_strcmp0(q->culprit_in, r->culprit_in) == 0;
+		}
+		if (!seen)
+			g = r;
+	}
+	for (size_t k = 0; g != NULL && k < in->nregressions; k++) {
+		const struct report_regression *r = &in->regressions[k];
+
+		if (regression_counts(r) && r->culprit != NULL &&
+		    strcmp(r->culprit, g->culprit) == 0 &&
+		    g_strcmp0(r->culprit_in, g->culprit_in) == 0)
+			add_unique(archs, arch_name(r->target ? r->target : "?"));
+	}
+	return g;
+}
+
+/* What the bisections found, so that a reader of this mail alone (the
+ * full report may come after the follow-up that names the culprit, and
+ * the first report of a branch after another branch's bisection) sees
+ * the cause: "Bisected on x86_64 and i386 to <commit> ("subject")." */
+static void put_culprits(GString *out, const struct report_input *in)
+{
+	GPtrArray *archs = g_ptr_array_new();
+	const struct report_regression *g;
+	size_t from = 0;
+
+	while ((g = culprit_group(in, &from, archs)) != NULL) {
+		GString *l = g_string_new(NULL);
+		char id[13];
+		int here = g->culprit_in == NULL ||
+			   strcmp(g->culprit_in, in->version) == 0;
+
+		if (here) {
+			g_string_append(l, "Bisected on ");
+			put_list(l, archs);
+			g_string_append(l, " to ");
+		} else {
+			g_string_append(l, "The same regressions on ");
+			put_list(l, archs);
+			g_string_append(l, " were bisected in ");
+			put_clean(l, g->culprit_in);
+			g_string_append(l, " to ");
+		}
+		snprintf(id, sizeof(id), "%s", g->culprit);
+		put_clean(l, id);
+		if (g->culprit_subject != NULL) {
+			g_string_append(l, " (\"");
+			put_clean(l, g->culprit_subject);
+			g_string_append(l, "\")");
+		}
+		g_string_append_c(l, '.');
+		report_wrap(out, l->str, "", WRAP_DROP_LEAD);
+		g_string_free(l, TRUE);
+	}
+	g_ptr_array_free(archs, TRUE);
+}
+
+
 void report_wrap(GString *out, const char *line, const char *indent,
 		 enum wrap_lead lead)
 {
@@ -669,6 +747,7 @@ static char *render(const struct report_input *in, const char *tested_by,
 	put_clean(out, in->farm);
 	g_string_append(out, ".\n\n");
 	put_verdict(out, in);
+	put_culprits(out, in);
 	put_build(out, in);
 	put_build_summary(out, in);
 	put_regressions(out, in);

@@ -45,6 +45,10 @@ struct report_regression {
 	/* NULL, or per also_in entry the link to rcgate's report in that
 	 * rc's thread (entries may be NULL) */
 	const char *const *also_links;
+	/* Its first bad commit, its subject, and the rc whose bisection
+	 * found it (this one or another that has the same regression); all
+	 * NULL when none has. */
+	const char *culprit, *culprit_subject, *culprit_in;
 };
 
 /* A regression of an earlier rc of the branch that passes in this one. */

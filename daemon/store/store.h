@@ -154,6 +154,9 @@ struct regression_row {		/* a regression as it occurs in a release */
 	const char *test, *target, *state, *diagnostic;
 	const char *also_in;	/* the other rcs it affects, "a b c", or NULL */
 	int flaky;
+	/* Its first bad commit, of this rc's bisection on its target, else
+	 * of another rc's (culprit_in: that rc's version); NULL if none. */
+	const char *culprit, *culprit_subject, *culprit_in;
 };
 struct gate_row {
 	int jobs, unfinished, infra, blocking, deadline_passed;

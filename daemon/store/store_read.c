@@ -153,7 +153,9 @@ static const char *const query_sql[] = {
 		" (SELECT group_concat(r2.version, ' ') FROM occurrence o2"
 		"  JOIN release r2 ON r2.id = o2.release_id"
 		"  WHERE o2.regression_id = g.id AND r2.id != o.release_id) AS also_in,"
-		" cb.culprit, cb.culprit_subject, cb.culprit_upstream"
+		" cb.culprit, cb.culprit_subject, cb.culprit_upstream,"
+		" (SELECT r3.version FROM release r3 WHERE r3.id = cb.release_id)"
+		"  AS culprit_in"
 		" FROM occurrence o JOIN regression g ON g.id = o.regression_id"
 		" JOIN release r ON r.id = o.release_id"
 		" LEFT JOIN regression_branch b ON b.regression_id = g.id"
@@ -582,7 +584,9 @@ static const struct column job_cols[] = {
 static const struct column regression_cols[] = {
 	COL(row, id, 'i'), COL(row, test, 's'), COL(row, target, 's'),
 	COL(row, state, 's'), COL(row, diagnostic, 's'), COL(row, also_in, 's'),
-	COL(row, flaky, 'n'), { NULL, 0, 0 },
+	COL(row, flaky, 'n'), COL(row, culprit, 's'),
+	COL(row, culprit_subject, 's'), COL(row, culprit_in, 's'),
+	{ NULL, 0, 0 },
 };
 #undef row
 #define row gate_row

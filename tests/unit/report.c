@@ -238,6 +238,77 @@ static void test_rerun_is_its_jobs(void **state)
 	free(text);
 }
 
+/* The report names what the bisections found: this rc's own culprit once
+ * for the targets it explains (the seventeenth week round's full report,
+ * sent after the follow-up, did not), another rc's for the regressions it
+ * shares (a second branch's first report, before its own bisection), and
+ * nothing for a regression without a culprit or one no longer counted. */
+static void test_culprits_named(void **state)
+{
+	static const char own[] = "5be20becab13a1c5fa76d02ad234bfbcaf768187";
+	static const char other[] = "de2e8240679c0a8c2b3e1f4a5d6c7b8e9f0a1b2c";
+	static const char subj[] = "ext4: properly sync file size update"
+				   " after O_DIRECT write";
+	static const struct report_target runs[] = {
+		{ "x86_64", "done", "6.6.64-rc2", 190, 32, 9, 14.4, NULL, NULL,
+		  NULL, 21, NULL, NULL, NULL, 0 },
+		{ "i386", "done", "6.6.64-rc2", 190, 32, 9, 14.4, NULL, NULL,
+		  NULL, 22, NULL, NULL, NULL, 0 },
+		{ "arm64", "done", "6.6.64-rc2", 190, 32, 9, 14.4, NULL, NULL,
+		  NULL, 23, NULL, NULL, NULL, 0 },
+	};
+	struct report_regression r[] = {
+		{ .id = 1, .test = "ext4.append_flags", .target = "x86_64",
+		  .state = "confirmed", .culprit = own, .culprit_subject = subj,
+		  .culprit_in = "6.6.64-rc2" },
+		{ .id = 2, .test = "ext4.append_flags", .target = "i386",
+		  .state = "confirmed", .culprit = own, .culprit_subject = subj,
+		  .culprit_in = "6.6.64-rc2" },
+		{ .id = 3, .test = "ext4.preadv_offset", .target = "x86_64",
+		  .state = "confirmed", .culprit = own, .culprit_subject = subj,
+		  .culprit_in = "6.6.64-rc2" },
+		{ .id = 4, .test = "ext4.append_flags", .target = "arm64",
+		  .state = "confirmed", .culprit = other,
+		  .culprit_subject = "ext4:\nforged", .culprit_in = "6.1.193-rc1" },
+		{ .id = 5, .test = "xfs.append_flags", .target = "arm64",
+		  .state = "confirmed" },
+		{ .id = 6, .test = "btrfs.append_flags", .target = "arm64",
+		  .state = "fixed", .culprit = "0123456789abcdef",
+		  .culprit_in = "6.6.64-rc2" },
+	};
+	struct report_input in;
+	char *text;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.farm = "rcgate";
+	in.version = "6.6.64-rc2";
+	in.targets = runs;
+	in.ntargets = 3;
+	in.regressions = r;
+	in.nregressions = 6;
+	text = report_text(&in);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\nRegressions on x86_64, i386, and arm64.\n"
+			       "Bisected on x86_64 and i386 to 5be20becab13"
+			       " (\"ext4: properly sync file size\nupdate after"
+			       " O_DIRECT write\").\nThe same regressions on"
+			       " arm64 were bisected in 6.1.193-rc1 to"
+			       " de2e8240679c\n(\"ext4: forged\").\n\n"
+			       "## Build\n"));
+	assert_null(strstr(text, "5be20becab13a1"));
+	assert_null(strstr(text, "0123456789ab"));
+	/* once each */
+	assert_null(strstr(strstr(text, "Bisected on") + 1, "Bisected on"));
+	free(text);
+	/* Nothing bisected: no such line. */
+	for (size_t i = 0; i < 6; i++)
+		r[i].culprit = NULL;
+	text = report_text(&in);
+	assert_null(strstr(text, "isected"));
+	free(text);
+}
+
 static const struct report_target infra_targets[] = {
 	{ "arm64", "done", "5.15.140-rc1", 50, 0, 0, 2.3, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 	{ "armv7", "infra_error", "5.15.140-rc1", 0, 0, 0, 600.0,
@@ -337,9 +408,10 @@ static void test_arch_lists(void **state)
 		{ "x86_64", "done", NULL, 1, 0, 0, 1.0, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0 },
 	};
 	static const struct report_regression both[] = {
-		{ 1, "a", "x86_64", NULL, "open", NULL, 0, NULL, NULL },
-		{ 2, "b", "arm64", NULL, "confirmed", NULL, 0, NULL, NULL },
-		{ 3, "c", "x86_64", NULL, "open", NULL, 0, NULL, NULL },
+		{ 1, "a", "x86_64", NULL, "open", NULL, 0, NULL, NULL, NULL, NULL, NULL },
+		{ 2, "b", "arm64", NULL, "confirmed", NULL, 0, NULL, NULL, NULL,
+		  NULL, NULL },
+		{ 3, "c", "x86_64", NULL, "open", NULL, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	struct report_input in;
 	char *text;
@@ -381,7 +453,7 @@ static void test_long_lines_wrap(void **state)
 		  "crash_osync_extend: st_size 4096 after power cut, expected >= 65536"
 		  " (O_SYNC|O_DIRECT extension not durable)\n"
 		  "see https://example.org/a/very/long/url/that/must/not/be/broken/at/all/ever/x",
-		  "open", NULL, 0, NULL, NULL },
+		  "open", NULL, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	struct report_input in;
 	char *text;
@@ -741,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_golden_shared_regression),
 		cmocka_unit_test(test_golden_clean),
 		cmocka_unit_test(test_rerun_is_its_jobs),
+		cmocka_unit_test(test_culprits_named),
 		cmocka_unit_test(test_golden_infra_error),
 		cmocka_unit_test(test_tested_by_rules),
 		cmocka_unit_test(test_arch_lists),
