@@ -37,7 +37,7 @@
 # found in 6.1.193-rc1; its branch lacks m3 and m5, so they are listed too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/gitlib.sh"
-git_test_begin 30 "bisect"
+git_test_begin 31 "bisect"
 good=$(GIT_DIR=$REPO git rev-parse "refs/heads/$B")
 IOMAP=fs/iomap/direct-io.c
 T=$(printf '\t')
@@ -288,6 +288,9 @@ check "6.6.64-rc1 (linux-6.6.y, built from its head) blocks on ext4 regressions"
 	[ "$(jqb .gate.verdict)" = block -a "$(jqb '.jobs[0].built_commit')" = "$rc6" -a \
 	  "$(jqb '[.regressions[] | select(.test | startswith("ext4."))] | length')" -ge 1 ]
 reg6=$(jqb '[.regressions[] | select(.test | startswith("ext4."))][0].id')
+report6=$(thread_mail "$msgid6" "Results from")
+check "6.6.64-rc1's report, before its own bisection, names 6.1.193-rc1's culprit for the regressions they share" \
+	sh -c "[ -n '$report6' ] && tr -s '\r\n' '  ' < '$report6' | grep -q 'The same regressions on x86_64 were bisected in 6.1.193-rc1 to ${culprit:0:12} '"
 diag "6.6.64-rc1: ext4 regressions $(jqb -c '[.regressions[] | select(.test | startswith("ext4.")) | .id]') (6.1.193-rc1's first: #$reg)"
 bisected "$reg6" 6.6.64-rc1 || diag "no answer in time for 6.6.64-rc1"
 printf '%s' "$BODY" > "$work/regression6.json"
