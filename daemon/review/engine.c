@@ -399,30 +399,48 @@ static int rerun_failures(struct store *st, const struct config *cfg,
 	return q;
 }
 
+/* Whether the rc already has run r's regression (its test on its target). */
+static int is_linked(const struct rowset *linked, const struct run_row *r)
+{
+	const struct regression_row *g = linked->v;
+
+	for (size_t i = 0; i < linked->n; i++)
+		if (strcmp(g[i].test, r->test) == 0 &&
+		    strcmp(g[i].target, r->target) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * A release still testing whose finished targets show a regression that
  * a rerun confirmed: reported now, not when its last job ends (the list's
  * deadline does not wait for a slow target). Failures of finished targets
  * are rerun now to confirm them. The report says which targets are still
- * running; the full one follows when they end. Once per release (the
- * store's query leaves releases that have a report).
+ * running; the full one follows when they end. Once per release; after
+ * it (reported), what a later rerun confirms is linked at once, so that
+ * it is bisected, or takes the culprit its rc's other targets found,
+ * before the last job ends (the eighteenth week round's i386 and arm64
+ * waited 69 s for armv7's rerun), and reported in the full report.
  */
 static int report_early(struct store *st, const struct config *cfg,
 			const char *base_url, void (*jobs_queued)(void),
-			int64_t id, char *err, size_t errlen)
+			const struct partial_row *p, char *err, size_t errlen)
 {
-	struct rowset rels = { 0 };
+	struct rowset rels = { 0 }, linked = { 0 };
 	struct release_runs rr = { 0 };
 	const struct release_row *rel;
 	const struct run_row *r;
 	int rc = -1, confirmed = 0;
 
-	if (store_release_get(st, id, &rels, err, errlen) < 0)
+	if (store_release_get(st, p->id, &rels, err, errlen) < 0)
 		goto out;
 	rel = rels.v;
 	if (rels.n == 0 || release_runs_load(st, rel, &rr, err, errlen) < 0)
 		goto out;
-	if (rerun_failures(st, cfg, id, &rr, jobs_queued, err, errlen) < 0)
+	if (rerun_failures(st, cfg, p->id, &rr, jobs_queued, err, errlen) < 0)
+		goto out;
+	if (p->reported &&
+	    store_release_regressions(st, p->id, &linked, err, errlen) < 0)
 		goto out;
 	r = rr.runs.v;
 	for (size_t i = 0; i < rr.runs.n; i++) {
@@ -430,14 +448,18 @@ static int report_early(struct store *st, const struct config *cfg,
 			baseline_status_of(&rr.base_runs, r[i].target, r[i].test) };
 
 		if (regress_classify(&t, (int)cfg->reruns) != CLASS_REGRESSION ||
-		    !regress_confirmed(&t))
+		    !regress_confirmed(&t) || is_linked(&linked, &r[i]))
 			continue;
 		if (link_run(st, cfg, rel, &r[i], &t, 0, err, errlen) < 0)
 			goto out;
 		confirmed++;
 	}
 	rc = 0;
-	if (confirmed > 0) {
+	if (confirmed > 0 && p->reported)
+		log_info("release=%s confirmed regressions=%d after its partial"
+			 " report: bisected now, reported in the full one",
+			 rel->version, confirmed);
+	else if (confirmed > 0) {
 		log_info("release=%s confirmed regressions=%d before its last"
 			 " job ended: partial report", rel->version, confirmed);
 		rc = reply_report(st, cfg, base_url, rel, rr.baseline, "pending",
@@ -445,6 +467,7 @@ static int report_early(struct store *st, const struct config *cfg,
 	}
 out:
 	rowset_free(&rels);
+	rowset_free(&linked);
 	release_runs_free(&rr);
 	return rc;
 }
@@ -550,14 +573,15 @@ int engine_run_once(struct store *st, const struct engine_context *c,
 	/* Confirmed regressions of releases still testing: reported now. */
 	if (store_releases_partial(st, &todo, err, errlen) < 0)
 		return -1;
-	ids = todo.v;
 	for (size_t i = 0; i < todo.n; i++) {
+		const struct partial_row *p =
+			&((const struct partial_row *)todo.v)[i];
 		char e2[512];
 
-		if (report_early(st, c->cfg, c->base_url, c->jobs_queued, ids[i],
+		if (report_early(st, c->cfg, c->base_url, c->jobs_queued, p,
 				 e2, sizeof(e2)) < 0) {
 			log_err("early report: release %lld: %s",
-				(long long)ids[i], e2);
+				(long long)p->id, e2);
 			errf(err, errlen, "%s", e2);
 			failed = 1;
 		}

@@ -185,9 +185,16 @@ int store_release_gate(struct store *, int64_t id, struct rowset *out,
 int store_releases_unanalysed(struct store *, struct rowset *out, char *err,
 			      size_t errlen);
 /* Releases still testing that have results (a job done, one unfinished)
- * and no report yet: where a confirmed regression is reported early. */
+ * and no report yet, where a confirmed regression is reported early; or
+ * a report and a job ended since with failures not yet rerun or linked,
+ * where they are rerun and what a rerun confirmed is linked (and
+ * bisected) without another report. */
+struct partial_row {
+	int64_t id;
+	int reported;
+};
 int store_releases_partial(struct store *, struct rowset *out, char *err,
-			   size_t errlen);
+			   size_t errlen);			/* partial_row */
 /* Announced rcs with a patch URL and no kernels that source.c has not
  * tried yet (source_todo rows), and the mark that it tried (error NULL:
  * resolved). */

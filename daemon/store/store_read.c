@@ -206,13 +206,29 @@ static const char *const query_sql[] = {
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id) AND NOT EXISTS"
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
 		"  " JOB_UNFINISHED_SQL ")",
+	/* Reported ones too while a job that ended with failures has
+	 * neither a rerun nor a regression linked by it: its failures are
+	 * rerun, and what a rerun confirms is bisected, before the last job
+	 * ends. A rerun that confirmed links its failures with its own id
+	 * (the newest failing job, Q_RELEASE_RUNS); a failure that is not
+	 * rerun (the baseline's too) keeps the release here until it
+	 * settles, as before its report. */
 	[Q_RELEASES_PARTIAL] =
-		"SELECT r.id FROM release r WHERE r.analysed IS NULL AND EXISTS"
+		"SELECT r.id, EXISTS (SELECT 1 FROM mail m WHERE m.kind = 'report'"
+		"  AND m.release_id = r.id) AS reported"
+		" FROM release r WHERE r.analysed IS NULL AND EXISTS"
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND"
 		"  j.state = 'done') AND EXISTS"
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
-		"  " JOB_UNFINISHED_SQL ") AND NOT EXISTS"
-		" (SELECT 1 FROM mail m WHERE m.kind = 'report' AND m.release_id = r.id)",
+		"  " JOB_UNFINISHED_SQL ") AND (NOT EXISTS"
+		" (SELECT 1 FROM mail m WHERE m.kind = 'report' AND m.release_id = r.id)"
+		" OR EXISTS (SELECT 1 FROM release_job j WHERE j.release_id = r.id"
+		"  AND j.state = 'done' AND EXISTS (SELECT 1 FROM result x"
+		"   WHERE x.job_id = j.id AND x.status = 'fail')"
+		"  AND NOT EXISTS (SELECT 1 FROM job k WHERE k.release_id = r.id"
+		"   AND k.rerun_of = j.id)"
+		"  AND NOT EXISTS (SELECT 1 FROM occurrence o"
+		"   WHERE o.release_id = r.id AND o.job_id = j.id)))",
 	/* Kept by 008-state-counts.sql's triggers: a few rows, not a scan. */
 	[Q_METRICS_JOBS] =
 		"SELECT state, n FROM state_count WHERE tbl = 'job'",
@@ -615,6 +631,11 @@ static const struct column source_cols[] = {
 };
 #undef row
 static const struct column id_cols[] = { { "id", 0, 'i' }, { NULL, 0, 0 } };
+#define row partial_row
+static const struct column partial_cols[] = {
+	COL(row, id, 'i'), COL(row, reported, 'n'), { NULL, 0, 0 },
+};
+#undef row
 #define row bisect_candidate
 static const struct column bisect_candidate_cols[] = {
 	COL(row, regression_id, 'i'), COL(row, release_id, 'i'),
@@ -750,7 +771,7 @@ int store_releases_unanalysed(struct store *st, struct rowset *out, char *err,
 int store_releases_partial(struct store *st, struct rowset *out, char *err,
 			   size_t errlen)
 {
-	return typed(st, out, sizeof(int64_t), id_cols, NULL,
+	return typed(st, out, sizeof(struct partial_row), partial_cols, NULL,
 		     Q_RELEASES_PARTIAL, err, errlen, "");
 }
 

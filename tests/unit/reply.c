@@ -859,6 +859,105 @@ static void test_partial_report(void **state)
 	mails_free(&m);
 }
 
+/*
+ * After the partial report, a failure of a target that ends later is
+ * rerun at once, and what the rerun confirms is linked then (so it is
+ * bisected, or takes the culprit of its rc's other targets), not when
+ * the rc's last job ends: in the eighteenth week round i386's and
+ * arm64's regressions, confirmed 4 s after x86_64's partial report,
+ * waited 69 s for armv7's rerun to end. No second partial report: the
+ * full one names them all.
+ */
+static void test_confirmed_after_partial_report(void **state)
+{
+	static const char sha[] =
+		"4fdd0172a8c3f41a97e92465b2ac1867e1c10d82d7aeed3d26ee7a5d14df1754";
+	struct fixture *f = *state;
+	struct artifact_in art[3] = {
+		{ "x86_64", "https://k.example/k.deb", sha, "deb", NULL, NULL, 0,
+		  NULL, NULL, NULL },
+		{ "i386", "https://k.example/k-i386.deb", sha, "deb", NULL, NULL,
+		  0, NULL, NULL, NULL },
+		{ "arm64", "https://k.example/k-arm64.deb", sha, "deb", NULL,
+		  NULL, 0, NULL, NULL, NULL },
+	};
+	struct result_row pass[] = {
+		{ "ext4.write_seq_512", "pass", NULL, 0, 0 },
+		{ "ext4.pwrite_seq_512", "pass", NULL, 0, 0 },
+	};
+	struct result_row fail[] = {
+		{ "ext4.write_seq_512", "fail", "write 2 of 8 (512 bytes):"
+		  " position 512, expected 1024", 0, 0 },
+		{ "ext4.pwrite_seq_512", "pass", NULL, 0, 0 },
+	};
+	struct kversion kv;
+	struct mails m;
+	struct rowset partial = { 0 };
+	struct job i386, arm, rerun;
+	char err[256], version[48];
+	json_t *regs;
+	int64_t id;
+
+	assert_int_equal(kversion_parse("6.1.63", &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, "6.1.63", &kv, NULL, art, 3,
+					      &id, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++)
+		test_engine_finish_next(f, "6.1.63", pass, 2);
+	run_once(f);
+	store_announcement(f, "announce-6.1.64-rc1.eml", "2099-01-01T00:00:00Z",
+			   version);
+	assert_int_equal(kversion_parse(version, &kv, err, sizeof(err)), 0);
+	assert_int_equal(store_release_create(f->st, version, &kv, NULL, art, 3,
+					      &id, err, sizeof(err)), 0);
+	test_engine_finish_next(f, version, fail, 2);		/* x86_64 */
+	assert_int_equal(store_job_claim(f->st, "w1", &i386, err, sizeof(err)), 1);
+	assert_int_equal(store_job_claim(f->st, "w2", &arm, err, sizeof(err)), 1);
+	assert_string_equal(i386.target, "i386");
+	assert_string_equal(arm.target, "arm64");
+	assert_int_equal(store_job_transition(f->st, i386.id, "fetching",
+					      "running", NULL, err, sizeof(err)), 1);
+	assert_int_equal(store_job_transition(f->st, arm.id, "fetching",
+					      "running", NULL, err, sizeof(err)), 1);
+	run_once(f);				/* x86_64's rerun queued */
+	test_engine_finish_next(f, version, fail, 2);	/* and fails */
+	run_once(f);
+	outbox(f, &m);
+	assert_int_equal(m.n, 1);
+	assert_non_null(strstr(m.text[0], "\nRegressions on x86_64.\nStill"));
+	mails_free(&m);
+
+	/* i386 fails while arm64 runs: rerun now, confirmed, linked. */
+	assert_int_equal(store_job_done(f->st, i386.id, fail, 2, 1.0, err,
+					sizeof(err)), 1);
+	run_once(f);
+	test_engine_finish_job(f, version, fail, 2, &rerun);
+	assert_string_equal(rerun.target, "i386");
+	run_once(f);
+	regs = store_rows(f->st, Q_REGRESSIONS, err, sizeof(err), "sslls",
+			  NULL, NULL, 50L, 0L, NULL);
+	assert_int_equal(json_array_size(regs), 2);
+	json_decref(regs);
+	/* Nothing more to do there until arm64 ends: no second report, and
+	 * the rc leaves the early pass. */
+	run_once(f);
+	outbox(f, &m);
+	assert_int_equal(m.n, 1);
+	mails_free(&m);
+	assert_int_equal(store_releases_partial(f->st, &partial, err,
+						sizeof(err)), 0);
+	assert_int_equal(partial.n, 0);
+	rowset_free(&partial);
+
+	/* arm64 passes: the full report names both. */
+	assert_int_equal(store_job_done(f->st, arm.id, pass, 2, 1.0, err,
+					sizeof(err)), 1);
+	run_once(f);
+	outbox(f, &m);
+	assert_int_equal(m.n, 2);
+	assert_non_null(strstr(m.text[1], "\nRegressions on x86_64 and i386.\n"));
+	mails_free(&m);
+}
+
 static void test_mail_allowed(void **state)
 {
 	static const struct {
@@ -988,6 +1087,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_report, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_confirmed_after_partial_report,
+						setup, teardown),
 		cmocka_unit_test(test_mail_allowed),
 		cmocka_unit_test(test_regzbot_range),
 	};
