@@ -198,6 +198,17 @@ static void test_golden_clean(void **state)
 /* A failure confirmed by a rerun: the rerun boots the kernel its job
  * built, so it is no build of its own, its lines say whose rerun it is,
  * and the total counts the kernel's tests once. */
+/* A report of version on targets t, from rcgate, and nothing else. */
+static void input_of(struct report_input *in, const char *version,
+		     const struct report_target *t, size_t n)
+{
+	memset(in, 0, sizeof(*in));
+	in->farm = "rcgate";
+	in->version = version;
+	in->targets = t;
+	in->ntargets = n;
+}
+
 static void test_rerun_is_its_jobs(void **state)
 {
 	static const struct report_target runs[] = {
@@ -215,11 +226,7 @@ static void test_rerun_is_its_jobs(void **state)
 	char *text;
 
 	(void)state;
-	memset(&in, 0, sizeof(in));
-	in.farm = "rcgate";
-	in.version = "6.6.64-rc2";
-	in.targets = runs;
-	in.ntargets = 2;
+	input_of(&in, "6.6.64-rc2", runs, 2);
 	text = report_text(&in);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "\n## Build Summary\n* x86_64: gcc (Debian"
@@ -280,11 +287,7 @@ static void test_culprits_named(void **state)
 	char *text;
 
 	(void)state;
-	memset(&in, 0, sizeof(in));
-	in.farm = "rcgate";
-	in.version = "6.6.64-rc2";
-	in.targets = runs;
-	in.ntargets = 3;
+	input_of(&in, "6.6.64-rc2", runs, 3);
 	in.regressions = r;
 	in.nregressions = 6;
 	text = report_text(&in);
@@ -357,11 +360,7 @@ static void test_tested_by_rules(void **state)
 	char *text;
 
 	(void)state;
-	memset(&in, 0, sizeof(in));
-	in.farm = "rcgate";
-	in.version = "6.1.66-rc1";
-	in.targets = clean_targets;
-	in.ntargets = 4;
+	input_of(&in, "6.1.66-rc1", clean_targets, 4);
 	in.tested_by = FARM_FROM;
 
 	/* No gate given, all clean: trailer. */
@@ -417,11 +416,7 @@ static void test_arch_lists(void **state)
 	char *text;
 
 	(void)state;
-	memset(&in, 0, sizeof(in));
-	in.farm = "rcgate";
-	in.version = "6.1.64-rc1";
-	in.targets = two;
-	in.ntargets = 2;
+	input_of(&in, "6.1.64-rc1", two, 2);
 	text = report_text(&in);
 	assert_non_null(strstr(text, "No regressions on arm64 and x86_64.\n"));
 	free(text);
@@ -459,11 +454,7 @@ static void test_long_lines_wrap(void **state)
 	char *text;
 
 	(void)state;
-	memset(&in, 0, sizeof(in));
-	in.farm = "rcgate";
-	in.version = "6.1.64-rc1";
-	in.targets = one;
-	in.ntargets = 1;
+	input_of(&in, "6.1.64-rc1", one, 1);
 	in.regressions = reg;
 	in.nregressions = 1;
 	text = report_text(&in);

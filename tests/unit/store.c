@@ -44,6 +44,17 @@ static void add_release(struct store *st, const char *version, size_t n)
 					      sizeof(err)), 0);
 }
 
+/* SQL run on the store's file beside the store, as an operator's
+ * sqlite3 would (rows the tests set up directly). */
+static void raw_exec(const char *db, const char *sql)
+{
+	sqlite3 *raw;
+
+	assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+}
+
 static void test_migrations(void **state)
 {
 	struct test_store *f = *state;
@@ -179,14 +190,12 @@ static void test_bisection_round_trip(void **state)
 	char err[256], sql[512];
 	int64_t rel, bid, b_job;
 	json_t *jobs;
-	sqlite3 *raw;
 
 	assert_int_equal(kversion_parse("6.1.193-rc1", &kv, err, sizeof(err)), 0);
 	assert_int_equal(store_release_create(f->st, "6.1.193-rc1", &kv, NULL, &a, 1,
 					      &rel, err, sizeof(err)), 0);
 	assert_int_equal(store_job_build_progress(f->st, 1, "done", 10, 10, bad,
 						  err, sizeof(err)), 0);
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO regression (id, signature, test, target, fs, state,"
 		 " first_seen, updated) VALUES (5, 's', 'ext4.write_seq_4096',"
@@ -195,8 +204,7 @@ static void test_bisection_round_trip(void **state)
 		 "INSERT INTO occurrence (regression_id, release_id, job_id, runs,"
 		 " fails, seen) VALUES (5, %lld, 1, 2, 2, 'x'), (6, %lld, 1, 2, 2, 'x');",
 		 (long long)rel, (long long)rel);
-	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(raw);
+	raw_exec(f->db, sql);
 
 	/* Built from git: not one that cannot be bisected. */
 	assert_int_equal(store_bisect_unbisectable(f->st, &rows, err, sizeof(err)), 0);
@@ -332,9 +340,7 @@ static void test_same_cause_named_once(void **state)
 	const char *up = "3db397056783ec773fce4afb24afd4203be3ffb7";
 	char sql[2048], err[256];
 	json_t *rows;
-	sqlite3 *raw;
 
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO release (id, version, branch, created) VALUES"
 		 " (1, '6.1.193-rc1', '6.1', 'x'), (2, '6.6.64-rc2', '6.6', 'x'),"
@@ -352,18 +358,14 @@ static void test_same_cause_named_once(void **state)
 		 "  '%s', 'x'),"
 		 " (5, 2, 2, 5, 'i386', 't', '-', 'g', 'a', 'b', 1, '', 'found',"
 		 "  '%s', 'x');", up, up, up, up, up);
-	assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(raw);
+	raw_exec(f->db, sql);
 	rows = store_rows(f->st, Q_BISECTION, err, sizeof(err), "i", (int64_t)4);
 	assert_non_null(rows);
 	assert_string_equal(json_string_value(json_object_get(
 		json_array_get(rows, 0), "same_cause_in")), "6.1.193-rc1 (6.1)");
 	json_decref(rows);
 	/* Two rcs: each once, the older first. */
-	assert_int_equal(sqlite3_open(f->db, &raw), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(raw, "UPDATE bisection SET state = 'found'"
-				      " WHERE id = 3", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(raw);
+	raw_exec(f->db, "UPDATE bisection SET state = 'found' WHERE id = 3");
 	rows = store_rows(f->st, Q_BISECTION, err, sizeof(err), "i", (int64_t)5);
 	assert_string_equal(json_string_value(json_object_get(
 		json_array_get(rows, 0), "same_cause_in")),
