@@ -148,6 +148,17 @@ static void put_verdict(GString *out, const struct report_input *in)
 }
 
 
+/* Whether q and r are counted regressions bisected to the same culprit
+ * by the same rc's bisection: one line of put_culprits. */
+static int same_culprit(const struct report_regression *q,
+			const struct report_regression *r)
+{
+	return regression_counts(q) && regression_counts(r) &&
+	       q->culprit != NULL && r->culprit != NULL &&
+	       strcmp(q->culprit, r->culprit) == 0 &&
+	       g_strcmp0(q->culprit_in, r->culprit_in) == 0;
+}
+
 /* The first bad commit of a counted regression that has one, grouped by
  * (culprit, the rc whose bisection found it) in the regressions' order;
  * fills archs with the group's arch names. NULL past the last group. */
@@ -163,22 +174,15 @@ culprit_group(const struct report_input *in, size_t *from, GPtrArray *archs)
 
 		if (!regression_counts(r) || r->culprit == NULL)
 			continue;
-		for (size_t k = 0; k < *from && !seen; k++) {
-			const struct report_regression *q = &in->regressions[k];
-
-			seen = regression_counts(q) && q->culprit != NULL &&
-			       strcmp(q->culprit, r->culprit) == 0 &&
-			       g_strcmp0(q->culprit_in, r->culprit_in) == 0;
-		}
+		for (size_t k = 0; k < *from && !seen; k++)
+			seen = same_culprit(&in->regressions[k], r);
 		if (!seen)
 			g = r;
 	}
 	for (size_t k = 0; g != NULL && k < in->nregressions; k++) {
 		const struct report_regression *r = &in->regressions[k];
 
-		if (regression_counts(r) && r->culprit != NULL &&
-		    strcmp(r->culprit, g->culprit) == 0 &&
-		    g_strcmp0(r->culprit_in, g->culprit_in) == 0)
+		if (same_culprit(r, g))
 			add_unique(archs, arch_name(r->target ? r->target : "?"));
 	}
 	return g;
