@@ -214,21 +214,21 @@ static const char *const query_sql[] = {
 	 * rerun (the baseline's too) keeps the release here until it
 	 * settles, as before its report. */
 	[Q_RELEASES_PARTIAL] =
-		"SELECT r.id, EXISTS (SELECT 1 FROM mail m WHERE m.kind = 'report'"
-		"  AND m.release_id = r.id) AS reported"
+		"SELECT id, reported FROM (SELECT r.id, EXISTS (SELECT 1 FROM mail m"
+		"  WHERE m.kind = 'report' AND m.release_id = r.id) AS reported"
 		" FROM release r WHERE r.analysed IS NULL AND EXISTS"
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND"
 		"  j.state = 'done') AND EXISTS"
 		" (SELECT 1 FROM release_job j WHERE j.release_id = r.id AND j.state IN"
-		"  " JOB_UNFINISHED_SQL ") AND (NOT EXISTS"
-		" (SELECT 1 FROM mail m WHERE m.kind = 'report' AND m.release_id = r.id)"
-		" OR EXISTS (SELECT 1 FROM release_job j WHERE j.release_id = r.id"
+		"  " JOB_UNFINISHED_SQL ")) p"
+		" WHERE NOT p.reported"
+		" OR EXISTS (SELECT 1 FROM release_job j WHERE j.release_id = p.id"
 		"  AND j.state = 'done' AND EXISTS (SELECT 1 FROM result x"
 		"   WHERE x.job_id = j.id AND x.status = 'fail')"
-		"  AND NOT EXISTS (SELECT 1 FROM job k WHERE k.release_id = r.id"
+		"  AND NOT EXISTS (SELECT 1 FROM job k WHERE k.release_id = p.id"
 		"   AND k.rerun_of = j.id)"
 		"  AND NOT EXISTS (SELECT 1 FROM occurrence o"
-		"   WHERE o.release_id = r.id AND o.job_id = j.id)))",
+		"   WHERE o.release_id = p.id AND o.job_id = j.id))",
 	/* Kept by 008-state-counts.sql's triggers: a few rows, not a scan. */
 	[Q_METRICS_JOBS] =
 		"SELECT state, n FROM state_count WHERE tbl = 'job'",
