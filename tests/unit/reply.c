@@ -786,6 +786,19 @@ static void test_followup_unexplained(void **state)
 	mails_free(&m);
 }
 
+/* Claims the next job, of target, for worker and leaves it running: a
+ * target still being tested while the engine decides. */
+static void start_job(struct fixture *f, const char *worker,
+		      const char *target, struct job *job)
+{
+	char err[256];
+
+	assert_int_equal(store_job_claim(f->st, worker, job, err, sizeof(err)), 1);
+	assert_string_equal(job->target, target);
+	assert_int_equal(store_job_transition(f->st, job->id, "fetching",
+					      "running", NULL, err, sizeof(err)), 1);
+}
+
 /*
  * A regression confirmed (x86_64 failed, and its rerun) while arm64 is
  * still running is reported then, saying in words that arm64 is not
@@ -824,10 +837,7 @@ static void test_partial_report(void **state)
 					      2, &id, err, sizeof(err)), 0);
 
 	finish_next(f, "fail", "6.1.64-rc1");		/* x86_64 */
-	assert_int_equal(store_job_claim(f->st, "w1", &arm, err, sizeof(err)), 1);
-	assert_string_equal(arm.target, "arm64");
-	assert_int_equal(store_job_transition(f->st, arm.id, "fetching", "running",
-					      NULL, err, sizeof(err)), 1);
+	start_job(f, "w1", "arm64", &arm);
 	run_once(f);		/* x86_64's failure is rerun now */
 	outbox(f, &m);
 	assert_int_equal(m.n, 0);
@@ -910,14 +920,8 @@ static void test_confirmed_after_partial_report(void **state)
 	assert_int_equal(store_release_create(f->st, version, &kv, NULL, art, 3,
 					      &id, err, sizeof(err)), 0);
 	test_engine_finish_next(f, version, fail, 2);		/* x86_64 */
-	assert_int_equal(store_job_claim(f->st, "w1", &i386, err, sizeof(err)), 1);
-	assert_int_equal(store_job_claim(f->st, "w2", &arm, err, sizeof(err)), 1);
-	assert_string_equal(i386.target, "i386");
-	assert_string_equal(arm.target, "arm64");
-	assert_int_equal(store_job_transition(f->st, i386.id, "fetching",
-					      "running", NULL, err, sizeof(err)), 1);
-	assert_int_equal(store_job_transition(f->st, arm.id, "fetching",
-					      "running", NULL, err, sizeof(err)), 1);
+	start_job(f, "w1", "i386", &i386);
+	start_job(f, "w2", "arm64", &arm);
 	run_once(f);				/* x86_64's rerun queued */
 	test_engine_finish_next(f, version, fail, 2);	/* and fails */
 	run_once(f);
