@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "protocol.h"
+#include "exer.h"
 #include "suite.h"
 
 #ifndef AGENT_VERSION
@@ -317,6 +318,21 @@ static int parse_only(const char *v, struct agent_config *cfg, char *err,
 	return 0;
 }
 
+static int parse_exer(const char *v, struct agent_config *cfg, char *err,
+		      size_t errlen)
+{
+	(void)cfg;
+	if (strcmp(v, RCGATE_EXER_DEEP) == 0)
+		exer_seed_factor = EXER_DEEP_FACTOR;
+	else if (strcmp(v, "default") == 0)
+		exer_seed_factor = 1;
+	else {
+		snprintf(err, errlen, "exer: deep or default");
+		return -1;
+	}
+	return 0;
+}
+
 static const struct cmdline_key {
 	const char *key;
 	int (*parse)(const char *v, struct agent_config *cfg, char *err,
@@ -330,6 +346,7 @@ static const struct cmdline_key {
 	{ RCGATE_KEY_EXPECT, parse_expect },
 	{ RCGATE_KEY_TIMEOUT, parse_timeout },
 	{ RCGATE_KEY_ONLY, parse_only },
+	{ RCGATE_KEY_EXER, parse_exer },
 };
 
 static void config_defaults(struct agent_config *cfg)
@@ -1255,7 +1272,8 @@ static void __attribute__((noreturn)) init_main(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rcgate-agent --dir <path> [--fs name] [--timeout seconds] [--only test,...]\n"
+	fprintf(f, "usage: rcgate-agent --dir <path> [--fs name] [--timeout seconds] [--only test,...] [--deep]\n"
+		   "       rcgate-agent --dir <path|device> --replay SEED [--ops N,N,...] [--nops N]\n"
 		   "       rcgate-agent --dir <path> [--fs name] --phase "
 		   RCGATE_PHASE_CRASH_WRITE "\n"
 		   "       rcgate-agent --dir <path> [--fs name] --phase "
@@ -1267,6 +1285,19 @@ static void usage(FILE *f)
 		   " from /proc/cmdline.\n");
 }
 
+/* A decimal in [lo, hi], or -1. */
+static long number_arg(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+		return -1;
+	return v;
+}
+
 static int host_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1276,6 +1307,10 @@ static int host_main(int argc, char **argv)
 		{ "phase", required_argument, NULL, 'p' },
 		{ "expect", required_argument, NULL, 'e' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "replay", required_argument, NULL, 'r' },
+		{ "ops", required_argument, NULL, 'O' },
+		{ "nops", required_argument, NULL, 'N' },
+		{ "deep", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1287,11 +1322,34 @@ static int host_main(int argc, char **argv)
 	struct crash_slot slots[CRASH_PROMISES];
 	unsigned int nslots;
 	char err[256];
+	const char *replay_ops = NULL;
+	long replay = -1, nops = 0;
 	int c;
 
 	config_defaults(&cfg);
 	while ((c = getopt_long(argc, argv, "d:f:t:p:e:o:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			replay = number_arg(optarg, 1, 0x7fffffffL);
+			if (replay < 0) {
+				fprintf(stderr, "rcgate-agent: --replay: a seed number\n");
+				return 2;
+			}
+			break;
+		case 'O':
+			replay_ops = optarg;
+			break;
+		case 'N':
+			nops = number_arg(optarg, 1, EXER_MAX_OPS);
+			if (nops < 0) {
+				fprintf(stderr, "rcgate-agent: --nops: 1-%d\n",
+					EXER_MAX_OPS);
+				return 2;
+			}
+			break;
+		case 'D':
+			exer_seed_factor = EXER_DEEP_FACTOR;
+			break;
 		case 'd':
 			dir = optarg;
 			break;
@@ -1334,6 +1392,10 @@ static int host_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (replay >= 0)
+		return exer_replay(dir, (unsigned int)replay, replay_ops,
+				   nops > 0 ? (unsigned int)nops : EXER_DEFAULT_OPS,
+				   stdout);
 	config_finish(&cfg);
 	if (phase_check(&cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rcgate-agent: %s\n", err);

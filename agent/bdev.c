@@ -31,6 +31,7 @@
 #include <linux/fs.h>
 
 #include "dio.h"
+#include "exer.h"
 #include "suite.h"
 
 #define MIB (1024 * KIB)
@@ -1228,6 +1229,12 @@ static const struct suite_test bdev_table[] = {
 	BDEV("bdev_efault", test_bdev_efault, 36),
 	/* From the end: the last WIN bytes. */
 	BDEV("bdev_eod", test_bdev_eod, -6),
+	/* exer.c: random operations on the device's last 2 MiB. */
+	{ .name = "exer_bdev", .run = test_exer, .block_size = 512,
+	  .nblocks = 1, .blocks_per_call = 1, .write_op = OP_PWRITE,
+	  .read_op = RD_PREAD, .window = -6,
+	  .exer_seed = EXER_PROFILE_BDEV * EXER_SEEDS_PER_PROFILE + 1,
+	  .exer_seeds = 3, .exer_ops = EXER_DEFAULT_OPS },
 };
 
 const struct suite_test *bdev_tests(size_t *n)

@@ -279,6 +279,22 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "8184620ae212 btrfs: fix lost file sync on direct IO write with nowait and dsync iocb") \
 	X("crash_fsync_append", RCGATE_ALL_FS,                                 \
 	  "Two boots: 16 O_APPEND|O_DIRECT write()s (position checked after each), fsync() returns, power cut, then the size and every byte must be on disk.", \
-	  "fsync after direct appends (logs, WALs) does not persist them: a crash loses records the application had synced.", "")
+	  "fsync after direct appends (logs, WALs) does not persist them: a crash loses records the application had synced.", "") \
+	X("exer_sync", RCGATE_ALL_FS,                                          \
+	  "Seeded random sequences of the read/write syscall families (every RWF flag, positional and not, direct, buffered and O_APPEND, faulting, never-touched and misaligned buffers), fallocate modes, truncate, SEEK_DATA/SEEK_HOLE and syncs, each answer held to its contract and the file checked against a model after every step; a failure is shrunk to the fewest operations that still fail.", \
+	  "A data operation returned what its contract forbids or left the file differing from what the calls before it promised (wrong data, size or position): file corruption or a broken syscall.", \
+	  "") \
+	X("exer_async", RCGATE_ALL_FS,                                         \
+	  "The exerciser over native AIO (several iocbs per submit, RWF_DSYNC and RWF_NOWAIT) and io_uring (plain, vectored, fixed buffers, registered files, a write linked to a read), with fallocate and truncate between them, checked against the model after every step.", \
+	  "An asynchronous direct or buffered I/O completed with a wrong result or left wrong data, size or page cache: file corruption seen only by AIO/io_uring users (databases, QEMU).", \
+	  "") \
+	X("exer_mixed", RCGATE_ALL_FS,                                         \
+	  "The exerciser over every path at once: syscalls, AIO, io_uring, mmap stores and loads, splice both ways, sendfile, copy_file_range, FICLONERANGE, fallocate, truncate, writes from a mapping of the file itself or of another file, checked through buffered, direct and mmap reads.", \
+	  "Two ways of reaching the same data disagree (page cache vs. disk, mapping vs. read) or a copy, clone or splice moved the wrong bytes: file corruption.", \
+	  "") \
+	X("exer_bdev", "bdev",                                                 \
+	  "The exerciser on the last 2 MiB of a raw block device: the syscall families, AIO, io_uring, mmap, splice, fallocate punch/zero and BLKZEROOUT, writes across the device's end (short, then ENOSPC), checked against a model after every step.", \
+	  "The block layer returned a wrong count or left wrong data on the device (across its end, with RWF_NOWAIT, from a faulting buffer): raw device corruption.", \
+	  "")
 
 #endif

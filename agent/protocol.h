@@ -34,6 +34,14 @@
 /* Only these tests of the suite, by name (write_seq,append_4096): a
  * bisection step runs the failing tests alone. */
 #define RCGATE_KEY_ONLY "rcgate.only"
+/* The name "exer" in rcgate.only stands for the exerciser's rows (every
+ * test whose name starts with "exer_"): the suite without the
+ * hand-written tests ([jobs] suite = exer). */
+#define RCGATE_ONLY_EXER "exer"
+/* "deep": the exerciser's rows run EXER_DEEP_FACTOR times their seeds
+ * ([jobs] suite = deep); "default" or absent: the fixed seed set. */
+#define RCGATE_KEY_EXER "rcgate.exer"
+#define RCGATE_EXER_DEEP "deep"
 /*
  * The name "smoke" in rcgate.only stands for these tests: a quick subset
  * (the 6.1.64 pair, each submission path, one layout) for boots whose

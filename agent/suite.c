@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exer.h"
 #include "suite.h"
 
 /* Buffers for O_DIRECT: page alignment satisfies every device we boot. */
@@ -754,6 +755,12 @@ out:
 	{ .name = nm, .run = fn, .block_size = bs, .nblocks = 1,               \
 	  .blocks_per_call = 1, .write_op = OP_PWRITE, .read_op = RD_PREAD,    \
 	  .flags = tf, .rwf = rw }
+/* An exerciser row: seeds profile*1000+1 .. +n, ops per seed. */
+#define EXER(nm, profile, n, ops)                                             \
+	{ .name = nm, .run = test_exer, .block_size = 4096, .nblocks = 1,      \
+	  .blocks_per_call = 1, .write_op = OP_PWRITE, .read_op = RD_PREAD,    \
+	  .exer_seed = (profile) * EXER_SEEDS_PER_PROFILE + 1,                 \
+	  .exer_seeds = n, .exer_ops = ops }
 #define EXTEND(nm, bs, per, fl, wop, rop, sop)                                  \
 	ROW(nm "_" #bs, test_extend, bs, per, fl, wop, rop, sop, MIS_NONE, 0)
 #define PER_BS(bs)                                                             \
@@ -825,6 +832,10 @@ static const struct suite_test tests[] = {
 	DIO("aio_fallocate", test_aio_fallocate, 4096, 0, 0),
 	DIO("aio_close", test_aio_close, 4096, 0, 0),
 	DIO("splice_read", test_splice_read, 4096, 0, 0),
+	/* exer.c: seeded random operations checked against a model. */
+	EXER("exer_sync", EXER_PROFILE_SYNC, 3, EXER_DEFAULT_OPS),
+	EXER("exer_async", EXER_PROFILE_ASYNC, 3, EXER_DEFAULT_OPS),
+	EXER("exer_mixed", EXER_PROFILE_MIXED, 3, EXER_DEFAULT_OPS),
 };
 
 #define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \
@@ -1122,6 +1133,10 @@ int suite_selected(const char *only, const char *name)
 			return 1;
 		if (n == gl && strncmp(p, RCGATE_ONLY_SMOKE, n) == 0 &&
 		    suite_selected(RCGATE_SMOKE_TESTS, name))
+			return 1;
+		if (n == strlen(RCGATE_ONLY_EXER) &&
+		    strncmp(p, RCGATE_ONLY_EXER, n) == 0 &&
+		    strncmp(name, RCGATE_ONLY_EXER "_", n + 1) == 0)
 			return 1;
 		p += n;
 		if (*p == ',')

@@ -155,6 +155,10 @@ struct suite_test {
 	/* bdev.c: the test's window of the device, in MiB from its start
 	 * (negative: from its end). */
 	int window;
+	/* exer.c: the first seed, how many, operations per seed. */
+	unsigned int exer_seed;
+	unsigned int exer_seeds;
+	unsigned int exer_ops;
 };
 
 struct suite_counts {

@@ -154,7 +154,7 @@ struct config {
 	char *filesystems;	/* "ext4 xfs btrfs": one disk and suite each */
 	char *kernel_args;	/* added to every guest's command line */
 	long crash_test;	/* 1: power-cut test after the suite */
-	char *suite;		/* "all" or "smoke" (rcgate.only=smoke) */
+	char *suite;		/* "all", "smoke", "deep" or "exer" (boot.c) */
 	long max_artifact_mb;
 	long max_body_kb;
 	long max_connections, max_connections_per_ip;

@@ -30,7 +30,8 @@ struct directive {
 static const char *const accel_choices[] = { "auto", "tcg", "kvm", NULL };
 static const char *const source_choices[] = { "patch", "git", NULL };
 static const char *const sandbox_choices[] = { "bwrap", "none", NULL };
-static const char *const suite_choices[] = { "all", "smoke", NULL };
+static const char *const suite_choices[] = { "all", "smoke", "deep", "exer",
+					      NULL };
 static const char *const level_choices[] = { "error", "warn", "info", "debug", NULL };
 
 static const struct directive directives[] = {
@@ -120,7 +121,7 @@ static const struct directive directives[] = {
 	{ "jobs", "crash_test", D_LONG, OFF(crash_test), "1", 0, 1, NULL,
 	  "1: after the suite, the power-cut test (two more boots)" },
 	{ "jobs", "suite", D_ENUM, OFF(suite), "all", 0, 0, suite_choices,
-	  "all: the whole in-guest suite; smoke: its quick subset (agent/protocol.h RCGATE_SMOKE_TESTS, rcgate.only=smoke), for farms and tests whose point is the boot, not the suite" },
+	  "all: the whole in-guest suite; smoke: its quick subset (agent/protocol.h RCGATE_SMOKE_TESTS, rcgate.only=smoke), for farms and tests whose point is the boot, not the suite; deep: the whole suite with the exerciser's seeds times five (rcgate.exer=deep), for nights and idle hosts; exer: the exerciser's rows alone" },
 	{ "fetch", "local_dirs", D_STRING, OFF(local_dirs), "", 0, 0, NULL,
 	  "directories whose files file:// artifact URLs may name (space-separated); empty: none" },
 	{ "fetch", "allow_networks", D_STRING, OFF(allow_networks), "", 0, 0, NULL,

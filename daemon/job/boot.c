@@ -457,15 +457,26 @@ const struct phase phase_place = {
 /* The suite's boot plan: a job with only_tests runs only those (a
  * bisection step the tests it judges by, a rerun the failures it confirms:
  * engine.c rerun_only; no other job has them); else [jobs] suite = smoke
- * runs the agent's smoke group. */
+ * runs the agent's smoke group, exer the exerciser's rows alone, deep the
+ * whole suite with the exerciser's deep seed set. */
 static void suite_plan(struct jobrun *r, struct boot_plan *plan, char *only,
 		       size_t len)
 {
+	const char *suite = sched_ctx.cfg->suite;
+	/* A deep run's reruns and bisection steps run the same seeds. */
+	const char *deep = strcmp(suite, "deep") == 0 ?
+				   " " RCGATE_KEY_EXER "=" RCGATE_EXER_DEEP : "";
+
 	only[0] = '\0';
 	if (r->job->only_tests[0] != '\0')
-		snprintf(only, len, RCGATE_KEY_ONLY "=%s", r->job->only_tests);
-	else if (strcmp(sched_ctx.cfg->suite, "smoke") == 0)
+		snprintf(only, len, RCGATE_KEY_ONLY "=%s%s", r->job->only_tests,
+			 deep);
+	else if (strcmp(suite, "smoke") == 0)
 		snprintf(only, len, RCGATE_KEY_ONLY "=" RCGATE_ONLY_SMOKE);
+	else if (strcmp(suite, "exer") == 0)
+		snprintf(only, len, RCGATE_KEY_ONLY "=" RCGATE_ONLY_EXER);
+	else
+		snprintf(only, len, "%s", deep + (deep[0] != '\0'));
 	*plan = (struct boot_plan){ NULL, &r->disks, only, RCGATE_MARKER,
 				    r->accel, r->timeout_s };
 }

@@ -404,7 +404,10 @@ static void test_bdev_table(void **state)
 				      min + (long long)tb[j].window * (1LL << 20);
 
 			assert_string_not_equal(tb[i].name, tb[j].name);
-			assert_true(a + win <= b || b + win <= a);
+			/* The exerciser takes the device's last 2 MiB as it
+			 * finds them (its model starts from what is there). */
+			if (tb[i].exer_seeds == 0 && tb[j].exer_seeds == 0)
+				assert_true(a + win <= b || b + win <= a);
 		}
 	}
 }
