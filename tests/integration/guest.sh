@@ -5,11 +5,11 @@
 # through the API; a guest that never finishes is destroyed at the timeout
 # and ends as an infra error with its console log kept.
 . "$(dirname "$0")/lib.sh"
-echo "1..22"
+echo "1..23"
 mapfile -t k < <(kernel_deb x86_64)
 DEB=${k[0]:-}; SHA=${k[1]:-}
 if [ ! -f "$DEB" ]; then
-	for i in $(seq 1 21); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
+	for i in $(seq 1 22); do skip_test "guest test $i" "no kernel package: run scripts/setup"; done
 	exit 0
 fi
 # This test is the suite's own: the whole of it ([jobs] suite = all).
@@ -30,8 +30,10 @@ check "suite = all ran the whole suite, beyond the smoke group ($npass pass)" \
 	[ "$(jqb '[.jobs[0].results[].test | select(. == "ext4.efault_buffer" or . == "ext4.punch_zero_collapse")] | length')" = 2 ]
 check "position tests ran on ext4" [ "$(jqb '[.jobs[0].results[].test | select(startswith("ext4.write_seq_"))] | length')" -ge 2 ]
 check "the suite also ran on xfs and btrfs (one disk each)" [ "$(jqb '[.jobs[0].results[] | select(.test == "xfs.write_seq_512" or .test == "btrfs.write_seq_512") | .status] | join(" ")')" = "pass pass" ]
-check "the block-device suite ran on a raw disk and passed (bdev.*)" \
-	[ "$(jqb '[.jobs[0].results[] | select(.test | startswith("bdev.")) | .status] | join(" ")')" = "pass pass pass pass pass pass pass pass" ]
+check "the block-device suite ran on a raw disk and passed (bdev.*, the exerciser's row too)" \
+	[ "$(jqb '[.jobs[0].results[] | select(.test | startswith("bdev.")) | .status] | join(" ")')" = "pass pass pass pass pass pass pass pass pass" ]
+check "the exerciser's rows ran on ext4, xfs, btrfs and the raw disk and passed" \
+	[ "$(jqb '[.jobs[0].results[] | select(.test | test("^[a-z0-9]+\\.exer_")) | .status] | join(" ")')" = "$(printf 'pass %.0s' $(seq 10) | sed 's/ $//')" ]
 check "the power-cut test passed: O_SYNC|O_DIRECT extension is durable" [ "$(jqb '[.jobs[0].results[] | select(.test == "ext4.crash_osync_extend") | .status] | join("")')" = pass ]
 promises=$(jqb '[.jobs[0].results[] | select(.test | test("^(ext4|xfs|btrfs)\\.crash_")) | "\(.test)=\(.status)"] | sort | join(" ")')
 want=$(for fs in btrfs ext4 xfs; do for t in aio_dsync fdatasync_extend fsync_append odsync_extend osync_extend uring_dsync; do printf '%s.crash_%s=pass ' $fs $t; done; done)
