@@ -96,7 +96,8 @@ static int fetch_exec(struct jobrun *r)
 	snprintf(adir, sizeof(adir), "%s/artifacts", sched_ctx.cache_dir);
 	if (mkdir_p(adir, 0755, err, sizeof(err)) < 0 ||
 	    fetch_artifact(job->url, job->sha256, adir,
-			   sched_ctx.cfg->max_artifact_mb << 20, r->artifact,
+			   sched_ctx.cfg->max_artifact_mb << 20, NULL,
+			   r->artifact,
 			   sizeof(r->artifact), r->log, r->cancel, err,
 			   sizeof(err)) < 0) {
 		infra(r, "fetch", err);
@@ -104,7 +105,8 @@ static int fetch_exec(struct jobrun *r)
 	}
 	if (job->modules_url[0] != '\0' &&
 	    fetch_artifact(job->modules_url, job->modules_sha256, adir,
-			   sched_ctx.cfg->max_artifact_mb << 20, r->modules,
+			   sched_ctx.cfg->max_artifact_mb << 20, NULL,
+			   r->modules,
 			   sizeof(r->modules), r->log, r->cancel, err,
 			   sizeof(err)) < 0) {
 		infra(r, "fetch", err);
@@ -125,8 +127,7 @@ static int source_exec(struct jobrun *r)
 
 	if (buildjob_fetch(r->job, sched_ctx.cfg, sched_ctx.cache_dir, r->dir,
 			   r->log, r->cancel, &r->bsrc, err, sizeof(err)) < 0) {
-		if (!*r->cancel)
-			infra(r, "fetch", err);
+		infra(r, "fetch", err);
 		return PHASE_STOP;
 	}
 	if (r->bsrc.commit[0] != '\0') {
