@@ -100,7 +100,11 @@ static int fetch_exec(struct jobrun *r)
 			   r->artifact,
 			   sizeof(r->artifact), r->log, r->cancel, err,
 			   sizeof(err)) < 0) {
-		infra(r, "fetch", err);
+		/* A cancel or a clean stop is not the download's failure:
+		 * the job keeps its attempt (sched_stop requeues it) and
+		 * resumes the partial file at the next start. */
+		if (!*r->cancel)
+			infra(r, "fetch", err);
 		return PHASE_STOP;
 	}
 	if (job->modules_url[0] != '\0' &&
@@ -109,7 +113,8 @@ static int fetch_exec(struct jobrun *r)
 			   r->modules,
 			   sizeof(r->modules), r->log, r->cancel, err,
 			   sizeof(err)) < 0) {
-		infra(r, "fetch", err);
+		if (!*r->cancel)
+			infra(r, "fetch", err);
 		return PHASE_STOP;
 	}
 	return PHASE_NEXT;
@@ -127,7 +132,8 @@ static int source_exec(struct jobrun *r)
 
 	if (buildjob_fetch(r->job, sched_ctx.cfg, sched_ctx.cache_dir, r->dir,
 			   r->log, r->cancel, &r->bsrc, err, sizeof(err)) < 0) {
-		infra(r, "fetch", err);
+		if (!*r->cancel)
+			infra(r, "fetch", err);
 		return PHASE_STOP;
 	}
 	if (r->bsrc.commit[0] != '\0') {
