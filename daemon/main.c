@@ -287,9 +287,14 @@ static int prepare(struct daemon *d, const struct options *o)
 		snprintf(d->cache, sizeof(d->cache), "%s", cfg->cache_dir);
 	else
 		snprintf(d->cache, sizeof(d->cache), "%s/cache", cfg->state_dir);
-	if (mkdir_p(cfg->state_dir, 0755, err, sizeof(err)) < 0 ||
+	/* The state dir holds the token hashes and every log: its user's
+	 * alone (the API serves what is public). The cache holds only what
+	 * anyone may download or build, and may be shared: its modes are the
+	 * operator's, and what rcgated adds follows the umask (077). */
+	if (mkdir_p(cfg->state_dir, 0700, err, sizeof(err)) < 0 ||
 	    mkdir_p(d->cache, 0755, err, sizeof(err)) < 0 ||
 	    drop_privileges(cfg, d->cache, err, sizeof(err)) < 0 ||
+	    state_dir_private(cfg->state_dir, d->cache, err, sizeof(err)) < 0 ||
 	    store_check(d->db, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rcgated: %s\n", err);
 		return -1;
@@ -436,6 +441,8 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int rc;
 
+	/* Before anything opens a descriptor or creates a file. */
+	inherit_reset();
 	parse_args(argc, argv, &o);
 	/* Before any thread: glibc gives each thread that allocates an arena
 	 * of its own, up to 8 per core, each kept once touched; the HTTP

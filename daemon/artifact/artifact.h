@@ -290,20 +290,39 @@ int fetch_pin_host(const char *host, int port, char *out, size_t outlen,
 /* Accepts http and https URLs that libcurl can parse, and file URLs of
  * files under local_dirs. */
 int fetch_url_check(const char *url, char *err, size_t errlen);
+/* Where a download's redirects may lead beyond what fetch_url_check and
+ * allow_networks allow (a NULL scope or pin: anywhere they do). pin is
+ * called with every hop's absolute URL before it is requested and puts
+ * the URL to request in out (the same, or what the caller's rules make
+ * of it), or returns -1 with err: the first URL's rules, hop by hop. */
+struct fetch_scope {
+	int (*pin)(void *arg, const char *url, char *out, size_t outlen,
+		   char *err, size_t errlen);
+	void *arg;
+};
+/* One redirect from from to to (hop counts from 1): an http(s) URL that
+ * scope allows, at most 5 hops. out gets the URL to request; -1 with err
+ * naming both URLs when refused. */
+int fetch_redirect_check(const char *from, const char *to, int hop,
+			 const struct fetch_scope *scope, char *out,
+			 size_t outlen, char *err, size_t errlen);
 /* Makes sure <cache_dir>/<sha256> holds the artifact, downloading url if it
  * is not cached; verifies the hash before the file appears there. One
  * fetch per hash at a time; a set *cancel (may be NULL) stops it within a
- * fraction of a second, even a stalled one. Progress and errors are
+ * fraction of a second, even a stalled one. Redirects are followed within
+ * scope (may be NULL), each hop in the job log. Progress and errors are
  * written to joblog (may be NULL). path gets the cached file's path. */
 int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
-		   long max_bytes, char *path, size_t pathlen, FILE *joblog,
-		   const atomic_int *cancel, char *err, size_t errlen);
+		   long max_bytes, const struct fetch_scope *scope, char *path,
+		   size_t pathlen, FILE *joblog, const atomic_int *cancel,
+		   char *err, size_t errlen);
 
 /* For a file whose hash nobody published (an rc's stable-review patch):
  * downloads url with the same checks, learns its sha256 and keeps it in
  * the cache under it. Concurrent calls for one URL download twice. */
 int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
-		char *path, size_t pathlen, char sha256[65], FILE *joblog,
-		const atomic_int *cancel, char *err, size_t errlen);
+		const struct fetch_scope *scope, char *path, size_t pathlen,
+		char sha256[65], FILE *joblog, const atomic_int *cancel,
+		char *err, size_t errlen);
 
 #endif /* RCGATE_ARTIFACT_H */

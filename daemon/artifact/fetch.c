@@ -4,6 +4,9 @@
  * content-addressed cache (<cache>/<sha256>). A download lands in
  * <cache>/partial/<sha256> first, resumes from there after a failure,
  * is hashed, and only a file whose SHA-256 matches is renamed into place.
+ * Redirects are followed here, not by libcurl: every hop is judged as the
+ * first URL was (http or https, the caller's scope, allow_networks at
+ * connect) before it is requested, and named in the job log.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +30,8 @@
 #include "artifact/artifact.h"
 
 #define FETCH_TRIES 4
+#define MAX_REDIRECTS 5
+#define MAX_REDIRECT_BODY (64 << 10)	/* a 3xx's page, read and dropped */
 #define MAX_LOCAL_DIRS 16
 #define MAX_NETS 32
 
@@ -326,7 +331,54 @@ out:
 	return rc;
 }
 
+int fetch_redirect_check(const char *from, const char *to, int hop,
+			 const struct fetch_scope *scope, char *out,
+			 size_t outlen, char *err, size_t errlen)
+{
+	char why[512];
+	CURLU *u;
+	char *scheme = NULL;
+	int web;
+
+	if (to == NULL || to[0] == '\0') {
+		errf(err, errlen, "%.500s: redirect without a Location", from);
+		return -1;
+	}
+	if (hop > MAX_REDIRECTS) {
+		errf(err, errlen, "%.500s: more than %d redirects", from,
+		     MAX_REDIRECTS);
+		return -1;
+	}
+	if (strlen(to) >= outlen || strlen(to) > 2000) {
+		errf(err, errlen, "redirect from %.500s to a URL of %zu bytes"
+		     " refused", from, strlen(to));
+		return -1;
+	}
+	u = curl_url();
+	web = u != NULL && curl_url_set(u, CURLUPART_URL, to, 0) == CURLUE_OK &&
+	      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	      (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	if (!web) {
+		errf(err, errlen, "redirect from %.500s to %.500s refused:"
+		     " not an http or https URL", from, to);
+		return -1;
+	}
+	if (scope == NULL || scope->pin == NULL) {
+		snprintf(out, outlen, "%s", to);
+		return 0;
+	}
+	if (scope->pin(scope->arg, to, out, outlen, why, sizeof(why)) < 0) {
+		errf(err, errlen, "redirect from %.500s to %.500s refused: %s",
+		     from, to, why);
+		return -1;
+	}
+	return 0;
+}
+
 struct download {
+	CURL *curl;
 	FILE *out;
 	FILE *joblog;
 	long max_bytes;
@@ -334,6 +386,7 @@ struct download {
 	curl_off_t have;	/* bytes already on disk before this try */
 	curl_off_t written;	/* bytes added by this try */
 	double last_report;
+	long dropped;		/* bytes of redirect pages dropped */
 	int too_big;
 	char refused[160];	/* why a connection was not allowed */
 };
@@ -362,7 +415,14 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct download *d = userdata;
 	size_t n = size * nmemb;
+	long code = 0;
 
+	/* A redirect's own page is not the artifact. */
+	curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 300 && code < 400) {
+		d->dropped += (long)n;
+		return d->dropped > MAX_REDIRECT_BODY ? 0 : n;
+	}
 	if (d->have + d->written + (curl_off_t)n > d->max_bytes) {
 		d->too_big = 1;
 		return 0;
@@ -446,18 +506,78 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
 	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
+/* The options every request of a transfer shares; the URL is set per hop. */
+static void transfer_setup(CURL *c, struct download *d, long max_bytes,
+			   char *curlerr)
+{
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* Redirects are fetch_once's: each hop is checked before it is
+	 * requested. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, d);
+	/* A stalled server (under 1 KiB/s for 60 s) is a transient error. */
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_bytes);
+	curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, d->have);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, d);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, d);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "rcgated/" RCGATE_VERSION);
+}
+
+/* The requests of one transfer, hop by hop: CURLE_OK with the last
+ * response's code, or libcurl's error; -1 (err set) when a redirect is
+ * refused. at holds the URL last requested. */
+static int follow(CURL *c, const char *url, const struct fetch_scope *scope,
+		  FILE *joblog, char *at, size_t atlen, long *code,
+		  CURLcode *cc, char *err, size_t errlen)
+{
+	char next[2048];
+
+	snprintf(at, atlen, "%s", url);
+	for (int hop = 1;; hop++) {
+		char *location = NULL;
+
+		curl_easy_setopt(c, CURLOPT_URL, at);
+		*cc = curl_easy_perform(c);
+		*code = 0;
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
+		if (*cc != CURLE_OK || *code < 300 || *code >= 400)
+			return 0;
+		curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location);
+		if (joblog != NULL)
+			joblog_write(joblog, "fetch: redirect %d (%ld): %s -> %s",
+				hop, *code, at,
+				location != NULL ? location : "(none)");
+		if (fetch_redirect_check(at, location, hop, scope, next,
+					 sizeof(next), err, errlen) < 0) {
+			if (joblog != NULL)
+				joblog_write(joblog, "fetch: %s", err);
+			return -1;
+		}
+		snprintf(at, atlen, "%s", next);
+	}
+}
+
 /* One transfer attempt, appending to partial. Returns 0 on success, 1 on a
  * transient error worth retrying, -1 on a permanent one. */
 static int fetch_once(const char *url, const char *partial, long max_bytes,
-		      FILE *joblog, const atomic_int *cancel, char *err,
-		      size_t errlen)
+		      const struct fetch_scope *scope, FILE *joblog,
+		      const atomic_int *cancel, char *err, size_t errlen)
 {
 	struct download d = { 0 };
 	struct stat st;
-	CURL *c;
 	CURLcode cc;
 	long code = 0;
-	char curlerr[CURL_ERROR_SIZE] = "";
+	char curlerr[CURL_ERROR_SIZE] = "", at[2048];
 	double secs = 0;
 	curl_off_t speed = 0;
 	int rc;
@@ -472,43 +592,24 @@ static int fetch_once(const char *url, const char *partial, long max_bytes,
 	d.joblog = joblog;
 	d.max_bytes = max_bytes;
 	d.cancel = cancel;
-	c = curl_easy_init();
-	if (c == NULL) {
+	d.curl = curl_easy_init();
+	if (d.curl == NULL) {
 		fclose(d.out);
 		errf(err, errlen, "curl_easy_init failed");
 		return -1;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-	curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &d);
-	/* A stalled server (under 1 KiB/s for 60 s) is a transient error. */
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_bytes);
-	curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, d.have);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &d);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &d);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "rcgated/" RCGATE_VERSION);
-	cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
-	curl_easy_getinfo(c, CURLINFO_SPEED_DOWNLOAD_T, &speed);
-	curl_easy_cleanup(c);
-	if (fclose(d.out) != 0 && cc == CURLE_OK) {
+	transfer_setup(d.curl, &d, max_bytes, curlerr);
+	rc = follow(d.curl, url, scope, joblog, at, sizeof(at), &code, &cc,
+		    err, errlen);
+	curl_easy_getinfo(d.curl, CURLINFO_TOTAL_TIME, &secs);
+	curl_easy_getinfo(d.curl, CURLINFO_SPEED_DOWNLOAD_T, &speed);
+	curl_easy_cleanup(d.curl);
+	if (fclose(d.out) != 0 && rc == 0 && cc == CURLE_OK) {
 		errf(err, errlen, "write %s: %s", partial, strerror(errno));
 		return -1;
 	}
+	if (rc < 0)
+		return -1;	/* a redirect refused: err says which */
 	if (cc == CURLE_OK) {
 		if (joblog != NULL)
 			joblog_write(joblog, "fetch: done in %.1f s, %lld bytes/s",
@@ -520,14 +621,19 @@ static int fetch_once(const char *url, const char *partial, long max_bytes,
 		return -1;
 	}
 	if (d.refused[0] != '\0') {
-		errf(err, errlen, "%s: refused to connect: %s", url, d.refused);
+		errf(err, errlen, "%s: refused to connect: %s", at, d.refused);
 		return -1;
 	}
 	if (d.too_big || cc == CURLE_FILESIZE_EXCEEDED) {
 		errf(err, errlen, "artifact larger than %ld bytes", max_bytes);
 		return -1;
 	}
-	errf(err, errlen, "%s: %s", url, curlerr[0] ? curlerr :
+	if (d.dropped > MAX_REDIRECT_BODY) {
+		errf(err, errlen, "%s: a redirect's page is larger than %d"
+		     " bytes", at, MAX_REDIRECT_BODY);
+		return -1;
+	}
+	errf(err, errlen, "%s: %s", at, curlerr[0] ? curlerr :
 	     curl_easy_strerror(cc));
 	switch (cc) {
 	case CURLE_HTTP_RETURNED_ERROR:
@@ -540,7 +646,6 @@ static int fetch_once(const char *url, const char *partial, long max_bytes,
 	case CURLE_UNSUPPORTED_PROTOCOL:
 	case CURLE_URL_MALFORMAT:
 	case CURLE_REMOTE_ACCESS_DENIED:
-	case CURLE_TOO_MANY_REDIRECTS:
 		rc = -1;
 		break;
 	default:
@@ -657,16 +762,17 @@ static int lock_artifact(const char *lockpath, const atomic_int *cancel,
 
 /* One source, with retries: 0 when partial holds the whole transfer. */
 static int fetch_source(const char *url, int local, const char *partial,
-			long max_bytes, FILE *joblog, const atomic_int *cancel,
-			char *err, size_t errlen)
+			long max_bytes, const struct fetch_scope *scope,
+			FILE *joblog, const atomic_int *cancel, char *err,
+			size_t errlen)
 {
 	int rc = -1;
 
 	if (local)
 		return copy_local(url, partial, max_bytes, cancel, err, errlen);
 	for (int attempt = 1; attempt <= FETCH_TRIES; attempt++) {
-		rc = fetch_once(url, partial, max_bytes, joblog, cancel, err,
-				errlen);
+		rc = fetch_once(url, partial, max_bytes, scope, joblog, cancel,
+				err, errlen);
 		if (rc <= 0)
 			break;
 		if (joblog != NULL)
@@ -682,8 +788,9 @@ static int fetch_source(const char *url, int local, const char *partial,
 }
 
 int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
-		   long max_bytes, char *path, size_t pathlen, FILE *joblog,
-		   const atomic_int *cancel, char *err, size_t errlen)
+		   long max_bytes, const struct fetch_scope *scope, char *path,
+		   size_t pathlen, FILE *joblog, const atomic_int *cancel,
+		   char *err, size_t errlen)
 {
 	char partial[PATH_MAX], pdir[PATH_MAX], lockpath[PATH_MAX], got[65],
 		urlhash[65];
@@ -744,8 +851,8 @@ int fetch_artifact(const char *url, const char *sha256, const char *cache_dir,
 	for (int fresh = 0; fresh < 2; fresh++) {
 		int resumed = !local && stat(partial, &st) == 0 && st.st_size > 0;
 
-		if (fetch_source(url, local, partial, max_bytes, joblog, cancel,
-				 err, errlen) < 0) {
+		if (fetch_source(url, local, partial, max_bytes, scope, joblog,
+				 cancel, err, errlen) < 0) {
 			/* A permanent failure leaves nothing to resume. */
 			if (!cancelled(cancel))
 				unlink(partial);
@@ -781,8 +888,9 @@ out:
 }
 
 int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
-		char *path, size_t pathlen, char sha256[65], FILE *joblog,
-		const atomic_int *cancel, char *err, size_t errlen)
+		const struct fetch_scope *scope, char *path, size_t pathlen,
+		char sha256[65], FILE *joblog, const atomic_int *cancel,
+		char *err, size_t errlen)
 {
 	char pdir[PATH_MAX], partial[PATH_MAX], urlhash[65];
 	int local = strncmp(url, "file:", 5) == 0;
@@ -797,8 +905,8 @@ int fetch_learn(const char *url, const char *cache_dir, long max_bytes,
 	if (mkdir_p(pdir, 0755, err, errlen) < 0)
 		return -1;
 	unlink(partial);	/* never resumed: its hash is what we learn */
-	if (fetch_source(url, local, partial, max_bytes, joblog, cancel, err,
-			 errlen) < 0 ||
+	if (fetch_source(url, local, partial, max_bytes, scope, joblog, cancel,
+			 err, errlen) < 0 ||
 	    sha256_file(partial, sha256, err, errlen) < 0) {
 		unlink(partial);
 		return -1;

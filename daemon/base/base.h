@@ -86,6 +86,22 @@ int word_list_has(const char *list, const char *word);
 /* A new API token "rcg_<40 hex>" into out[48] and its stored hash. */
 int token_generate(char out[48], char hash[65]);
 
+/* ---- inherit.c: what rcgated takes over from whoever started it ---- */
+/* First thing in main(): every descriptor above 2 closed, umask 077. */
+void inherit_reset(void);
+/* Closes every descriptor from lowfd up: close_range(2), else each one
+ * /proc/self/fd lists (fds_close_listed, also on its own for its test).
+ * 0, or -1 when neither works. */
+int fds_close_from(int lowfd);
+int fds_close_listed(int lowfd);
+/* A state dir open to group or others is made private: the dir 0700 and
+ * everything under it of ours without group and other bits, except the
+ * subtree keep (a cache dir inside it: NULL for none). A dir already
+ * private is left as it is (nothing in it was reachable). 0, or -1 with
+ * err. */
+int state_dir_private(const char *dir, const char *keep, char *err,
+		      size_t errlen);
+
 /* ---- log.c: one-line log records to stderr or a file ---- */
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 int log_init(const char *path, enum log_level level, char *err, size_t errlen);

@@ -8,7 +8,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -33,11 +35,19 @@ int log_level_parse(const char *s, enum log_level *out)
 static FILE *log_open_file(const char *path, char *err, size_t errlen)
 {
 	FILE *fp = fopen(path, "ae");
+	struct stat sb;
 
-	if (fp == NULL)
+	if (fp == NULL) {
 		errf(err, errlen, "open log %s: %s", path, strerror(errno));
-	else
-		setvbuf(fp, NULL, _IOLBF, 0);
+		return NULL;
+	}
+	setvbuf(fp, NULL, _IOLBF, 0);
+	/* The log names jobs, hosts and mail addresses: its user's alone,
+	 * also when it was made earlier or by someone else's umask (a
+	 * log that is not ours, or not a file, keeps its mode). */
+	if (fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_uid == geteuid() && (sb.st_mode & 077) != 0)
+		(void)fchmod(fileno(fp), sb.st_mode & 0700);
 	return fp;
 }
 

@@ -117,6 +117,40 @@ static int build_wait(pid_t pid, int pidfd, const char *name,
 	return 0;
 }
 
+/* The child keeps only what the sandbox gives it: stdin, the log, the
+ * seccomp filter and make's jobserver where they were placed. Every other
+ * descriptor of rcgated (a socket, the database, another job's log, one
+ * opened without O_CLOEXEC by a library) is closed in the child after
+ * those are in place. */
+static void child_close_rest(posix_spawn_file_actions_t *fa, int seccomp,
+			     int jobserver)
+{
+	const struct {
+		int fd, kept;
+	} given[] = {
+		{ SANDBOX_SECCOMP_FD, seccomp },
+		{ JOBSERVER_FD_R, jobserver },
+		{ JOBSERVER_FD_W, jobserver },
+	};
+	int top = 2;
+
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+		if (given[i].fd > top)
+			top = given[i].fd;
+	/* A place left empty is closed too (closing what is not open is
+	 * no error for posix_spawn). */
+	for (int fd = 3; fd <= top; fd++) {
+		int kept = 0;
+
+		for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+			if (given[i].fd == fd && given[i].kept)
+				kept = 1;
+		if (!kept)
+			posix_spawn_file_actions_addclose(fa, fd);
+	}
+	posix_spawn_file_actions_addclosefrom_np(fa, top + 1);
+}
+
 int build_run(const char *const argv[], const char *cwd, char *const env[],
 	      int logfd, const struct build_options *o, double deadline,
 	      char *err, size_t errlen)
@@ -148,6 +182,8 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 		posix_spawn_file_actions_adddup2(&fa, o->jobserver->fds[1],
 						 JOBSERVER_FD_W);
 	}
+	child_close_rest(&fa, sfd >= 0,
+			 o->jobserver != NULL && o->jobserver->held);
 	if (cwd != NULL)
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);

@@ -340,6 +340,10 @@ int url_origin_host(const char *url, char *out, size_t len);
  * information, queries, controls). */
 int origin_pin(const char *allow, const char *what, const char *url,
 	       char *out, size_t outlen, char *err, size_t errlen);
+/* origin_pin of a file URL, in fetch_scope's shape: allow is the
+ * file_origins string. What a download's redirects are held to. */
+int origin_pin_file(void *allow, const char *url, char *out, size_t outlen,
+		    char *err, size_t errlen);
 
 /* ---- jobserver.c: the build budget, one make jobserver ---- */
 /* The descriptors make finds the pipe at (MAKEFLAGS --jobserver-auth),

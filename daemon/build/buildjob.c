@@ -193,17 +193,21 @@ int buildjob_fetch(const struct job *job, const struct config *cfg,
 			sizeof(patch), err, errlen) < 0))
 		return -1;
 	if (!git) {
+		/* A redirect may lead only where the first URL may. */
+		const struct fetch_scope scope = { origin_pin_file,
+						   cfg->build_file_origins };
+
 		if (mkdir_p(b.adir, 0755, err, errlen) < 0 ||
 		    fetch_artifact(url, job->sha256, b.adir,
-				   cfg->max_artifact_mb << 20, s->tarball,
-				   sizeof(s->tarball), joblog, cancel, err,
-				   errlen) < 0)
+				   cfg->max_artifact_mb << 20, &scope,
+				   s->tarball, sizeof(s->tarball), joblog,
+				   cancel, err, errlen) < 0)
 			return -1;
 		if (job->patch_url[0] != '\0' &&
 		    fetch_artifact(patch, job->patch_sha256, b.adir,
-				   cfg->max_artifact_mb << 20, s->patch,
-				   sizeof(s->patch), joblog, cancel, err,
-				   errlen) < 0)
+				   cfg->max_artifact_mb << 20, &scope,
+				   s->patch, sizeof(s->patch), joblog, cancel,
+				   err, errlen) < 0)
 			return -1;
 		return 0;
 	}

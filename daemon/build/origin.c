@@ -5,8 +5,9 @@
  * release tarballs, sha256sums.asc and stable-review patches
  * (file_origins). Whatever a mail or a POST says, a URL outside them is
  * refused; a plain http:// or git:// URL whose https:// twin is inside is
- * upgraded. A prefix of another scheme is the operator's explicit choice
- * (a test's loopback server). Pure string logic: tests/unit/origin.c.
+ * upgraded; a download's redirects are held to the same rules, hop by
+ * hop (origin_pin_file). A prefix of another scheme is the operator's
+ * explicit choice (a test's loopback server). Pure string logic: tests/unit/origin.c.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -116,4 +117,10 @@ int origin_pin(const char *allow, const char *what, const char *url,
 	     " ([build] %s)", what, url,
 	     strcmp(what, "tree") == 0 ? "tree_origins" : "file_origins");
 	return -1;
+}
+
+int origin_pin_file(void *allow, const char *url, char *out, size_t outlen,
+		    char *err, size_t errlen)
+{
+	return origin_pin(allow, "file", url, out, outlen, err, errlen);
 }

@@ -127,9 +127,11 @@ static int tarball_sha256(const char *sums, const char *adir, const char *name,
 	size_t len;
 	char *text;
 	int rc;
+	const struct fetch_scope scope = { origin_pin_file,
+					   scfg->build_file_origins };
 
-	if (fetch_learn(sums, adir, 16L << 20, path, sizeof(path), tsha, NULL,
-			&source_cancel, err, errlen) < 0)
+	if (fetch_learn(sums, adir, 16L << 20, &scope, path, sizeof(path), tsha,
+			NULL, &source_cancel, err, errlen) < 0)
 		return -1;
 	if (scfg->build_keyring[0] != '\0') {
 		if (pathf(plain, sizeof(plain), "%s/%s.signed.%ld", adir, tsha,
@@ -190,6 +192,9 @@ static int resolve(struct store *st, const struct source_todo *t, char *err,
 		n = build_targets(in, (struct artifact_in){ NULL, tree,
 			"", "git", NULL, NULL, 0, NULL, NULL, t->git_branch });
 	} else {
+		const struct fetch_scope scope = { origin_pin_file,
+						   scfg->build_file_origins };
+
 		if (origin_pin(scfg->build_file_origins, "file", t->patch_url,
 			       patch, sizeof(patch), err, errlen) < 0 ||
 		    source_urls(t->version, patch, tarball,
@@ -205,8 +210,8 @@ static int resolve(struct store *st, const struct source_todo *t, char *err,
 		    tarball_sha256(sums, adir, name, tsha, err, errlen) < 0)
 			return -1;
 		if (fetch_learn(patch, adir, scfg->max_artifact_mb << 20,
-				path, sizeof(path), psha, NULL, &source_cancel,
-				err, errlen) < 0)
+				&scope, path, sizeof(path), psha, NULL,
+				&source_cancel, err, errlen) < 0)
 			return -1;
 		n = build_targets(in, (struct artifact_in){ NULL, tarball, tsha,
 			"source", NULL, NULL, 0, patch, psha, NULL });

@@ -471,7 +471,7 @@ int guest_create(struct guest_host *h, const struct guest_spec *spec,
 		 struct guest **out, struct guest_times *times, char *err,
 		 size_t errlen)
 {
-	double start = now_monotonic();
+	double start = now_monotonic(), waited;
 	struct guest *g;
 	char *xml;
 
@@ -509,6 +509,16 @@ int guest_create(struct guest_host *h, const struct guest_spec *spec,
 		guest_free(g);
 		return -1;
 	}
+	/* A domain of this name still being torn down on its thread (a KVM
+	 * probe that timed out, then the TCG boot of the same attempt) would
+	 * make libvirt answer "domain already exists": a name is used again
+	 * only once its teardown has finished. */
+	waited = guest_wait_destroyed(h, spec->name);
+	if (waited >= 0.01)
+		guest_glog(GUEST_LOG_DEBUG, "guest %s: waited %.2fs for the"
+			   " teardown of its previous domain", spec->name,
+			   waited);
+	start += waited;	/* define_s is libvirt's part alone */
 	/* Paused, so that libvirt's part (the domain set up, qemu started and
 	 * queried) is done and timed apart from running the guest. */
 	guest_rpc_enter(h);

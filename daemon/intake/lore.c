@@ -208,8 +208,8 @@ int lore_series_fetch(struct store *st, const struct config *cfg,
 	if (pathf(adir, sizeof(adir), "%s/artifacts", cache_dir) < 0 ||
 	    mkdir_p(adir, 0755, err, errlen) < 0)
 		goto out;
-	if (fetch_learn(url, adir, LORE_MAX_DOWNLOAD, path, sizeof(path), sha,
-			NULL, NULL, err, errlen) < 0)
+	if (fetch_learn(url, adir, LORE_MAX_DOWNLOAD, NULL, path, sizeof(path),
+			sha, NULL, NULL, err, errlen) < 0)
 		goto out;
 	data = file_read(path, LORE_MAX_DOWNLOAD, &len, err, errlen);
 	if (data == NULL)

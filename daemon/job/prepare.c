@@ -96,18 +96,25 @@ static int fetch_exec(struct jobrun *r)
 	snprintf(adir, sizeof(adir), "%s/artifacts", sched_ctx.cache_dir);
 	if (mkdir_p(adir, 0755, err, sizeof(err)) < 0 ||
 	    fetch_artifact(job->url, job->sha256, adir,
-			   sched_ctx.cfg->max_artifact_mb << 20, r->artifact,
+			   sched_ctx.cfg->max_artifact_mb << 20, NULL,
+			   r->artifact,
 			   sizeof(r->artifact), r->log, r->cancel, err,
 			   sizeof(err)) < 0) {
-		infra(r, "fetch", err);
+		/* A cancel or a clean stop is not the download's failure:
+		 * the job keeps its attempt (sched_stop requeues it) and
+		 * resumes the partial file at the next start. */
+		if (!*r->cancel)
+			infra(r, "fetch", err);
 		return PHASE_STOP;
 	}
 	if (job->modules_url[0] != '\0' &&
 	    fetch_artifact(job->modules_url, job->modules_sha256, adir,
-			   sched_ctx.cfg->max_artifact_mb << 20, r->modules,
+			   sched_ctx.cfg->max_artifact_mb << 20, NULL,
+			   r->modules,
 			   sizeof(r->modules), r->log, r->cancel, err,
 			   sizeof(err)) < 0) {
-		infra(r, "fetch", err);
+		if (!*r->cancel)
+			infra(r, "fetch", err);
 		return PHASE_STOP;
 	}
 	return PHASE_NEXT;

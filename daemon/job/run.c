@@ -34,6 +34,18 @@ void jlog(struct jobrun *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* While rcgated stops, whatever fails was stopped by the stop (a download
+ * or a build cancelled, a guest destroyed): nothing is recorded, and
+ * sched_stop queues the job again as the same attempt, which the next
+ * start resumes (run_job says so in the job log). 1 when that is so. */
+static int stopping(struct jobrun *r, const char *kind, const char *message)
+{
+	if (!atomic_load(&sched_stopping))
+		return 0;
+	jlog(r, "%s: %s (not recorded: the daemon is stopping)", kind, message);
+	return 1;
+}
+
 /* An infrastructure failure; retried while attempts last, unless
  * another attempt could only fail the same way (final). The attempt's
  * first failure is the one recorded; it stops the attempt's other boot,
@@ -44,6 +56,8 @@ void infra_as(struct jobrun *r, const char *kind, const char *message,
 	char err[256];
 	int requeued = 0, first, rc = 0;
 
+	if (stopping(r, kind, message))
+		return;
 	jlog(r, "infra error %s: %s", kind, message);
 	pthread_mutex_lock(&r->lock);
 	first = !r->failed;
@@ -81,6 +95,8 @@ void infra_host(struct jobrun *r, const char *message)
 
 	snprintf(msg, sizeof(msg), "host %s (%s): %s", r->place.name,
 		 r->place.uri, message);
+	if (stopping(r, "host_down", msg))
+		return;
 	jlog(r, "infra error host_down: %s", msg);
 	pthread_mutex_lock(&r->lock);
 	first = !r->failed;

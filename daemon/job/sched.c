@@ -126,7 +126,12 @@ static void run_job(struct store *st, struct worker *w, const struct job *job)
 		infra(&r, "config", "unknown target");
 	} else {
 		started = now_monotonic();
-		phases_run(job_phases, job_nphases, &r, advance);
+		/* Stopped by a stop, not failed: sched_stop queues it again
+		 * and the next start runs this attempt anew. */
+		if (phases_run(job_phases, job_nphases, &r, advance) ==
+		    PHASE_STOP && atomic_load(&sched_stopping) && !r.failed)
+			jlog(&r, "stopped: daemon shutting down (job resumes as"
+			     " attempt %ld at next start)", job->attempt);
 		log_steps(&r, now_monotonic() - started);
 	}
 	remove_disks(&r.disks);

@@ -8,8 +8,12 @@ path prefix:
   /slow/NAME       sends at about 1 MiB/s
   /flaky/NAME      the first GET answers 503
   /stall/NAME      sends the headers and 4 KiB, then nothing for 10 minutes
+  /stallonce/NAME  the first GET stalls as /stall/ does, later ones are plain
   /away/NAME       302 to the same file on 127.0.0.2 (another loopback
                    address, which a daemon allowing only 127.0.0.1 refuses)
+  /pub/r/NAME      302 to http://127.0.0.1:PORT/outside/NAME (out of /pub/)
+  /pub/rr/NAME     302 to /pub/in/NAME (relative, staying in /pub/)
+  /outside/NAME    DIR/NAME, plain (a file outside kernel.org's /pub/)
   /pub/...         DIR/pub/..., plain (kernel.org's layout, for builds)
   /stallpub/...    DIR/pub/..., stalled like /stall/
 Every request is logged to stderr as: METHOD PATH RANGE STATUS."""
@@ -38,6 +42,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         parts = self.path.split("/")
+        hop = {"r": "http://127.0.0.1:%d/outside/" % self.server.server_address[1],
+               "rr": "/pub/in/"}
+        if len(parts) == 4 and parts[1] == "pub" and parts[2] in hop and \
+                parts[3] not in ("", ".", ".."):
+            self.send_response(302)
+            self.send_header("Location", hop[parts[2]] + parts[3])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            self.note(302)
+            return
         if len(parts) > 3 and parts[1] in ("pub", "stallpub") and \
                 ".." not in parts and "" not in parts[1:]:
             # kernel.org's tree: /pub/linux/kernel/v6.x/... from DIR/pub/
@@ -46,7 +60,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             name = self.path
             path = os.path.join(ROOT, "pub", *parts[2:])
         elif len(parts) != 3 or parts[1] not in ("files", "drop", "slow",
-                                                   "flaky", "stall", "away"):
+                                                   "flaky", "stall", "away",
+                                                   "stallonce", "outside"):
             return self.fail(404)
         else:
             mode, name = parts[1], parts[2]
@@ -58,6 +73,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             seen.add((mode, name))
         if mode == "flaky" and first:
             return self.fail(503)
+        if mode == "outside":
+            mode = "files"
+        if mode == "stallonce":
+            mode = "stall" if first else "files"
         if mode == "away":
             self.send_response(302)
             self.send_header("Location", "http://127.0.0.2:%d/files/%s" %

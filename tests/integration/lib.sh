@@ -149,6 +149,25 @@ stop_daemon() {
 	DAEMON_PID=
 	sanitizer_check
 }
+# restart_daemon: rcgated again on the same state dir and configuration
+# (after stop_daemon), as a restart of the service is; sets PORT and BASE.
+restart_daemon() {
+	rm -f "$STATE/rcgated.port"
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$STATE/sanitizer" \
+	UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:log_path=$STATE/sanitizer" \
+		"$RCGATED" -d -f "$STATE/rcgated.conf" &
+	DAEMON_PID=$!
+	for _ in $(seq 1 100); do
+		[ -s "$STATE/rcgated.port" ] && break
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ ! -s "$STATE/rcgated.port" ]; then
+		echo "Bail out! rcgated did not start again"; tail -n 20 "$STATE/rcgated.log" >&2; exit 1
+	fi
+	PORT=$(cat "$STATE/rcgated.port")
+	BASE="http://127.0.0.1:$PORT"
+}
 # A sanitizer report from any rcgated of this test is a failure of its own.
 sanitizer_check() {
 	local f

@@ -292,6 +292,33 @@ static void test_destroy_later(void **state)
 	assert_false(domain_active(c.name));
 }
 
+/*
+ * A boot right after another of the same name, whose domain is still being
+ * torn down on its thread (a KVM probe that timed out, then the TCG boot
+ * of the same attempt 7 ms later, issue 50): the create waits for that
+ * teardown, never answered "domain already exists". Each round gives the
+ * teardown thread no chance to run first.
+ */
+static void test_same_name_after_destroy_later(void **state)
+{
+	struct run_case c;
+	enum guest_outcome outcome;
+	char err[512];
+
+	(void)state;
+	run_case_init(&c, "reuse");
+	c.spec.destroy_later = 1;
+	for (int i = 0; i < 20; i++) {
+		err[0] = '\0';
+		if (guest_run(host, &c.spec, MARKER, 0, NULL, &outcome, NULL,
+			      err, sizeof(err)) < 0)
+			fail_msg("round %d: %s", i, err);
+		assert_int_equal(outcome, GUEST_TIMEOUT);
+	}
+	guest_wait_destroyed(host, c.name);
+	assert_false(domain_active(c.name));
+}
+
 /* A guest a crashed daemon left running, as libvirt would show it. */
 static virDomainPtr start_leftover(virConnectPtr conn, const char *name,
 				   int ours)
@@ -446,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_domain_destroyed),
 		cmocka_unit_test(test_crash_ready_cuts_power),
 		cmocka_unit_test(test_destroy_later),
+		cmocka_unit_test(test_same_name_after_destroy_later),
 		cmocka_unit_test(test_concurrent_runs),
 		cmocka_unit_test(test_orphans),
 		cmocka_unit_test(test_bad_spec_is_error),

@@ -4,7 +4,8 @@
  * build may read from ([build] tree_origins and file_origins, with
  * kernel.org's defaults), plain http:// and git:// upgraded to an allowed
  * https:// twin or refused, URLs that could mean more than their prefix
- * refused; and the sandbox's command line (no network unless asked, the
+ * refused; a download's redirects held to the same origins hop by hop
+ * (fetch_redirect_check with origin_pin_file); and the sandbox's command line (no network unless asked, the
  * paths it binds, the hard limits before the program).
  */
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "base/base.h"
+#include "artifact/artifact.h"
 #include "build/build.h"
 
 #define TREES "https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux-stable-rc.git " \
@@ -176,11 +178,90 @@ static void test_seccomp_filter(void **state)
 	close(fd2);
 }
 
+/* Every hop of a redirect chain is judged as the first URL was: the
+ * refusal names both URLs; an http:// hop whose https:// twin is allowed
+ * is upgraded as a first URL would be; not http(s), no Location, a sixth
+ * hop and a huge Location are refused whatever the origins. */
+static void test_redirect_hops(void **state)
+{
+	static const struct {
+		const char *from, *to;
+		int hop;
+		const char *want;	/* the URL requested next, or NULL */
+		const char *in_err;
+	} cases[] = {
+		{ "https://cdn.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz",
+		  "https://www.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz", 1,
+		  "https://www.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz", NULL },
+		{ "https://cdn.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz",
+		  "http://www.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz", 2,
+		  "https://www.kernel.org/pub/linux/kernel/v6.x/linux-6.1.tar.xz", NULL },
+		{ "https://cdn.kernel.org/pub/linux/kernel/r/X",
+		  "https://cdn.kernel.org/outside/X", 1, NULL,
+		  "redirect from https://cdn.kernel.org/pub/linux/kernel/r/X to"
+		  " https://cdn.kernel.org/outside/X refused" },
+		{ "https://cdn.kernel.org/pub/linux/kernel/X",
+		  "https://cdn.kernel.org.evil.example/pub/linux/kernel/X", 1, NULL,
+		  "not under an allowed origin" },
+		{ "https://cdn.kernel.org/pub/linux/kernel/X",
+		  "https://cdn.kernel.org/pub/linux/kernel/../../../etc/X", 1, NULL,
+		  "not a plain URL" },
+		{ "https://cdn.kernel.org/pub/linux/kernel/X",
+		  "file:///var/lib/rcgate/rcgate.db", 1, NULL,
+		  "not an http or https URL" },
+		{ "https://cdn.kernel.org/pub/linux/kernel/X",
+		  "ftp://cdn.kernel.org/pub/linux/kernel/X", 1, NULL,
+		  "not an http or https URL" },
+		{ "https://cdn.kernel.org/pub/linux/kernel/X", NULL, 1, NULL,
+		  "without a Location" },
+		{ "https://cdn.kernel.org/pub/linux/kernel/X",
+		  "https://cdn.kernel.org/pub/linux/kernel/Y", 6, NULL,
+		  "more than 5 redirects" },
+	};
+	const struct fetch_scope scope = { origin_pin_file, (void *)FILES };
+	char out[2048], err[1024], huge[3000];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		err[0] = '\0';
+		rc = fetch_redirect_check(cases[i].from, cases[i].to,
+					  cases[i].hop, &scope, out,
+					  sizeof(out), err, sizeof(err));
+		if (cases[i].want != NULL) {
+			assert_int_equal(rc, 0);
+			assert_string_equal(out, cases[i].want);
+		} else {
+			assert_int_equal(rc, -1);
+			if (strstr(err, cases[i].in_err) == NULL)
+				fail_msg("case %zu: '%s' lacks '%s'", i, err,
+					 cases[i].in_err);
+		}
+	}
+	/* No scope: any http(s) hop (allow_networks still judges the
+	 * connection), never another scheme. */
+	assert_int_equal(fetch_redirect_check("https://a.example/x",
+		"http://b.example/y", 1, NULL, out, sizeof(out), err,
+		sizeof(err)), 0);
+	assert_string_equal(out, "http://b.example/y");
+	assert_int_equal(fetch_redirect_check("https://a.example/x",
+		"file:///etc/shadow", 1, NULL, out, sizeof(out), err,
+		sizeof(err)), -1);
+	memset(huge, 'a', sizeof(huge) - 1);
+	huge[sizeof(huge) - 1] = '\0';
+	memcpy(huge, "https://cdn.kernel.org/pub/linux/kernel/", 40);
+	assert_int_equal(fetch_redirect_check("https://a.example/x", huge, 1,
+		&scope, out, sizeof(out), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "refused"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pin_table),
 		cmocka_unit_test(test_origin_host),
+		cmocka_unit_test(test_redirect_hops),
 		cmocka_unit_test(test_sandbox_argv),
 		cmocka_unit_test(test_seccomp_filter),
 	};
