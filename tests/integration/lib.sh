@@ -44,12 +44,14 @@ fi
 # 0700 directory, as CI's sanitizer copy is) is staged in a readable copy
 # for this test.
 AGENT_SRC_DIR=$BUILD/agent CONFIG_SRC_DIR=$SRC/configs WEB_SRC_DIR=$SRC/web
+DKIM_KEYS=$SRC/tests/data/dkim/keys
 STAGED=
 if [ -n "$DAEMON_USER" ] &&
    ! runuser -u "$DAEMON_USER" -- test -r "$SRC/configs/x86_64.config" 2>/dev/null; then
 	STAGED=$(mktemp -d /var/tmp/rcgate-tree.XXXXXX)
 	mkdir -p "$STAGED/agent"
 	cp -r "$SRC/configs" "$SRC/web" "$STAGED/"
+	cp "$DKIM_KEYS" "$STAGED/dkim-keys"; DKIM_KEYS=$STAGED/dkim-keys
 	cp "$BUILD"/agent/rcgate-agent-* "$STAGED/agent/" 2>/dev/null
 	chmod -R a+rX "$STAGED"
 	AGENT_SRC_DIR=$STAGED/agent CONFIG_SRC_DIR=$STAGED/configs
@@ -113,6 +115,13 @@ start_daemon() {
 		# smoke group keeps their time flat as the suite grows. The
 		# suite's own tests and the benches set RCGATE_SUITE=all.
 		echo "suite = ${RCGATE_SUITE:-smoke}"
+		# Test-only: tests/data's announcements lost their DKIM
+		# signatures, so they are taken unverified (replies to the lists
+		# alone); a mail signed with tests/data/dkim/test.key (dkim_sign)
+		# verifies against its pinned key. dkim.sh sets require.
+		echo "[announce]"
+		echo "dkim = prefer"
+		echo "dkim_keys = $DKIM_KEYS"
 		printf '%s\n' "$@"
 	} > "$STATE/rcgated.conf"
 	"$RCGATED" -n -f "$STATE/rcgated.conf" 2>/dev/null || { echo "Bail out! bad test config"; exit 1; }
@@ -219,6 +228,12 @@ thread_mail() {
 	printf '%s' "$f"
 }
 jqb() { printf '%s' "$BODY" | jq -r "$@"; }
+# dkim_sign DOMAIN [dkimsign.py options] < mail: the mail signed with the
+# test-only key (selector "test") that lib.sh's dkim_keys pins.
+dkim_sign() {
+	/usr/bin/python3 "$SRC/tests/integration/dkimsign.py" \
+		"$SRC/tests/data/dkim/test.key" test "$@"
+}
 
 # start_httpd DIR: a fault-injecting file server (httpd.py); sets HTTPD_URL.
 start_httpd() {
