@@ -109,12 +109,6 @@ start_daemon() {
 		# over plain http and git (a deployment lists https:// prefixes).
 		echo "tree_origins = git://127.0.0.1: http://127.0.0.1: https://127.0.0.1:"
 		echo "file_origins = http://127.0.0.1: https://127.0.0.1: file://$STATE/files/"
-		echo "[jobs]"
-		echo "accel = tcg"
-		# Most tests need a guest to boot, not the whole suite: the
-		# smoke group keeps their time flat as the suite grows. The
-		# suite's own tests and the benches set RCGATE_SUITE=all.
-		echo "suite = ${RCGATE_SUITE:-smoke}"
 		# Test-only: tests/data's announcements lost their DKIM
 		# signatures, so they are taken unverified (replies to the lists
 		# alone); a mail signed with tests/data/dkim/test.key (dkim_sign)
@@ -122,6 +116,13 @@ start_daemon() {
 		echo "[announce]"
 		echo "dkim = prefer"
 		echo "dkim_keys = $DKIM_KEYS"
+		# (callers' first lines without a section go to [jobs])
+		echo "[jobs]"
+		echo "accel = tcg"
+		# Most tests need a guest to boot, not the whole suite: the
+		# smoke group keeps their time flat as the suite grows. The
+		# suite's own tests and the benches set RCGATE_SUITE=all.
+		echo "suite = ${RCGATE_SUITE:-smoke}"
 		printf '%s\n' "$@"
 	} > "$STATE/rcgated.conf"
 	"$RCGATED" -n -f "$STATE/rcgated.conf" 2>/dev/null || { echo "Bail out! bad test config"; exit 1; }
