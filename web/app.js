@@ -590,6 +590,12 @@
         ['Announced', timeEl(rel.announced)],
         ['Deadline', rel.deadline ? h('span', null, timeEl(rel.deadline), ' · ', countdown(rel.deadline)) : 'none'],
         ['Message-ID', rel.message_id ? h('code', null, rel.message_id) : null],
+        // [announce] dkim: an unverified announcement's replies go to the
+        // lists alone; say so where the announcement is shown.
+        ['Announcement', rel.message_id ? (rel.announcement_verified
+          ? h('span', null, badge('verified'), ' DKIM ', h('code', null, dash(rel.announcement_dkim)))
+          : h('span', null, badge('unverified'), ' ', dash(rel.announcement_dkim),
+            ': replies go to the lists alone')) : null],
         ['Baseline', baseline],
         ['Results', totals(rel.totals)],
         ['Submitted', timeEl(rel.created)],

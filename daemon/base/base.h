@@ -206,6 +206,11 @@ struct config {
 	char *maildir;		/* watched for announcements; empty: none */
 	char *announce_senders;	/* whose announcements count */
 	long announce_max_per_hour;	/* new rcs per sender and branch */
+	char *announce_dkim;		/* "require", "prefer" or "off" */
+	char *announce_dkim_keys;	/* file of pinned keys; empty: DNS */
+	char *announce_dkim_signers;	/* d= domains besides From's own */
+	long announce_max_recipients;	/* a reply's recipients at most */
+	char *announce_lists;		/* where unverified rcs' replies go */
 	char *web_dir;		/* the dashboard's static files */
 	char *local_dirs;	/* file:// artifacts only from these */
 	char *allow_networks;	/* special addresses downloads may reach */

@@ -32,6 +32,7 @@ static const char *const source_choices[] = { "patch", "git", NULL };
 static const char *const sandbox_choices[] = { "bwrap", "none", NULL };
 static const char *const suite_choices[] = { "all", "smoke", "deep", "exer",
 					      NULL };
+static const char *const dkim_choices[] = { "require", "prefer", "off", NULL };
 static const char *const level_choices[] = { "error", "warn", "info", "debug", NULL };
 
 static const struct directive directives[] = {
@@ -114,6 +115,16 @@ static const struct directive directives[] = {
 	{ "announce", "senders", D_STRING, OFF(announce_senders),
 	  "gregkh@linuxfoundation.org sashal@kernel.org", 0, 0, NULL,
 	  "addresses whose rc announcements count (the stable maintainers); '*': anyone" },
+	{ "announce", "dkim", D_ENUM, OFF(announce_dkim), "require", 0, 0, dkim_choices,
+	  "require: an announcement without a valid DKIM signature of its From: domain (or of dkim_signers) is refused, with the reason in the log and the API; prefer: it is accepted, marked unverified in the API, on the status page and in reports, and its replies go to lists alone; off: not checked (every announcement is unverified)" },
+	{ "announce", "dkim_keys", D_STRING, OFF(announce_dkim_keys), "", 0, 0, NULL,
+	  "a file of pinned DKIM keys, one 'selector._domainkey.domain TXT-record' line each (korg._domainkey.linuxfoundation.org v=DKIM1; k=rsa; p=...): only these are used; empty: the keys are looked up in DNS" },
+	{ "announce", "dkim_signers", D_STRING, OFF(announce_dkim_signers), "", 0, 0, NULL,
+	  "domains whose DKIM signature (d=) counts besides the From: address's own domain (space-separated); empty: the From: domain only" },
+	{ "announce", "max_recipients", D_LONG, OFF(announce_max_recipients), "30", 1, 1000, NULL,
+	  "a reply to a verified announcement goes to its From, To and Cc in that order, each once, and to at most this many (real announcements carry about 20)" },
+	{ "announce", "lists", D_STRING, OFF(announce_lists), "stable@vger.kernel.org, linux-kernel@vger.kernel.org", 0, 0, NULL,
+	  "where replies to an announcement that is not DKIM-verified go, instead of its sender and recipients (comma-separated addresses)" },
 	{ "jobs", "filesystems", D_STRING, OFF(filesystems), "ext4 xfs btrfs bdev", 0, 0, NULL,
 	  "filesystems tested, one scratch disk each (ext4, xfs, btrfs, and bdev: a raw disk for the block-device suite; up to 4)" },
 	{ "jobs", "kernel_args", D_STRING, OFF(kernel_args), "cryptomgr.notests", 0, 0, NULL,

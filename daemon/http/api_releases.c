@@ -177,6 +177,9 @@ static json_t *release_json(const char *version, int *status)
 	}
 	r = json_incref(json_array_get(rel, 0));
 	json_decref(rel);
+	if (json_is_integer(json_object_get(r, "announcement_verified")))
+		json_object_set_new(r, "announcement_verified", json_boolean(
+			json_integer_value(json_object_get(r, "announcement_verified"))));
 	jobs = rows(Q_RELEASE_JOBS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
 	counts = rows(Q_RELEASE_JOB_COUNTS, "i", (int64_t)json_integer_value(json_object_get(r, "id")));
 	rep = rows(Q_RELEASE_REPORT, "i", jid(r));
@@ -259,6 +262,9 @@ static json_t *release_or_error(struct http_request *req,
 	}
 	r = json_incref(json_array_get(rel, 0));
 	json_decref(rel);
+	if (json_is_integer(json_object_get(r, "announcement_verified")))
+		json_object_set_new(r, "announcement_verified", json_boolean(
+			json_integer_value(json_object_get(r, "announcement_verified"))));
 	return r;
 }
 
@@ -970,7 +976,7 @@ int h_announcement(struct http_request *req, struct http_response *resp)
 		log_err("announcement not stored: %s request_id=%s", err,
 			req->request_id);
 		resp->retry_after = 30;
-		return http_error(resp, 503, "cannot store the announcement now"
+		return http_error(resp, 503, "cannot take the announcement now"
 				  " (%s); send it again later", err);
 	}
 	if (rc < 0)

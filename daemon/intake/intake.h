@@ -66,6 +66,12 @@ struct announcement {
 	 * at most ANNOUNCE_HEAD_LINES lines, control characters made
 	 * spaces; "" when the body does not start that way. */
 	char head[1024];
+	/* Not parsed: what reply_announcement (report/reply.c) knows of the
+	 * stored announcement's DKIM verdict. unverified set: the mail was
+	 * not verified (dkim says why), to holds [announce] lists and
+	 * replies go there alone, never to From. */
+	int unverified;
+	char dkim[256];
 };
 #define ANNOUNCE_HEAD_LINES 12
 
@@ -114,6 +120,50 @@ int announce_valid_message_id(const char *id);
 /* Frees out->to and out->cc and sets them to NULL; out itself is the caller's. */
 void announce_free(struct announcement *out);
 
+/* ==== dkim.c ==== */
+/*
+ * dkim.c - whether an announcement is its sender's mail: the raw bytes as
+ * received verified by libopendkim, against keys from DNS or a pinned key
+ * file ([announce] dkim_keys: "selector._domainkey.domain TXT-record"
+ * lines). A mail is verified when one DKIM-Signature passes and
+ *   - its d= is the From: address's domain or one of signers,
+ *   - its h= covers From and Subject, and To and Cc when the mail has them,
+ *   - it has no l= (a signed prefix lets anyone append to the body),
+ * and no From, To, Cc, Subject, Date or Message-ID header appears twice
+ * (the signature covers only one). More than 4 DKIM-Signature headers, or
+ * one over 4096 bytes, is not read at all.
+ */
+struct announce_dkim {
+	int verified;		/* 1: a signature vouches for the mail */
+	int tempfail;		/* a key lookup failed for now (DNS) */
+	char detail[256];	/* "d=linuxfoundation.org s=korg", or why not */
+};
+/* Checks raw[0..len), the mail a (announce_parse's result) was parsed
+ * from: 0 with out filled (verified or not, and why), -1 with err when
+ * libopendkim cannot run at all. */
+int announce_dkim_check(const char *raw, size_t len,
+			const struct announcement *a, const char *signers,
+			const char *keyfile, struct announce_dkim *out,
+			char *err, size_t errlen);
+/* 1 if domain (a signature's d=) is from_addr's domain or one of signers
+ * (space-separated), case aside; 0 otherwise and for "" or NULL. */
+int announce_dkim_domain_ok(const char *domain, const char *from_addr,
+			    const char *signers);
+
+/* ==== recipients.c ==== */
+/*
+ * Who a reply to an announcement goes to. Pure (GMime parses the address
+ * lists).
+ */
+/* The recipients of a reply-all to an announcement from from (its first
+ * recipient, not repeated in the lists), to and cc: each address once,
+ * group and malformed mailboxes left out, at most max in all with from
+ * counted; the kept To and Cc addresses into *to_out and *cc_out
+ * (malloc'd, caller frees; NULL when none). The number of addresses left
+ * out for the cap. */
+long announce_recipients(const char *from, const char *to, const char *cc,
+			 long max, char **to_out, char **cc_out);
+
 /* ---- trigger.c: rc announcements from the API and a watched Maildir ---- */
 struct store;
 /* Parses a raw announcement and records the release if its sender is
@@ -121,8 +171,9 @@ struct store;
  * (*created says whether it is new; version set; a later announcement of
  * the same version under another Message-ID corrects the earlier one),
  * 1 = not an rc announcement or not from an accepted sender (err says why;
- * ignored), -1 = malformed (err says why), -2 = a storage error: keep the
- * mail and try again later. */
+ * ignored; also an announcement [announce] dkim = require refuses), -1 =
+ * malformed (err says why), -2 = a storage error or a DKIM key lookup
+ * that failed for now: keep the mail and try again later. */
 int trigger_announcement(struct store *, const char *senders, const char *raw,
 			 size_t len, char *version, size_t vlen, int *created,
 			 char *err, size_t errlen);

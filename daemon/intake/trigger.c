@@ -120,11 +120,50 @@ static void series_patch(struct store *st, const char *senders,
 		     " %ld/%ld", version, p.number, p.total);
 }
 
+/*
+ * [announce] dkim applied to the announcement a parsed from raw: 0 with
+ * *v filled (verified or not: prefer and off accept both, off without
+ * looking), 1 refused under require (err says why; logged), -2 under
+ * require when a key lookup failed for now (the mail is kept and read
+ * again), or when libopendkim cannot run at all.
+ */
+static int dkim_policy(const char *raw, size_t len, const struct announcement *a,
+		       struct announce_dkim *v, char *err, size_t errlen)
+{
+	/* Without trigger_start (unit tests driving intake alone) nothing
+	 * is configured, so nothing is checked. */
+	const char *mode = tcfg != NULL ? tcfg->announce_dkim : "off";
+
+	memset(v, 0, sizeof(*v));
+	if (strcmp(mode, "off") == 0) {
+		snprintf(v->detail, sizeof(v->detail),
+			 "not checked ([announce] dkim = off)");
+		return 0;
+	}
+	if (announce_dkim_check(raw, len, a,
+				tcfg != NULL ? tcfg->announce_dkim_signers : "",
+				tcfg != NULL ? tcfg->announce_dkim_keys : "", v,
+				err, errlen) < 0) {
+		log_err("announcement message_id=<%s> dkim=error: %s",
+			a->message_id, err);
+		return -2;
+	}
+	if (v->verified || strcmp(mode, "prefer") == 0)
+		return 0;
+	errf(err, errlen, "DKIM: %s ([announce] dkim = require)%s", v->detail,
+	     v->tempfail ? "; kept to try again" : "");
+	log_warn("announcement refused version=%s message_id=<%s> from=%s"
+		 " dkim=\"%s\"%s", a->version, a->message_id, a->from_addr,
+		 v->detail, v->tempfail ? " retry=1" : "");
+	return v->tempfail ? -2 : 1;
+}
+
 int trigger_announcement(struct store *st, const char *senders,
 			 const char *raw, size_t len, char *version,
 			 size_t vlen, int *created, char *err, size_t errlen)
 {
 	struct announcement a;
+	struct announce_dkim dkim;
 	struct announce_in in;
 	struct kversion kv;
 	char key[360];
@@ -155,6 +194,10 @@ int trigger_announcement(struct store *st, const char *senders,
 		announce_free(&a);
 		return 1;
 	}
+	if ((rc = dkim_policy(raw, len, &a, &dkim, err, errlen)) != 0) {
+		announce_free(&a);
+		return rc;
+	}
 	snprintf(key, sizeof(key), "%s %s", a.from_addr, kv.branch);
 	per_hour = tcfg != NULL ? tcfg->announce_max_per_hour : 10;
 	if (!rate_check(key, per_hour, 0)) {
@@ -180,6 +223,8 @@ int trigger_announcement(struct store *st, const char *senders,
 	in.git_tree = a.git_tree;
 	in.git_branch = a.git_branch;
 	in.head = a.head[0] != '\0' ? a.head : NULL;
+	in.verified = dkim.verified;
+	in.dkim = dkim.detail;
 	rc = store_release_announce(st, &in, &id, err, errlen);
 	if (rc >= 0) {
 		static const char *const what[] = { "created", "attached",
@@ -191,8 +236,10 @@ int trigger_announcement(struct store *st, const char *senders,
 			rate_check(key, per_hour, 1);
 		source_kick();	/* builds it, with [build] from_announcements */
 		log_info("announcement version=%s message_id=<%s> from=\"%s\""
-			 " deadline=%s %s", a.version, a.message_id, a.from,
-			 a.deadline[0] ? a.deadline : "-", what[rc]);
+			 " deadline=%s dkim=%s (%s) %s", a.version, a.message_id,
+			 a.from, a.deadline[0] ? a.deadline : "-",
+			 dkim.verified ? "verified" : "unverified", dkim.detail,
+			 what[rc]);
 		rc = 0;
 	} else {
 		/* The mail was fine; the store was not (a full disk, a lock):

@@ -410,7 +410,7 @@ static void followup_one(struct store *st, const struct config *cfg,
 		snprintf(abbrev, sizeof(abbrev), "%.12s", culprit);
 		m.about = (int64_t)strtoll(abbrev, NULL, 16);
 	}
-	if (rel != NULL && reply_announcement(rel, &ann)) {
+	if (rel != NULL && reply_announcement(cfg, rel, &ann)) {
 		time_rfc2822(time(NULL), date);
 		rm.ann = &ann;
 		rm.farm = cfg->farm;
@@ -435,6 +435,7 @@ static void followup_one(struct store *st, const struct config *cfg,
 					    sizeof(err));
 		if (email == NULL)
 			log_warn("bisection %lld: no mail: %s", (long long)id, err);
+		announce_free(&ann);
 	}
 	m.message_id = msgid;
 	m.email = email;
@@ -553,12 +554,14 @@ static char *regzbot_subject(const char *released, const char *test,
 	return rc < 0 ? NULL : s;
 }
 
-/* The stable maintainer and list of the rc's announcement, for Cc. */
+/* The stable maintainer and list of the rc's announcement, for Cc (the
+ * lists alone when the announcement is unverified). */
 static char *maintainer_cc(const struct announcement *ann)
 {
+	const char *from = ann->unverified ? "" : ann->from;
 	char *s = NULL;
 
-	if (asprintf(&s, "%s%s%s", ann->from, ann->to && *ann->to ? ", " : "",
+	if (asprintf(&s, "%s%s%s", from, *from && ann->to && *ann->to ? ", " : "",
 		     ann->to ? ann->to : "") < 0)
 		return NULL;
 	return s;
@@ -574,14 +577,14 @@ static int regzbot_mail(struct store *st, const struct config *cfg,
 {
 	struct rowset rels = { 0 };
 	const struct release_row *rel = reply_release_of(st, release_id, &rels);
-	struct announcement ann;
+	struct announcement ann = { 0 };
 	struct report_mail rm = { 0 };
 	struct mail_in m = { 0 };
 	char date[64], err[512], msgid[512] = "";
 	char *email = NULL, *cc = NULL;
 	int rc = -1;
 
-	if (rel == NULL || !reply_announcement(rel, &ann)) {
+	if (rel == NULL || !reply_announcement(cfg, rel, &ann)) {
 		log_warn("mail kind=%s release=%lld: no announcement to point at",
 			 kind, (long long)release_id);
 		goto out;
@@ -618,6 +621,7 @@ static int regzbot_mail(struct store *st, const struct config *cfg,
 out:
 	free(email);
 	free(cc);
+	announce_free(&ann);
 	rowset_free(&rels);
 	return rc;
 }
@@ -917,7 +921,7 @@ void reply_triage(struct store *st, const struct config *cfg,
 		if (strcmp(kind, "report") != 0 || parent == NULL || !*parent)
 			continue;
 		rel = reply_release_of(st, relid, &rels);
-		if (rel == NULL || !reply_announcement(rel, &ann)) {
+		if (rel == NULL || !reply_announcement(cfg, rel, &ann)) {
 			rowset_free(&rels);
 			continue;
 		}
@@ -964,6 +968,7 @@ void reply_triage(struct store *st, const struct config *cfg,
 		}
 		free(email);
 		g_string_free(body, TRUE);
+		announce_free(&ann);
 		rowset_free(&rels);
 	}
 	json_decref(rows);

@@ -180,20 +180,23 @@ static gchar *fill_id(const char *body, const char *id)
 
 /* To and Cc: reply-all (the sender and the announcement's To, Cc the
  * rest), or m's own To, then m's Cc and, as asked, the announcement's;
- * each address once (the maintainer Cc's himself on announcements). */
+ * each address once (the maintainer Cc's himself on announcements). An
+ * unverified announcement's sender is no recipient: its To then holds
+ * the lists (reply_announcement). */
 static int set_recipients(GMimeMessage *msg, const struct report_mail *m,
 			  char *err, size_t errlen)
 {
 	const struct announcement *a = m->ann;
+	const char *from = a->unverified ? NULL : a->from;
 	InternetAddressList *to;
 
 	if (!m->to) {
-		if (!*a->from) {
+		if ((!from || !*from) && (!a->to || !*a->to)) {
 			errf(err, errlen, "announcement From has no usable"
 			     " address");
 			return -1;
 		}
-		if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->from,
+		if (add_addresses(msg, GMIME_ADDRESS_TYPE_TO, from,
 				  "announcement From", NULL, err, errlen) < 0 ||
 		    add_addresses(msg, GMIME_ADDRESS_TYPE_TO, a->to,
 				  "announcement To", NULL, err, errlen) < 0)
@@ -206,7 +209,7 @@ static int set_recipients(GMimeMessage *msg, const struct report_mail *m,
 	if (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, m->cc, "cc", to, err,
 			  errlen) < 0 ||
 	    (m->to && m->reply_all &&
-	     (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->from,
+	     (add_addresses(msg, GMIME_ADDRESS_TYPE_CC, from,
 			    "announcement From", to, err, errlen) < 0 ||
 	      add_addresses(msg, GMIME_ADDRESS_TYPE_CC, a->to,
 			    "announcement To", to, err, errlen) < 0)) ||

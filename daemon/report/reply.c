@@ -25,8 +25,17 @@
 #include "report/report.h"
 #include "report_internal.h"
 
-int reply_announcement(const struct release_row *rel, struct announcement *ann)
+/*
+ * Who the replies to rel's announcement reach is decided here, once for
+ * every mail: a verified announcement's sender, To and Cc, capped at
+ * [announce] max_recipients; an unverified one's [announce] lists alone
+ * (its From, however it reads, may be forged).
+ */
+int reply_announcement(const struct config *cfg, const struct release_row *rel,
+		       struct announcement *ann)
 {
+	long dropped;
+
 	memset(ann, 0, sizeof(*ann));
 	if (rel->message_id == NULL)
 		return 0;
@@ -37,11 +46,23 @@ int reply_announcement(const struct release_row *rel, struct announcement *ann)
 	snprintf(ann->message_id, sizeof(ann->message_id), "%s", rel->message_id);
 	snprintf(ann->from, sizeof(ann->from), "%s",
 		 rel->mail_from != NULL ? rel->mail_from : "");
-	ann->to = (char *)rel->mail_to;
-	ann->cc = (char *)rel->mail_cc;
 	ann->npatches = -1;
 	snprintf(ann->head, sizeof(ann->head), "%s",
 		 rel->announce_head != NULL ? rel->announce_head : "");
+	snprintf(ann->dkim, sizeof(ann->dkim), "%s",
+		 rel->mail_dkim != NULL ? rel->mail_dkim : "not checked");
+	if (!rel->mail_verified) {
+		ann->unverified = 1;
+		ann->to = strdup(cfg->announce_lists);
+		return 1;
+	}
+	dropped = announce_recipients(ann->from, rel->mail_to, rel->mail_cc,
+				      cfg->announce_max_recipients, &ann->to,
+				      &ann->cc);
+	if (dropped > 0)
+		log_warn("release %s: a reply reaches %ld of its announcement's"
+			 " recipients, %ld left out ([announce] max_recipients)",
+			 rel->version, cfg->announce_max_recipients, dropped);
 	return 1;
 }
 
@@ -287,7 +308,7 @@ static void tell_earlier_thread(struct store *st, const struct config *cfg,
 	json_decref(rows);
 	if (other <= 0 || !reply_report_id(st, other, parent, sizeof(parent)) ||
 	    store_release_get(st, other, &rels, err, sizeof(err)) < 0 ||
-	    rels.n != 1 || !reply_announcement(rels.v, &ann)) {
+	    rels.n != 1 || !reply_announcement(cfg, rels.v, &ann)) {
 		rowset_free(&rels);
 		return;
 	}
@@ -333,6 +354,7 @@ static void tell_earlier_thread(struct store *st, const struct config *cfg,
 	}
 	free(email);
 	g_string_free(body, TRUE);
+	announce_free(&ann);
 	rowset_free(&rels);
 }
 
@@ -626,7 +648,7 @@ int reply_report(struct store *st, const struct config *cfg,
 	struct rowset regs = { 0 }, jobs = { 0 }, gates = { 0 }, lost = { 0 };
 	struct report_parts p = { 0 };
 	struct report_input in = { 0 };
-	struct announcement ann;
+	struct announcement ann = { 0 };
 	struct mail_in m = { 0 };
 	char status_url[1024], tests_url[1024], date[64], id[512] = "";
 	char *text = NULL, *email = NULL, *hook = NULL, *sig = NULL;
@@ -666,7 +688,7 @@ int reply_report(struct store *st, const struct config *cfg,
 	if (store_release_gate(st, rel->id, &gates, err, errlen) == 0 &&
 	    gates.n == 1)
 		in.late = ((const struct gate_row *)gates.v)->deadline_passed;
-	if (reply_announcement(rel, &ann))
+	if (reply_announcement(cfg, rel, &ann))
 		in.ann = &ann;
 	text = report_text(&in);
 	if (text == NULL) {
@@ -692,10 +714,13 @@ int reply_report(struct store *st, const struct config *cfg,
 	m.gate = gate;
 	m.report_text = text;
 	rc = reply_send_mail(st, cfg, &m, hook, err, errlen) < 0 ? -1 : 0;
-	/* The earlier rcs' threads hear that it reached this one too. */
-	if (rc == 0 && id[0] != '\0')
+	/* The earlier rcs' threads hear that it reached this one too; not
+	 * from an rc whose announcement is unverified (a forged mail would
+	 * speak in a genuine rc's thread). */
+	if (rc == 0 && id[0] != '\0' && rel->mail_verified)
 		tell_earlier_threads(st, cfg, rel, id, p.rr, p.nr);
 out:
+	announce_free(&ann);
 	parts_free(&p);
 	free(text);
 	free(email);

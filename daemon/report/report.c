@@ -301,6 +301,12 @@ static void put_build(GString *out, const struct report_input *in)
 			put_clean(out, a->message_id);
 			g_string_append(out, ">\n");
 		}
+		if (a->unverified) {
+			g_string_append(out, "* announcement unverified (DKIM: ");
+			put_clean(out, a->dkim[0] ? a->dkim : "not checked");
+			g_string_append(out, "): this mail goes to the lists"
+					" alone\n");
+		}
 		put_item(out, "deadline", a->deadline);
 	}
 }

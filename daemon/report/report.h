@@ -267,9 +267,13 @@ struct store;
 struct config;
 struct release_row;
 
-/* The rc's announcement as stored (thread, recipients): 1 with ann filled
- * (ann->to and ->cc point into rel), 0 when the release has none. */
-int reply_announcement(const struct release_row *rel, struct announcement *ann);
+/* The rc's announcement as stored (thread, recipients): 1 with ann filled,
+ * 0 when the release has none. Its recipients are what every reply may
+ * reach: a DKIM-verified announcement's From, To and Cc, at most [announce]
+ * max_recipients; an unverified one's [announce] lists alone (ann->to,
+ * with ann->unverified set). ann->to and ->cc are malloc'd: announce_free(). */
+int reply_announcement(const struct config *, const struct release_row *rel,
+		       struct announcement *ann);
 
 /*
  * Whether mail may go out: not while public_url (its host) or mail_from

@@ -136,6 +136,11 @@ struct release_row {
 	const char *version, *branch, *baseline, *subject, *message_id,
 		*mail_from, *mail_to, *mail_cc, *analysed;	/* may be NULL */
 	const char *announce_head;	/* the body's head, may be NULL */
+	/* The announcement's DKIM verdict: 1 verified (replies to its
+	 * recipients), 0 not (replies to [announce] lists alone); why, as
+	 * shown (may be NULL). */
+	long mail_verified;
+	const char *mail_dkim;
 };
 struct job_row {
 	int64_t id;
@@ -545,6 +550,8 @@ struct announce_in {
 		*date, *deadline, *patch_url, *git_tree, *git_branch;
 	const char *head;	/* the body's head (announcement.head), or NULL */
 	long rc, patch;
+	int verified;		/* its DKIM signature was verified */
+	const char *dkim;	/* the verdict as shown, or NULL */
 };
 /* A patch of the series of the release announced as parent_id, by the
  * announcement's sender: 1 recorded (version set), 0 no such release or

@@ -81,7 +81,10 @@ static const char *const query_sql[] = {
 	[Q_RELEASE] =
 		"SELECT id, version, branch, rc, patch, created, announced, deadline,"
 		" message_id, baseline, subject, git_tree, git_branch, patch_url,"
-		" source_error"
+		" source_error, CASE WHEN message_id IS NULL THEN NULL"
+		" ELSE mail_verified END AS announcement_verified,"
+		" CASE WHEN message_id IS NULL THEN NULL"
+		" ELSE coalesce(mail_dkim, 'not checked') END AS announcement_dkim"
 		" FROM release WHERE version = ?",
 	[Q_RELEASE_JOBS] =
 		"SELECT j.id, j.target, j.suite, j.state, j.attempt, j.accel,"
@@ -116,7 +119,8 @@ static const char *const query_sql[] = {
 	[Q_RELEASE_BY_ID] =
 		"SELECT id, version, branch, rc, patch, created, announced,"
 		" deadline, message_id, baseline, subject, mail_from, mail_to,"
-		" mail_cc, analysed, announce_head FROM release WHERE id = ?",
+		" mail_cc, analysed, announce_head, mail_verified, mail_dkim"
+		" FROM release WHERE id = ?",
 	[Q_RELEASE_RUNS] =
 		"SELECT j.target, x.test, count(*) AS runs,"
 		" sum(x.status = 'fail') AS fails,"
@@ -579,7 +583,8 @@ static const struct column release_cols[] = {
 	COL(row, version, 's'), COL(row, branch, 's'), COL(row, baseline, 's'),
 	COL(row, subject, 's'), COL(row, message_id, 's'),
 	COL(row, mail_from, 's'), COL(row, mail_to, 's'), COL(row, mail_cc, 's'),
-	COL(row, analysed, 's'), COL(row, announce_head, 's'), { NULL, 0, 0 },
+	COL(row, analysed, 's'), COL(row, announce_head, 's'),
+	COL(row, mail_verified, 'l'), COL(row, mail_dkim, 's'), { NULL, 0, 0 },
 };
 #undef row
 #define row run_row

@@ -627,19 +627,22 @@ int store_release_announce(struct store *st, const struct announce_in *a,
 	*release_id = existing;
 	/* A release without an announcement takes this one; one announced
 	 * under another Message-ID is corrected by it (the sender was
-	 * accepted, and the later mail is the one the maintainer meant);
+	 * accepted, and the later mail is the one the maintainer meant),
+	 * unless the earlier one was DKIM-verified and this one is not;
 	 * the same Message-ID again changes nothing. */
 	changed = store_run(st, "UPDATE release SET announced = ?, deadline = ?,"
 		      " message_id = ?, subject = ?, mail_from = ?, mail_to = ?,"
 		      " mail_cc = ?, patch_url = ?, git_tree = ?, git_branch = ?,"
-		      " announce_head = ?"
-		      " WHERE id = ? AND (message_id IS NULL OR message_id <> ?)",
-		      err, errlen, "sssssssssssis",
+		      " announce_head = ?, mail_verified = ?, mail_dkim = ?"
+		      " WHERE id = ? AND (message_id IS NULL OR message_id <> ?)"
+		      " AND (? = 1 OR message_id IS NULL OR mail_verified = 0)",
+		      err, errlen, "ssssssssssslsisl",
 		      a->date != NULL && a->date[0] ? a->date : now,
 		      a->deadline != NULL && a->deadline[0] ? a->deadline : NULL,
 		      a->message_id, a->subject, a->from, a->to, a->cc,
-		      a->patch_url, a->git_tree, a->git_branch, a->head, existing,
-		      a->message_id);
+		      a->patch_url, a->git_tree, a->git_branch, a->head,
+		      (long)(a->verified != 0), a->dkim, existing, a->message_id,
+		      (long)(a->verified != 0));
 	if (changed < 0)
 		goto fail;
 	if (changed == 0)

@@ -44,12 +44,14 @@ fi
 # 0700 directory, as CI's sanitizer copy is) is staged in a readable copy
 # for this test.
 AGENT_SRC_DIR=$BUILD/agent CONFIG_SRC_DIR=$SRC/configs WEB_SRC_DIR=$SRC/web
+DKIM_KEYS=$SRC/tests/data/dkim/keys
 STAGED=
 if [ -n "$DAEMON_USER" ] &&
    ! runuser -u "$DAEMON_USER" -- test -r "$SRC/configs/x86_64.config" 2>/dev/null; then
 	STAGED=$(mktemp -d /var/tmp/rcgate-tree.XXXXXX)
 	mkdir -p "$STAGED/agent"
 	cp -r "$SRC/configs" "$SRC/web" "$STAGED/"
+	cp "$DKIM_KEYS" "$STAGED/dkim-keys"; DKIM_KEYS=$STAGED/dkim-keys
 	cp "$BUILD"/agent/rcgate-agent-* "$STAGED/agent/" 2>/dev/null
 	chmod -R a+rX "$STAGED"
 	AGENT_SRC_DIR=$STAGED/agent CONFIG_SRC_DIR=$STAGED/configs
@@ -107,6 +109,14 @@ start_daemon() {
 		# over plain http and git (a deployment lists https:// prefixes).
 		echo "tree_origins = git://127.0.0.1: http://127.0.0.1: https://127.0.0.1:"
 		echo "file_origins = http://127.0.0.1: https://127.0.0.1: file://$STATE/files/"
+		# Test-only: tests/data's announcements lost their DKIM
+		# signatures, so they are taken unverified (replies to the lists
+		# alone); a mail signed with tests/data/dkim/test.key (dkim_sign)
+		# verifies against its pinned key. dkim.sh sets require.
+		echo "[announce]"
+		echo "dkim = prefer"
+		echo "dkim_keys = $DKIM_KEYS"
+		# (callers' first lines without a section go to [jobs])
 		echo "[jobs]"
 		echo "accel = tcg"
 		# Most tests need a guest to boot, not the whole suite: the
@@ -238,6 +248,12 @@ thread_mail() {
 	printf '%s' "$f"
 }
 jqb() { printf '%s' "$BODY" | jq -r "$@"; }
+# dkim_sign DOMAIN [dkimsign.py options] < mail: the mail signed with the
+# test-only key (selector "test") that lib.sh's dkim_keys pins.
+dkim_sign() {
+	/usr/bin/python3 "$SRC/tests/integration/dkimsign.py" \
+		"$SRC/tests/data/dkim/test.key" test "$@"
+}
 
 # start_httpd DIR: a fault-injecting file server (httpd.py); sets HTTPD_URL.
 start_httpd() {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <glib.h>
 
 #include "base/base.h"
 #include "intake/intake.h"
@@ -875,6 +876,46 @@ static void test_series_patch(void **state)
 	assert_int_equal(announce_parse_patch("", 0, &p, err, sizeof(err)), -1);
 }
 
+/* A reply's recipients: From first, each address once, groups and
+ * malformed mailboxes out, at most max in all. */
+static void test_recipients_capped(void **state)
+{
+	GString *cc = g_string_new("Greg Kroah-Hartman <gregkh@linuxfoundation.org>,"
+				   " STABLE@vger.kernel.org, list: a@b.org, c@d.org;,"
+				   " \"x\" <bad addr@x.org>");
+	char *to = NULL, *ccs = NULL;
+	long dropped;
+
+	(void)state;
+	for (int i = 0; i < 300; i++)
+		g_string_append_printf(cc, ", victim%d@example.org", i);
+	dropped = announce_recipients("Greg Kroah-Hartman <gregkh@linuxfoundation.org>",
+				      "stable@vger.kernel.org", cc->str, 30, &to, &ccs);
+	assert_string_equal(to, "stable@vger.kernel.org");
+	/* 28 more: 30 with From and To. */
+	assert_non_null(strstr(ccs, "victim27@example.org"));
+	assert_null(strstr(ccs, "victim28@example.org"));
+	assert_null(strstr(ccs, "gregkh"));
+	assert_null(strstr(ccs, "vger"));
+	assert_null(strstr(ccs, "a@b.org"));
+	assert_null(strstr(ccs, "bad"));
+	assert_int_equal(dropped, 272);
+	free(to);
+	free(ccs);
+	/* Under the cap nobody is left out. */
+	dropped = announce_recipients("gregkh@linuxfoundation.org", NULL,
+				      "a@x.org, b@x.org", 3, &to, &ccs);
+	assert_null(to);
+	assert_string_equal(ccs, "a@x.org, b@x.org");
+	assert_int_equal(dropped, 0);
+	free(ccs);
+	dropped = announce_recipients(NULL, "", "not an address", 3, &to, &ccs);
+	assert_null(to);
+	assert_null(ccs);
+	assert_int_equal(dropped, 0);
+	g_string_free(cc, TRUE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -902,6 +943,7 @@ int main(void)
 		cmocka_unit_test(test_truncation_and_mutation),
 		cmocka_unit_test(test_valid_message_id),
 		cmocka_unit_test(test_from_single_mailbox),
+		cmocka_unit_test(test_recipients_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
