@@ -29,6 +29,8 @@
 
 #include "protocol.h"
 #include "suite.h"
+#include "table.h"
+#include "tests.h"
 
 #ifndef AGENT_VERSION
 #define AGENT_VERSION "0.1"
