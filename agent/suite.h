@@ -108,7 +108,7 @@ enum misalign { MIS_NONE, MIS_BUFFER, MIS_OFFSET, MIS_LENGTH };
 
 /* Test flags. */
 #define ST_REOPEN 0x1 /* close and reopen the file before the readback */
-/* test_mmap_buffer's variants (dio.c) */
+/* test_mmap_buffer's variants (t_read.c) */
 #define MB_FRESH_READ 0x10  /* read into a never-touched anonymous mmap */
 #define MB_FILE_SRC 0x20    /* write from another file's mmap, 1st page touched */
 #define MB_FILE_APPEND 0x40 /* the same, O_APPEND onto existing data */

@@ -4,8 +4,9 @@
  * writes and reads, native AIO and io_uring (raw syscalls), and an
  * extending write in flight while the same thread calls fallocate or
  * closes another descriptor of the file.
- * catalogue.h says what each test checks and what its failure means; the
- * rows are in table.c.
+ * Each test is one row of catalogue.h: what it checks, what its failure
+ * means, and the function and parameters it runs with (table.c makes the
+ * tables from them).
  */
 #include <errno.h>
 #include <fcntl.h>

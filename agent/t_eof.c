@@ -3,8 +3,9 @@
  * End of file: a short read and writes across an unaligned EOF, truncate
  * into a block and back up, and garbage written through a mapping past
  * EOF that must never become file data when the file grows over it.
- * catalogue.h says what each test checks and what its failure means; the
- * rows are in table.c.
+ * Each test is one row of catalogue.h: what it checks, what its failure
+ * means, and the function and parameters it runs with (table.c makes the
+ * tables from them).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,9 @@
  * (FICLONE, FICLONERANGE, a no-CoW file on btrfs), btrfs compressed and
  * inline extents, and direct writes into preallocated blocks of a full
  * filesystem.
- * catalogue.h says what each test checks and what its failure means; the
- * rows are in table.c.
+ * Each test is one row of catalogue.h: what it checks, what its failure
+ * means, and the function and parameters it runs with (table.c makes the
+ * tables from them).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,9 @@
  * the growing end, direct rounds while another process truncates, punches,
  * zeroes, collapses or rewrites the range, and a buffered reader during an
  * asynchronous direct write.
- * catalogue.h says what each test checks and what its failure means; the
- * rows are in table.c.
+ * Each test is one row of catalogue.h: what it checks, what its failure
+ * means, and the function and parameters it runs with (table.c makes the
+ * tables from them).
  */
 #include <errno.h>
 #include <fcntl.h>

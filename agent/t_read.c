@@ -4,8 +4,9 @@
  * or read-only, a never-touched anonymous mmap, another file's mmap or the
  * target file's own, many small segments, one I/O of several bios, and
  * splice from a file opened O_DIRECT.
- * catalogue.h says what each test checks and what its failure means; the
- * rows are in table.c.
+ * Each test is one row of catalogue.h: what it checks, what its failure
+ * means, and the function and parameters it runs with (table.c makes the
+ * tables from them).
  */
 #include <errno.h>
 #include <fcntl.h>

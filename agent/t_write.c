@@ -9,8 +9,9 @@
  * O_DIRECT write that returns the full count but leaves the file position
  * (and so the placement of the next write and i_size) wrong. So every write
  * is followed by position and size checks, and every byte is read back.
- * catalogue.h says what each test checks and what its failure means; the
- * rows are in table.c.
+ * Each test is one row of catalogue.h: what it checks, what its failure
+ * means, and the function and parameters it runs with (table.c makes the
+ * tables from them).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The suites' tables (the files of a filesystem, a raw block device), the
- * catalogue as a table, and suite_run, which runs a directory's or a
- * device's table through the runner of suite.c.
+ * The suites' tables (the files of a filesystem, a raw block device), made
+ * from catalogue.h's rows, where a test's catalogue entry and its row are
+ * one row; the catalogue as a table; and suite_run, which runs a
+ * directory's or a device's table through the runner of suite.c.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -17,89 +18,71 @@
 #define DEFAULT_TIMEOUT_S 60
 
 /*
- * The table. Block i of every test is filled with 'a' + i like LTP's preadv03,
+ * The tables are catalogue.h's rows expanded once per pass, a pass taking
+ * its rows from each row's kind: the file suite is every block-size family
+ * at 512 bytes, then at 4096, then at 65536, then the tests of one row
+ * each; the block device's suite is the BDEV rows. That is the order of the
+ * results the daemon's goldens and bisections know. Each kind gives what
+ * it adds to the passes (P512, P4K, P64K, PONE, PBDEV) and the pass picks
+ * its own; a PROMISE adds nothing (crash.c runs the promises).
+ *
+ * Block i of a file suite test is filled with 'a' + i like LTP's preadv03,
  * so a block landing in the wrong place shows up as "have 62 expected 61".
  */
-#define ROW(nm, fn, bs, per, fl, wop, rop, sop, mis, tf)                        \
+#define PICK_P512(p512, p4k, p64k, one, bdev) p512
+#define PICK_P4K(p512, p4k, p64k, one, bdev) p4k
+#define PICK_P64K(p512, p4k, p64k, one, bdev) p64k
+#define PICK_PONE(p512, p4k, p64k, one, bdev) one
+#define PICK_PBDEV(p512, p4k, p64k, one, bdev) bdev
+#define TABLE_ROW(pass, nm, fs, checks, failure, fixes, kind, ...)             \
+	kind(PICK_##pass, nm, __VA_ARGS__)
+
+/* A file suite test of eight blocks of bs bytes, per of them per call. */
+#define ROW_OF(nm, fn, bs, per, fl, wop, rop, sop, mis, tf)                     \
 	{ .name = nm, .run = fn, .block_size = bs, .nblocks = 8,               \
 	  .blocks_per_call = per, .open_flags = fl, .write_op = wop,           \
-	  .read_op = rop, .sync_op = sop, .misalign = mis, .flags = tf }
-/* A dio.c scenario: one call per test function, block size, flags, RWF_. */
-#define DIO(nm, fn, bs, tf, rw)                                                \
+	  .read_op = rop, .sync_op = sop, .misalign = mis, .flags = tf },
+#define SIZED(nm, bs, fn, per, fl, wop, rop, sop, tf)                          \
+	ROW_OF(nm "_" #bs, fn, bs, per, fl, wop, rop, sop, MIS_NONE, tf)
+/* A scenario of t_*.c: one call of its function; block size, flags, RWF_. */
+#define DIO_OF(nm, fn, bs, tf, rw)                                             \
 	{ .name = nm, .run = fn, .block_size = bs, .nblocks = 1,               \
 	  .blocks_per_call = 1, .write_op = OP_PWRITE, .read_op = RD_PREAD,    \
-	  .flags = tf, .rwf = rw }
-#define EXTEND(nm, bs, per, fl, wop, rop, sop)                                  \
-	ROW(nm "_" #bs, test_extend, bs, per, fl, wop, rop, sop, MIS_NONE, 0)
-#define PER_BS(bs)                                                             \
-	EXTEND("write_seq", bs, 1, 0, OP_WRITE, RD_PREAD, SYNC_NONE),          \
-	EXTEND("writev_seq", bs, 2, 0, OP_WRITEV, RD_PREADV, SYNC_NONE),       \
-	EXTEND("pwrite_seq", bs, 1, 0, OP_PWRITE, RD_READ, SYNC_NONE),         \
-	EXTEND("pwritev_seq", bs, 2, 0, OP_PWRITEV, RD_READ, SYNC_NONE),       \
-	EXTEND("write_osync", bs, 1, O_SYNC, OP_WRITE, RD_PREAD, SYNC_NONE),   \
-	EXTEND("write_odsync", bs, 1, O_DSYNC, OP_WRITE, RD_PREAD, SYNC_NONE), \
-	EXTEND("writev_osync", bs, 2, O_SYNC, OP_WRITEV, RD_PREADV, SYNC_NONE),\
-	EXTEND("write_fsync", bs, 1, 0, OP_WRITE, RD_PREAD, SYNC_FSYNC),       \
-	EXTEND("write_fdatasync", bs, 1, 0, OP_WRITE, RD_PREAD, SYNC_FDATASYNC),\
-	EXTEND("write_append", bs, 1, O_APPEND, OP_WRITE, RD_PREAD, SYNC_NONE),\
-	ROW("write_overwrite_" #bs, test_overwrite, bs, 1, 0, OP_WRITE,        \
-	    RD_PREAD, SYNC_NONE, MIS_NONE, 0),                                 \
-	ROW("write_reopen_" #bs, test_extend, bs, 1, 0, OP_WRITE, RD_PREAD,    \
-	    SYNC_NONE, MIS_NONE, ST_REOPEN)
+	  .flags = tf, .rwf = rw },
+
+#define AT_512(nm, ...) SIZED(nm, 512, __VA_ARGS__)
+#define AT_4096(nm, ...) SIZED(nm, 4096, __VA_ARGS__)
+#define AT_65536(nm, ...) SIZED(nm, 65536, __VA_ARGS__)
+#define BDEV_OF(nm, fn, win)                                                   \
+	{ .name = nm, .run = fn, .block_size = 512, .nblocks = 1,              \
+	  .blocks_per_call = 1, .write_op = OP_PWRITE, .read_op = RD_PREAD,    \
+	  .window = win },
+#define NONE(...)
+
+/* The kinds: which of the row macros above each pass applies to a row. */
+#define PER_BS(pick, nm, ...)                                                  \
+	pick(AT_512, AT_4096, NONE, NONE, NONE)(nm, __VA_ARGS__)
+#define PER_BS_64K(pick, nm, ...)                                              \
+	pick(AT_512, AT_4096, AT_65536, NONE, NONE)(nm, __VA_ARGS__)
+#define AT_BS(pick, nm, ...) pick(NONE, NONE, NONE, SIZED, NONE)(nm, __VA_ARGS__)
+#define ROW(pick, nm, ...) pick(NONE, NONE, NONE, ROW_OF, NONE)(nm, __VA_ARGS__)
+#define DIO(pick, nm, ...) pick(NONE, NONE, NONE, DIO_OF, NONE)(nm, __VA_ARGS__)
+#define DIO_AT_BS(pick, nm, bs, fn, tf, rw)                                    \
+	pick(NONE, NONE, NONE, DIO_OF, NONE)(nm "_" #bs, fn, bs, tf, rw)
+/* bdev.c: win is the test's window of the device in MiB from its start,
+ * negative from its end (bdev_eod: the last WIN bytes). */
+#define BDEV(pick, nm, ...) pick(NONE, NONE, NONE, NONE, BDEV_OF)(nm, __VA_ARGS__)
+#define PROMISE(pick, nm, k)
 
 static const struct suite_test tests[] = {
-	PER_BS(512),
-	PER_BS(4096),
-	EXTEND("write_seq", 65536, 1, 0, OP_WRITE, RD_PREAD, SYNC_NONE),
-	EXTEND("writev_seq", 65536, 2, 0, OP_WRITEV, RD_PREADV, SYNC_NONE),
-	EXTEND("pwritev_seq", 65536, 2, 0, OP_PWRITEV, RD_READ, SYNC_NONE),
-	ROW("subblock_write_512", test_subblock, 512, 1, 0, OP_WRITE, RD_PREAD,
-	    SYNC_NONE, MIS_NONE, 0),
-	ROW("subblock_pwrite_512", test_subblock, 512, 1, 0, OP_PWRITE,
-	    RD_PREAD, SYNC_NONE, MIS_NONE, 0),
-	ROW("unaligned_buffer", test_unaligned, 4096, 1, 0, OP_PWRITE,
-	    RD_PREAD, SYNC_NONE, MIS_BUFFER, 0),
-	ROW("unaligned_offset", test_unaligned, 4096, 1, 0, OP_PWRITE,
-	    RD_PREAD, SYNC_NONE, MIS_OFFSET, 0),
-	ROW("unaligned_length", test_unaligned, 4096, 1, 0, OP_PWRITE,
-	    RD_PREAD, SYNC_NONE, MIS_LENGTH, 0),
-	/* dio.c: one scenario each (catalogue.h says what and why). */
-	DIO("pwritev2_offsets", test_rwf_offsets, 4096, 0, 0),
-	DIO("pwritev2_dsync", test_rwf_offsets, 4096, 0, RWF_DSYNC),
-	DIO("pwritev2_sync", test_rwf_offsets, 4096, 0, RWF_SYNC),
-	DIO("pwritev2_hipri", test_rwf_offsets, 4096, 0, RWF_HIPRI),
-	DIO("nowait", test_nowait, 4096, 0, RWF_NOWAIT),
-	DIO("append_flags", test_append_flags, 4096, 0, RWF_APPEND),
-	DIO("aio_rw", test_aio, 4096, 0, 0),
-	DIO("uring_rw", test_uring, 4096, 0, 0),
-	DIO("efault_buffer", test_efault, 4096, 0, 0),
-	DIO("fresh_mmap_read", test_mmap_buffer, 4096, MB_FRESH_READ, 0),
-	DIO("mmap_src_write", test_mmap_buffer, 4096, MB_FILE_SRC, 0),
-	DIO("mmap_src_append", test_mmap_buffer, 4096, MB_FILE_APPEND, 0),
-	DIO("mmap_same_file", test_mmap_buffer, 4096, MB_SAME_FILE, 0),
-	DIO("many_iovecs_512", test_many_iovecs, 512, 0, 0),
-	DIO("large_io", test_large_io, 4096, 0, 0),
-	DIO("mixed_extents", test_mixed_extents, 4096, 0, 0),
-	DIO("eof_cross", test_eof, 4096, 0, 0),
-	DIO("truncate_updown", test_truncate, 4096, 0, 0),
-	DIO("punch_zero_collapse", test_punch, 4096, 0, 0),
-	DIO("reflink", test_reflink, 4096, 0, 0),
-	DIO("reflink_nocow", test_reflink_nocow, 4096, 0, 0),
-	DIO("btrfs_compressed", test_btrfs_extents, 4096, 0, 0),
-	DIO("btrfs_inline", test_btrfs_extents, 4096, ST_INLINE, 0),
-	DIO("coherence", test_coherence, 4096, 0, 0),
-	DIO("race_append_read", test_race_append, 4096, 0, 0),
-	DIO("race_truncate", test_race, 4096, RACE_TRUNCATE, 0),
-	DIO("race_punch", test_race, 4096, RACE_PUNCH, 0),
-	DIO("race_zero", test_race, 4096, RACE_ZERO, 0),
-	DIO("race_collapse", test_race, 4096, RACE_COLLAPSE, 0),
-	DIO("race_buffered", test_race, 4096, RACE_BUFFERED, 0),
-	DIO("race_aio_read", test_race_aio_read, 4096, 0, 0),
-	DIO("full_prealloc", test_full_prealloc, 4096, 0, 0),
-	DIO("eof_pollute", test_eof_pollute, 4096, 0, 0),
-	DIO("aio_fallocate", test_aio_fallocate, 4096, 0, 0),
-	DIO("aio_close", test_aio_close, 4096, 0, 0),
-	DIO("splice_read", test_splice_read, 4096, 0, 0),
+	RCGATE_TEST_TABLE(P512, TABLE_ROW)
+	RCGATE_TEST_TABLE(P4K, TABLE_ROW)
+	RCGATE_TEST_TABLE(P64K, TABLE_ROW)
+	RCGATE_TEST_TABLE(PONE, TABLE_ROW)
+};
+
+static const struct suite_test bdev_table[] = {
+	RCGATE_TEST_TABLE(PBDEV, TABLE_ROW)
 };
 
 #define CATALOGUE_ROW(nm, fs_, chk, fail, fx)                                 \
@@ -134,23 +117,6 @@ const struct suite_test *suite_tests(size_t *n)
 	*n = sizeof(tests) / sizeof(tests[0]);
 	return tests;
 }
-
-#define BDEV(nm, fn, win)                                                      \
-	{ .name = nm, .run = fn, .block_size = 512, .nblocks = 1,              \
-	  .blocks_per_call = 1, .write_op = OP_PWRITE, .read_op = RD_PREAD,    \
-	  .window = win }
-
-static const struct suite_test bdev_table[] = {
-	BDEV("bdev_rw", test_bdev_rw, 0),
-	BDEV("bdev_vectored", test_bdev_vectored, 6),
-	BDEV("bdev_nowait", test_bdev_nowait, 12),
-	BDEV("bdev_aio", test_bdev_aio, 18),
-	BDEV("bdev_uring", test_bdev_uring, 24),
-	BDEV("bdev_coherence", test_bdev_coherence, 30),
-	BDEV("bdev_efault", test_bdev_efault, 36),
-	/* From the end: the last WIN bytes. */
-	BDEV("bdev_eod", test_bdev_eod, -6),
-};
 
 const struct suite_test *bdev_tests(size_t *n)
 {

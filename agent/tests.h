@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The suites' tests, a section per family file. Each test is a
- * suite_test_fn; its rows are in table.c, what it checks and what its
- * failure means in catalogue.h. A family calls only the floors below it
+ * suite_test_fn named in its row of catalogue.h (with what it checks and
+ * what its failure means). A family calls only the floors below it
  * (testio.c, bdevio.c, suite.c), never another family.
  */
 #ifndef RCGATE_AGENT_TESTS_H
