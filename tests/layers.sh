@@ -195,7 +195,7 @@ BEGIN {
 	n = split(floors, d, "\n")
 	for (i = 1; i <= n; i++) { split(d[i], p, " "); fl[p[1]] = p[2] }
 }
-FNR == 1 { user = FILENAME == "catalogue.h" ? "table.c" : FILENAME; incomment = 0 }
+FNR == 1 { user = FILENAME; sub(/^\.\//, "", user); if (user == "catalogue.h") user = "table.c"; incomment = 0 }
 {
 	line = $0
 	if (incomment) {
@@ -215,7 +215,7 @@ FNR == 1 { user = FILENAME == "catalogue.h" ? "table.c" : FILENAME; incomment = 
 		if (o == "" || o == user || seen[user, id]++) continue
 		if (fl[o] + 0 >= fl[user] + 0) printf " %s->%s(%s)", user, id, o
 	}
-}' -- *.c catalogue.h)
+}' ./*.c catalogue.h)
 if [ -z "$up" ]; then
 	echo "ok 7 - no agent file uses a function of its own floor or a higher one"
 else
