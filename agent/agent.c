@@ -444,6 +444,61 @@ static int phase_check(const struct agent_config *cfg, char *err,
 	return 0;
 }
 
+/*
+ * The output: the port (port_dev, when *have_port; a port that does not
+ * open is a note and no port) and the console, mirrored; the fatal-signal
+ * handler learns the port's fd. *port_fd receives it, or -1.
+ */
+static FILE *output_open(struct mirror *m, const char *port_dev,
+			 int *have_port, int have_console, int *port_fd,
+			 struct notes *notes)
+{
+	if (*have_port) {
+		*port_fd = open(port_dev, O_WRONLY | O_CLOEXEC);
+		if (*port_fd < 0) {
+			note_add(notes, "# rcgate-agent: open %s: %s", port_dev,
+				 strerror(errno));
+			*have_port = 0;
+		}
+	}
+	if (*have_port) {
+		m->fd[m->n++] = *port_fd;
+		crash_fds[1] = *port_fd;
+	}
+	if (have_console)
+		m->fd[m->n++] = 1;
+	return mirror_open(m);
+}
+
+/*
+ * Mounts every disk of cfg (found at node[i]) on dirs[i] (dirp[i] points
+ * there), its state in state[i]: everything first, so that an infra
+ * problem does not cost a suite. A disk that cannot be mounted is an infra
+ * line and the power off. Returns the number mounted (all of them).
+ */
+static unsigned int disks_mount_all(FILE *out, const struct agent_config *cfg,
+				    char node[][64],
+				    const struct failed_modules *failed,
+				    char dirs[][48], const char **dirp,
+				    enum disk_state *state)
+{
+	char err[512];
+	unsigned int i;
+
+	for (i = 0; i < cfg->ndisks; i++) {
+		dirp[i] = dirs[i];
+		if (disk_mount(&cfg->disks[i], node[i], disk_nth(cfg, i),
+			       cfg->phase == PHASE_CRASH_WRITE ?
+			       crash_mount_options(cfg->disks[i].fs) : NULL,
+			       failed, dirs[i], sizeof(dirs[i]), &state[i],
+			       err, sizeof(err)) != 0) {
+			infra(out, "%s", err);
+			power_off();
+		}
+	}
+	return i;
+}
+
 static void __attribute__((noreturn)) init_main(void)
 {
 	static struct agent_config cfg;
@@ -485,21 +540,8 @@ static void __attribute__((noreturn)) init_main(void)
 	missing = devices_wait(&cfg, port_dev, sizeof(port_dev), &have_port,
 			       node);
 
-	if (have_port) {
-		port_fd = open(port_dev, O_WRONLY | O_CLOEXEC);
-		if (port_fd < 0) {
-			note_add(&notes, "# rcgate-agent: open %s: %s", port_dev,
-				 strerror(errno));
-			have_port = 0;
-		}
-	}
-	if (have_port) {
-		m.fd[m.n++] = port_fd;
-		crash_fds[1] = port_fd;
-	}
-	if (have_console)
-		m.fd[m.n++] = 1;
-	out = mirror_open(&m);
+	out = output_open(&m, port_dev, &have_port, have_console, &port_fd,
+			  &notes);
 
 	print_header(out);
 	if (!have_port)
@@ -522,17 +564,7 @@ static void __attribute__((noreturn)) init_main(void)
 	if (cfg.phase == PHASE_CRASH_WRITE)
 		crash_quiet_timers();
 	/* Mount everything first: an infra problem should not cost a suite. */
-	for (i = 0; i < cfg.ndisks; i++, mounted++) {
-		dirp[i] = dirs[i];
-		if (disk_mount(&cfg.disks[i], node[i], disk_nth(&cfg, i),
-			       cfg.phase == PHASE_CRASH_WRITE ?
-			       crash_mount_options(cfg.disks[i].fs) : NULL,
-			       &failed, dirs[i], sizeof(dirs[i]), &state[i],
-			       err, sizeof(err)) != 0) {
-			infra(out, "%s", err);
-			power_off();
-		}
-	}
+	mounted = disks_mount_all(out, &cfg, node, &failed, dirs, dirp, state);
 	nslots = crash_slots(&cfg, dirp, state, 0, slots);
 
 	switch (cfg.phase) {

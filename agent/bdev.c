@@ -291,6 +291,66 @@ out:
 /* More pages than one bio holds (256), one segment each. */
 #define NOWAIT_SEGS 264
 
+/* One I/O of test_bdev_nowait: an RWF_NOWAIT write of len bytes at window
+ * offset off (nseg 0: from buf in one segment; else nseg shuffled pages of
+ * seg), complete or EAGAIN with nothing written, then an RWF_NOWAIT read
+ * of the same range and a direct one. */
+static void nowait_op(struct win *w, unsigned char *buf, unsigned char *seg,
+		      struct iovec *iov, long long off, size_t len,
+		      unsigned int nseg, struct diag *d)
+{
+	unsigned int nv = nseg ? nseg : 1, k;
+	char rt[96];
+	ssize_t r;
+
+	if (nseg == 0) {
+		iov[0].iov_base = buf;
+		iov[0].iov_len = len;
+		pat_fill(buf, len, off, 4);
+	}
+	for (k = 0; k < nseg; k++) {
+		/* 101 is coprime with NOWAIT_SEGS: a permutation. */
+		iov[k].iov_base = seg + (size_t)((k * 101) % NOWAIT_SEGS) * PAGE;
+		iov[k].iov_len = PAGE;
+		pat_fill(iov[k].iov_base, PAGE, off + (long long)k * PAGE, 4);
+	}
+	r = pwritev2(w->fd, iov, (int)nv, (off_t)(w->base + off), RWF_NOWAIT);
+	diag_add(d, "RWF_NOWAIT write of %zu in %u segment%s: %s", len,
+		 nv, nv > 1 ? "s" : "",
+		 r == (ssize_t)len ? "complete" :
+		 r < 0 && errno == EAGAIN ? "EAGAIN" : "other");
+	if (r == (ssize_t)len) {
+		image_write(&w->im, off, len, 4);
+	} else if (!(r < 0 && errno == EAGAIN)) {
+		diag_add(d, "RWF_NOWAIT pwritev2 of %zu at %lld %s, expected %zu or EAGAIN",
+			 len, w->base + off,
+			 ret_text(r, errno, rt, sizeof(rt)), len);
+		w->im.bad++;
+		if (r > 0)
+			image_write(&w->im, off, (size_t)r, 4);
+	}
+	/* EAGAIN: the image still says SEED0, and the reads tell. */
+	memset(buf, 0xa5, MIB + 8 * KIB);
+	memset(seg, 0xa5, NOWAIT_SEGS * PAGE);
+	r = preadv2(w->fd, iov, (int)nv, (off_t)(w->base + off), RWF_NOWAIT);
+	if (r == (ssize_t)len) {
+		for (k = 0; k < nv; k++)
+			if (compare("RWF_NOWAIT preadv2", iov[k].iov_base, &w->im,
+				    off + (long long)k * PAGE,
+				    iov[k].iov_len, d) != 0) {
+				w->im.bad++;
+				break;
+			}
+	} else if (!(r < 0 && errno == EAGAIN)) {
+		diag_add(d, "RWF_NOWAIT preadv2 of %zu at %lld %s, expected %zu or EAGAIN",
+			 len, w->base + off,
+			 ret_text(r, errno, rt, sizeof(rt)), len);
+		w->im.bad++;
+	}
+	w->im.bad += win_get(w, w->fd, off, len, 0,
+			     "after RWF_NOWAIT, direct read", d);
+}
+
 /*
  * RWF_NOWAIT direct writes of one page and of 1 MiB + 8 KiB (more than one
  * bio: kernels refuse those with EAGAIN rather than risk a partial write),
@@ -333,56 +393,9 @@ enum test_status test_bdev_nowait(const struct suite_test *t,
 		w.im.bad++;
 		goto out;
 	}
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		unsigned int nv = ops[i].nseg ? ops[i].nseg : 1, k;
-
-		if (ops[i].nseg == 0) {
-			iov[0].iov_base = buf;
-			iov[0].iov_len = ops[i].len;
-			pat_fill(buf, ops[i].len, ops[i].off, 4);
-		}
-		for (k = 0; k < ops[i].nseg; k++) {
-			/* 101 is coprime with NOWAIT_SEGS: a permutation. */
-			iov[k].iov_base = seg + (size_t)((k * 101) % NOWAIT_SEGS) * PAGE;
-			iov[k].iov_len = PAGE;
-			pat_fill(iov[k].iov_base, PAGE, ops[i].off + (long long)k * PAGE, 4);
-		}
-		r = pwritev2(w.fd, iov, (int)nv, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
-		diag_add(d, "RWF_NOWAIT write of %zu in %u segment%s: %s", ops[i].len,
-			 nv, nv > 1 ? "s" : "",
-			 r == (ssize_t)ops[i].len ? "complete" :
-			 r < 0 && errno == EAGAIN ? "EAGAIN" : "other");
-		if (r == (ssize_t)ops[i].len) {
-			image_write(&w.im, ops[i].off, ops[i].len, 4);
-		} else if (!(r < 0 && errno == EAGAIN)) {
-			diag_add(d, "RWF_NOWAIT pwritev2 of %zu at %lld %s, expected %zu or EAGAIN",
-				 ops[i].len, w.base + ops[i].off,
-				 ret_text(r, errno, rt, sizeof(rt)), ops[i].len);
-			w.im.bad++;
-			if (r > 0)
-				image_write(&w.im, ops[i].off, (size_t)r, 4);
-		}
-		/* EAGAIN: the image still says SEED0, and the reads tell. */
-		memset(buf, 0xa5, MIB + 8 * KIB);
-		memset(seg, 0xa5, NOWAIT_SEGS * PAGE);
-		r = preadv2(w.fd, iov, (int)nv, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
-		if (r == (ssize_t)ops[i].len) {
-			for (k = 0; k < nv; k++)
-				if (compare("RWF_NOWAIT preadv2", iov[k].iov_base, &w.im,
-					    ops[i].off + (long long)k * PAGE,
-					    iov[k].iov_len, d) != 0) {
-					w.im.bad++;
-					break;
-				}
-		} else if (!(r < 0 && errno == EAGAIN)) {
-			diag_add(d, "RWF_NOWAIT preadv2 of %zu at %lld %s, expected %zu or EAGAIN",
-				 ops[i].len, w.base + ops[i].off,
-				 ret_text(r, errno, rt, sizeof(rt)), ops[i].len);
-			w.im.bad++;
-		}
-		w.im.bad += win_get(&w, w.fd, ops[i].off, ops[i].len, 0,
-				    "after RWF_NOWAIT, direct read", d);
-	}
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		nowait_op(&w, buf, seg, iov, ops[i].off, ops[i].len, ops[i].nseg,
+			  d);
 	bfd = open(env->path, O_RDWR | O_CLOEXEC);
 	if (bfd < 0) {
 		diag_add(d, "open buffered: %s", strerror(errno));
@@ -645,6 +658,170 @@ out:
 
 /* ---- the end of the device ---- */
 
+/* test_bdev_eod's syscalls: pwrite across the end, at and past it, pread
+ * and preadv2 across it, write() across it and the position it leaves. */
+static void eod_syscalls(struct win *w, const struct suite_env *env,
+			 unsigned char *buf, long long tail, struct diag *d)
+{
+	struct iovec iov[2];
+	char rt[96];
+	ssize_t r;
+	int e;
+
+	pat_fill(buf, 8 * KIB, tail, 3);
+	r = pwrite(w->fd, buf, 8 * KIB, (off_t)(w->base + tail));
+	if (r != 4 * KIB) {
+		diag_add(d, "pwrite of 8192 at %lld, 4096 before the end, %s, expected 4096",
+			 w->base + tail, ret_text(r, errno, rt, sizeof(rt)));
+		w->im.bad++;
+	}
+	if (r > 0)
+		image_write(&w->im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 3);
+	for (long long past = 0; past <= MIB; past += MIB) {
+		r = pwrite(w->fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
+		e = errno;
+		if (r != -1 || e != ENOSPC) {
+			diag_add(d, "pwrite of 4096 at %lld (the end + %lld) %s, expected ENOSPC",
+				 env->dev_size + past, past,
+				 ret_text(r, e, rt, sizeof(rt)));
+			w->im.bad++;
+		}
+		r = pread(w->fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
+		if (r != 0) {
+			diag_add(d, "pread of 4096 at %lld (the end + %lld) %s, expected 0",
+				 env->dev_size + past, past,
+				 ret_text(r, errno, rt, sizeof(rt)));
+			w->im.bad++;
+		}
+	}
+	memset(buf, 0xa5, 16 * KIB);
+	r = pread(w->fd, buf, 8 * KIB, (off_t)(w->base + tail));
+	if (r != 4 * KIB) {
+		diag_add(d, "pread of 8192 at %lld, 4096 before the end, %s, expected 4096",
+			 w->base + tail, ret_text(r, errno, rt, sizeof(rt)));
+		w->im.bad++;
+	} else {
+		w->im.bad += compare("pread across the end", buf, &w->im, tail,
+				     4 * KIB, d);
+	}
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 2 * KIB;
+	iov[1].iov_base = buf + 4 * KIB;
+	iov[1].iov_len = 8 * KIB;
+	memset(buf, 0xa5, 16 * KIB);
+	r = preadv2(w->fd, iov, 2, (off_t)(w->base + tail), 0);
+	if (r != 4 * KIB) {
+		diag_add(d, "preadv2 of 2048 + 8192 at %lld %s, expected 4096",
+			 w->base + tail, ret_text(r, errno, rt, sizeof(rt)));
+		w->im.bad++;
+	} else {
+		w->im.bad += compare("preadv2 across the end, segment 1", buf,
+				     &w->im, tail, 2 * KIB, d);
+		w->im.bad += compare("preadv2 across the end, segment 2",
+				     buf + 4 * KIB, &w->im, tail + 2 * KIB, 2 * KIB, d);
+	}
+	/* write() across the end: short, and the position at the end. */
+	if (lseek(w->fd, (off_t)(w->base + tail), SEEK_SET) >= 0) {
+		long long pos;
+
+		pat_fill(buf, 8 * KIB, tail, 4);
+		r = write(w->fd, buf, 8 * KIB);
+		pos = lseek(w->fd, 0, SEEK_CUR);
+		if (r != 4 * KIB || pos != env->dev_size) {
+			diag_add(d, "write() of 8192 at %lld %s and left the position at %lld, expected 4096 and %lld",
+				 w->base + tail, ret_text(r, errno, rt, sizeof(rt)),
+				 pos, env->dev_size);
+			w->im.bad++;
+		}
+		if (r > 0)
+			image_write(&w->im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 4);
+	}
+}
+
+/* The engines: writes across the end, through O_DIRECT and (io_uring,
+ * which punts the buffered write of a block device to a worker and
+ * must still report the part written: 4d9cb92ca41d) the page cache. */
+static void eod_engine_writes(struct win *w, const struct suite_env *env,
+			      long long tail, struct diag *d)
+{
+	struct aop ops[1];
+	char rt[96];
+	int skip;
+
+	static const struct {
+		int uring, buffered;
+		const char *what;
+	} ew[] = {
+		{ 0, 0, "aio direct write" },
+		{ 1, 0, "io_uring direct write" },
+		{ 1, 1, "io_uring buffered write" },
+	};
+	int bfd = open(env->path, O_RDWR | O_CLOEXEC);
+
+	for (size_t k = 0; bfd >= 0 && k < sizeof(ew) / sizeof(ew[0]); k++) {
+		memset(ops, 0, sizeof(ops));
+		ops[0].write = 1;
+		ops[0].off = tail;
+		ops[0].len = 8 * KIB;
+		ops[0].seed = 5 + (unsigned int)k;
+		if (engine_run(w, ew[k].buffered ? bfd : w->fd, ew[k].uring,
+			       ops, 1, &skip, d) > 0) {
+			if (ops[0].res != 4 * KIB) {
+				diag_add(d, "%s of 8192 at %lld, 4096 before the end: %s, expected 4096",
+					 ew[k].what, w->base + tail,
+					 res_text(ops[0].res, rt, sizeof(rt)));
+				w->im.bad++;
+			}
+			/* What is on the device now is the new page
+			 * or (an error) the old one: the reads tell. */
+			if (ops[0].res > 0)
+				image_write(&w->im, tail, 4 * KIB, ops[0].seed);
+		}
+		aops_free(ops, 1);
+		if (ew[k].buffered && fsync(bfd) != 0) {
+			diag_add(d, "fsync of the device: %s", strerror(errno));
+			w->im.bad++;
+		}
+	}
+	if (bfd >= 0)
+		close(bfd);
+}
+
+/* The engines: a read across the end and one past it. */
+static void eod_engine_reads(struct win *w, long long tail, struct diag *d)
+{
+	struct aop ops[2];
+	char rt[96];
+	int skip;
+
+	for (int uring = 0; uring < 2; uring++) {
+		const char *engine = uring ? "io_uring" : "aio";
+		int ran;
+
+		memset(ops, 0, sizeof(ops));
+		ops[0].off = tail;
+		ops[0].len = 8 * KIB;
+		ops[1].off = WIN;
+		ops[1].len = 4 * KIB;
+		ran = engine_run(w, w->fd, uring, ops, 2, &skip, d);
+		if (ran > 0 && ops[0].res != 4 * KIB) {
+			diag_add(d, "%s read of 8192 at %lld, 4096 before the end: %s, expected 4096",
+				 engine, w->base + tail, res_text(ops[0].res, rt, sizeof(rt)));
+			w->im.bad++;
+		} else if (ran > 0) {
+			w->im.bad += compare(uring ? "io_uring read across the end" :
+						     "aio read across the end",
+					     ops[0].mem, &w->im, tail, 4 * KIB, d);
+		}
+		if (ran > 0 && ops[1].res != 0) {
+			diag_add(d, "%s read of 4096 at the end: %s, expected 0",
+				 engine, res_text(ops[1].res, rt, sizeof(rt)));
+			w->im.bad++;
+		}
+		aops_free(ops, 2);
+	}
+}
+
 /*
  * At the last bytes of the device (its window is its last 6 MiB): a read
  * across the end returns the bytes up to it (pread, preadv2, AIO and
@@ -659,11 +836,6 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 	struct win w;
 	unsigned char *buf = NULL;
 	const long long tail = WIN - 4 * KIB; /* window offset of the last page */
-	struct aop ops[2];
-	struct iovec iov[2];
-	char rt[96];
-	ssize_t r;
-	int skip, e;
 
 	if (win_begin(t, env, &w, &st, d) != 0)
 		return st;
@@ -672,143 +844,9 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 		w.im.bad++;
 		goto out;
 	}
-	pat_fill(buf, 8 * KIB, tail, 3);
-	r = pwrite(w.fd, buf, 8 * KIB, (off_t)(w.base + tail));
-	if (r != 4 * KIB) {
-		diag_add(d, "pwrite of 8192 at %lld, 4096 before the end, %s, expected 4096",
-			 w.base + tail, ret_text(r, errno, rt, sizeof(rt)));
-		w.im.bad++;
-	}
-	if (r > 0)
-		image_write(&w.im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 3);
-	for (long long past = 0; past <= MIB; past += MIB) {
-		r = pwrite(w.fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
-		e = errno;
-		if (r != -1 || e != ENOSPC) {
-			diag_add(d, "pwrite of 4096 at %lld (the end + %lld) %s, expected ENOSPC",
-				 env->dev_size + past, past,
-				 ret_text(r, e, rt, sizeof(rt)));
-			w.im.bad++;
-		}
-		r = pread(w.fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
-		if (r != 0) {
-			diag_add(d, "pread of 4096 at %lld (the end + %lld) %s, expected 0",
-				 env->dev_size + past, past,
-				 ret_text(r, errno, rt, sizeof(rt)));
-			w.im.bad++;
-		}
-	}
-	memset(buf, 0xa5, 16 * KIB);
-	r = pread(w.fd, buf, 8 * KIB, (off_t)(w.base + tail));
-	if (r != 4 * KIB) {
-		diag_add(d, "pread of 8192 at %lld, 4096 before the end, %s, expected 4096",
-			 w.base + tail, ret_text(r, errno, rt, sizeof(rt)));
-		w.im.bad++;
-	} else {
-		w.im.bad += compare("pread across the end", buf, &w.im, tail,
-				    4 * KIB, d);
-	}
-	iov[0].iov_base = buf;
-	iov[0].iov_len = 2 * KIB;
-	iov[1].iov_base = buf + 4 * KIB;
-	iov[1].iov_len = 8 * KIB;
-	memset(buf, 0xa5, 16 * KIB);
-	r = preadv2(w.fd, iov, 2, (off_t)(w.base + tail), 0);
-	if (r != 4 * KIB) {
-		diag_add(d, "preadv2 of 2048 + 8192 at %lld %s, expected 4096",
-			 w.base + tail, ret_text(r, errno, rt, sizeof(rt)));
-		w.im.bad++;
-	} else {
-		w.im.bad += compare("preadv2 across the end, segment 1", buf,
-				    &w.im, tail, 2 * KIB, d);
-		w.im.bad += compare("preadv2 across the end, segment 2",
-				    buf + 4 * KIB, &w.im, tail + 2 * KIB, 2 * KIB, d);
-	}
-	/* write() across the end: short, and the position at the end. */
-	if (lseek(w.fd, (off_t)(w.base + tail), SEEK_SET) >= 0) {
-		long long pos;
-
-		pat_fill(buf, 8 * KIB, tail, 4);
-		r = write(w.fd, buf, 8 * KIB);
-		pos = lseek(w.fd, 0, SEEK_CUR);
-		if (r != 4 * KIB || pos != env->dev_size) {
-			diag_add(d, "write() of 8192 at %lld %s and left the position at %lld, expected 4096 and %lld",
-				 w.base + tail, ret_text(r, errno, rt, sizeof(rt)),
-				 pos, env->dev_size);
-			w.im.bad++;
-		}
-		if (r > 0)
-			image_write(&w.im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 4);
-	}
-	/* The engines: writes across the end, through O_DIRECT and (io_uring,
-	 * which punts the buffered write of a block device to a worker and
-	 * must still report the part written: 4d9cb92ca41d) the page cache. */
-	{
-		static const struct {
-			int uring, buffered;
-			const char *what;
-		} ew[] = {
-			{ 0, 0, "aio direct write" },
-			{ 1, 0, "io_uring direct write" },
-			{ 1, 1, "io_uring buffered write" },
-		};
-		int bfd = open(env->path, O_RDWR | O_CLOEXEC);
-
-		for (size_t k = 0; bfd >= 0 && k < sizeof(ew) / sizeof(ew[0]); k++) {
-			memset(ops, 0, sizeof(ops));
-			ops[0].write = 1;
-			ops[0].off = tail;
-			ops[0].len = 8 * KIB;
-			ops[0].seed = 5 + (unsigned int)k;
-			if (engine_run(&w, ew[k].buffered ? bfd : w.fd, ew[k].uring,
-				       ops, 1, &skip, d) > 0) {
-				if (ops[0].res != 4 * KIB) {
-					diag_add(d, "%s of 8192 at %lld, 4096 before the end: %s, expected 4096",
-						 ew[k].what, w.base + tail,
-						 res_text(ops[0].res, rt, sizeof(rt)));
-					w.im.bad++;
-				}
-				/* What is on the device now is the new page
-				 * or (an error) the old one: the reads tell. */
-				if (ops[0].res > 0)
-					image_write(&w.im, tail, 4 * KIB, ops[0].seed);
-			}
-			aops_free(ops, 1);
-			if (ew[k].buffered && fsync(bfd) != 0) {
-				diag_add(d, "fsync of the device: %s", strerror(errno));
-				w.im.bad++;
-			}
-		}
-		if (bfd >= 0)
-			close(bfd);
-	}
-	/* The engines: a read across the end and one past it. */
-	for (int uring = 0; uring < 2; uring++) {
-		const char *engine = uring ? "io_uring" : "aio";
-		int ran;
-
-		memset(ops, 0, sizeof(ops));
-		ops[0].off = tail;
-		ops[0].len = 8 * KIB;
-		ops[1].off = WIN;
-		ops[1].len = 4 * KIB;
-		ran = engine_run(&w, w.fd, uring, ops, 2, &skip, d);
-		if (ran > 0 && ops[0].res != 4 * KIB) {
-			diag_add(d, "%s read of 8192 at %lld, 4096 before the end: %s, expected 4096",
-				 engine, w.base + tail, res_text(ops[0].res, rt, sizeof(rt)));
-			w.im.bad++;
-		} else if (ran > 0) {
-			w.im.bad += compare(uring ? "io_uring read across the end" :
-						    "aio read across the end",
-					    ops[0].mem, &w.im, tail, 4 * KIB, d);
-		}
-		if (ran > 0 && ops[1].res != 0) {
-			diag_add(d, "%s read of 4096 at the end: %s, expected 0",
-				 engine, res_text(ops[1].res, rt, sizeof(rt)));
-			w.im.bad++;
-		}
-		aops_free(ops, 2);
-	}
+	eod_syscalls(&w, env, buf, tail, d);
+	eod_engine_writes(&w, env, tail, d);
+	eod_engine_reads(&w, tail, d);
 	win_verify(&w, env, "after the end-of-device checks", d);
 out:
 	free(buf);

@@ -326,6 +326,116 @@ out:
 	return finish(fd, buf, &im, st);
 }
 
+/* One pass of test_uring: pass 0 the ASYNC_N writes, pass 1 the reads of
+ * them, through iov, each result and read checked. 0, or -1 after a
+ * problem that ends the test (the ring may still hold I/Os). */
+static int uring_pass(struct ring *ring, int fd, unsigned char *buf,
+		      struct iovec *iov, unsigned int pass, struct image *im,
+		      struct diag *d)
+{
+	const char *op = pass == 0 ? "writev" : "readv";
+	unsigned int got = 0, i;
+
+	for (i = 0; i < ASYNC_N; i++) {
+		unsigned char *b = buf + i * ASYNC_LEN;
+
+		if (pass == 0)
+			pat_fill(b, ASYNC_LEN, async_offs[i], 2);
+		else
+			memset(b, 0, ASYNC_LEN);
+		iov[i].iov_base = b;
+		iov[i].iov_len = ASYNC_LEN;
+		ring_queue(ring, pass == 0 ? IORING_OP_WRITEV :
+					     IORING_OP_READV,
+			   fd, &iov[i], 1, async_offs[i], i);
+	}
+	{
+		long n = syscall(__NR_io_uring_enter, ring->fd, ASYNC_N,
+				 ASYNC_N, IORING_ENTER_GETEVENTS, NULL, 0);
+
+		if (n != ASYNC_N) {
+			diag_add(d, "io_uring_enter of %d %s returned %ld%s%s",
+				 ASYNC_N, op, n, n < 0 ? ": " : "",
+				 n < 0 ? strerror(errno) : "");
+			im->bad++;
+			return -1;
+		}
+	}
+	for (; got < ASYNC_N; got++) {
+		struct io_uring_cqe c;
+		uint64_t k;
+
+		if (ring_wait_cqe(ring, &c) != 0) {
+			diag_add(d, "io_uring_enter (wait): %s", strerror(errno));
+			im->bad++;
+			return -1;
+		}
+		k = c.user_data;
+		if (k >= ASYNC_N || c.res != ASYNC_LEN) {
+			diag_add(d, "io_uring %s %u at %lld: res %d%s%s, expected %ld",
+				 op, (unsigned int)k,
+				 k < ASYNC_N ? async_offs[k] : -1, c.res,
+				 c.res < 0 ? " " : "",
+				 c.res < 0 ? strerror(-c.res) : "", ASYNC_LEN);
+			im->bad++;
+			continue;
+		}
+		if (pass == 0)
+			image_write(im, async_offs[k], ASYNC_LEN, 2);
+		else
+			im->bad += compare("io_uring read", buf + k * ASYNC_LEN,
+					   im, async_offs[k], ASYNC_LEN, d);
+	}
+	return 0;
+}
+
+/*
+ * One read across written extents and holes into a never-touched buffer:
+ * io_uring first tries it non-blocking, and the filesystem must not return
+ * (or queue) a part of it as the whole (fstests generic/676, MariaDB on
+ * btrfs, ca93e44bfb5f).
+ */
+static void uring_read_across(struct ring *ring, int fd, struct image *im,
+			      struct diag *d)
+{
+	const size_t len = 144 * KIB;
+	struct iovec riov;
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long n;
+
+	if (m == MAP_FAILED) {
+		diag_add(d, "mmap: %s", strerror(errno));
+		im->bad++;
+		return;
+	}
+	riov.iov_base = m;
+	riov.iov_len = len;
+	ring_queue(ring, IORING_OP_READV, fd, &riov, 1, 32 * KIB, 7);
+	n = syscall(__NR_io_uring_enter, ring->fd, 1, 1,
+		    IORING_ENTER_GETEVENTS, NULL, 0);
+	if (n != 1) {
+		diag_add(d, "io_uring_enter of a readv across extents returned %ld", n);
+		im->bad++;
+	} else {
+		struct io_uring_cqe c;
+
+		if (ring_wait_cqe(ring, &c) != 0) {
+			diag_add(d, "io_uring readv across extents: no completion: %s",
+				 strerror(errno));
+			im->bad++;
+		} else if (c.res != (int)len) {
+			diag_add(d, "io_uring readv of %zu at 32768 across extents and holes into an untouched buffer: res %d, expected %zu",
+				 len, c.res, len);
+			im->bad++;
+		} else {
+			im->bad += compare("io_uring readv across extents", m,
+					   im, 32 * KIB, len, d);
+		}
+	}
+	munmap(m, len);
+}
+
 /*
  * Four writev sqes in one io_uring_enter (out of order, extending), then
  * four readv; every cqe's res must be the full length.
@@ -338,7 +448,7 @@ enum test_status test_uring(const struct suite_test *t,
 	struct iovec iov[ASYNC_N];
 	struct image im;
 	unsigned char *buf = NULL;
-	unsigned int i, pass;
+	unsigned int pass;
 	int fd;
 
 	(void)t;
@@ -357,109 +467,14 @@ enum test_status test_uring(const struct suite_test *t,
 		st = TEST_SKIP;
 		goto out;
 	}
-	for (pass = 0; pass < 2; pass++) {
-		const char *op = pass == 0 ? "writev" : "readv";
-		unsigned int got = 0;
-
-		for (i = 0; i < ASYNC_N; i++) {
-			unsigned char *b = buf + i * ASYNC_LEN;
-
-			if (pass == 0)
-				pat_fill(b, ASYNC_LEN, async_offs[i], 2);
-			else
-				memset(b, 0, ASYNC_LEN);
-			iov[i].iov_base = b;
-			iov[i].iov_len = ASYNC_LEN;
-			ring_queue(&ring, pass == 0 ? IORING_OP_WRITEV :
-						      IORING_OP_READV,
-				   fd, &iov[i], 1, async_offs[i], i);
-		}
-		{
-			long n = syscall(__NR_io_uring_enter, ring.fd, ASYNC_N,
-					 ASYNC_N, IORING_ENTER_GETEVENTS, NULL, 0);
-
-			if (n != ASYNC_N) {
-				diag_add(d, "io_uring_enter of %d %s returned %ld%s%s",
-					 ASYNC_N, op, n, n < 0 ? ": " : "",
-					 n < 0 ? strerror(errno) : "");
-				im.bad++;
-				goto done;
-			}
-		}
-		for (; got < ASYNC_N; got++) {
-			struct io_uring_cqe c;
-			uint64_t k;
-
-			if (ring_wait_cqe(&ring, &c) != 0) {
-				diag_add(d, "io_uring_enter (wait): %s", strerror(errno));
-				im.bad++;
-				goto done;
-			}
-			k = c.user_data;
-			if (k >= ASYNC_N || c.res != ASYNC_LEN) {
-				diag_add(d, "io_uring %s %u at %lld: res %d%s%s, expected %ld",
-					 op, (unsigned int)k,
-					 k < ASYNC_N ? async_offs[k] : -1, c.res,
-					 c.res < 0 ? " " : "",
-					 c.res < 0 ? strerror(-c.res) : "", ASYNC_LEN);
-				im.bad++;
-				continue;
-			}
-			if (pass == 0)
-				image_write(&im, async_offs[k], ASYNC_LEN, 2);
-			else
-				im.bad += compare("io_uring read", buf + k * ASYNC_LEN,
-						  &im, async_offs[k], ASYNC_LEN, d);
-		}
-	}
+	for (pass = 0; pass < 2; pass++)
+		if (uring_pass(&ring, fd, buf, iov, pass, &im, d) != 0)
+			goto done;
 	verify(env->path, &im, "after io_uring", VIA_BUFFERED | VIA_MMAP, d);
-	/*
-	 * One read across written extents and holes into a never-touched
-	 * buffer: io_uring first tries it non-blocking, and the filesystem
-	 * must not return (or queue) a part of it as the whole (fstests
-	 * generic/676, MariaDB on btrfs, ca93e44bfb5f).
-	 */
 	if (put(fd, buf, 96 * KIB, 16 * KIB, 3, &im, "extent after a hole", d) != 0 ||
 	    put(fd, buf, 160 * KIB, 16 * KIB, 4, &im, "extent after a hole", d) != 0)
 		goto done;
-	{
-		const size_t len = 144 * KIB;
-		struct iovec riov;
-		unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		long n;
-
-		if (m == MAP_FAILED) {
-			diag_add(d, "mmap: %s", strerror(errno));
-			im.bad++;
-			goto done;
-		}
-		riov.iov_base = m;
-		riov.iov_len = len;
-		ring_queue(&ring, IORING_OP_READV, fd, &riov, 1, 32 * KIB, 7);
-		n = syscall(__NR_io_uring_enter, ring.fd, 1, 1,
-			    IORING_ENTER_GETEVENTS, NULL, 0);
-		if (n != 1) {
-			diag_add(d, "io_uring_enter of a readv across extents returned %ld", n);
-			im.bad++;
-		} else {
-			struct io_uring_cqe c;
-
-			if (ring_wait_cqe(&ring, &c) != 0) {
-				diag_add(d, "io_uring readv across extents: no completion: %s",
-					 strerror(errno));
-				im.bad++;
-			} else if (c.res != (int)len) {
-				diag_add(d, "io_uring readv of %zu at 32768 across extents and holes into an untouched buffer: res %d, expected %zu",
-					 len, c.res, len);
-				im.bad++;
-			} else {
-				im.bad += compare("io_uring readv across extents", m,
-						  &im, 32 * KIB, len, d);
-			}
-		}
-		munmap(m, len);
-	}
+	uring_read_across(&ring, fd, &im, d);
 done:
 	ring_close(&ring);
 out:

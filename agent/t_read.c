@@ -35,6 +35,55 @@
 
 /* ---- user buffers ---- */
 
+/* test_efault's first step: a direct write of len bytes from m, whose
+ * third page is unmapped, must fail with EFAULT (and leave at most the
+ * first two pages, of the pattern or zeros) or stop short before the
+ * hole; the image learns what the file holds. */
+static void efault_write(int fd, unsigned char *m, size_t len,
+			 struct image *im, struct diag *d)
+{
+	ssize_t r;
+
+	r = pwrite(fd, m, len, 0);
+	if (r < 0 && errno == EFAULT) {
+		/* Nothing claimed written: st_size must not promise data. */
+		struct stat sb;
+
+		if (fstat(fd, &sb) == 0 && sb.st_size > 2 * PAGE) {
+			diag_add(d, "write with an unmapped 3rd page: EFAULT but st_size %lld, expected <= 8192",
+				 (long long)sb.st_size);
+			im->bad++;
+		}
+		/* A partial write may have happened; take what is there as
+		 * long as it is the pattern or zeros (never other bytes). */
+		if (fstat(fd, &sb) == 0 && sb.st_size > 0 && sb.st_size <= 2 * PAGE) {
+			unsigned char *rb = aligned((size_t)2 * PAGE, d);
+
+			if (rb != NULL && pread(fd, rb, 2 * PAGE, 0) == sb.st_size) {
+				long long i;
+
+				for (i = 0; i < sb.st_size; i++)
+					if (rb[i] != 0 && rb[i] != pat(i, 1))
+						break;
+				if (i < sb.st_size) {
+					diag_add(d, "after EFAULT write: byte at %lld is %02x, expected %02x or 00",
+						 i, rb[i], pat(i, 1));
+					im->bad++;
+				}
+				memcpy(im->want, rb, (size_t)sb.st_size);
+			}
+			free(rb);
+			im->size = sb.st_size;
+		}
+	} else if (r < 0 || r > 2 * PAGE) {
+		diag_add(d, "write of 16384 with an unmapped 3rd page returned %zd%s%s, expected EFAULT or <= 8192",
+			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+		im->bad++;
+	} else {
+		image_write(im, 0, (size_t)r, 1);
+	}
+}
+
 /*
  * A 16 KiB buffer whose third page is unmapped. A direct write from it
  * must fail with EFAULT or stop short (at most the 8 KiB before the hole),
@@ -68,44 +117,7 @@ enum test_status test_efault(const struct suite_test *t,
 	}
 	pat_fill(m, len, 0, 1);
 	munmap(m + 2 * PAGE, PAGE);
-	r = pwrite(fd, m, len, 0);
-	if (r < 0 && errno == EFAULT) {
-		/* Nothing claimed written: st_size must not promise data. */
-		struct stat sb;
-
-		if (fstat(fd, &sb) == 0 && sb.st_size > 2 * PAGE) {
-			diag_add(d, "write with an unmapped 3rd page: EFAULT but st_size %lld, expected <= 8192",
-				 (long long)sb.st_size);
-			im.bad++;
-		}
-		/* A partial write may have happened; take what is there as
-		 * long as it is the pattern or zeros (never other bytes). */
-		if (fstat(fd, &sb) == 0 && sb.st_size > 0 && sb.st_size <= 2 * PAGE) {
-			unsigned char *rb = aligned((size_t)2 * PAGE, d);
-
-			if (rb != NULL && pread(fd, rb, 2 * PAGE, 0) == sb.st_size) {
-				long long i;
-
-				for (i = 0; i < sb.st_size; i++)
-					if (rb[i] != 0 && rb[i] != pat(i, 1))
-						break;
-				if (i < sb.st_size) {
-					diag_add(d, "after EFAULT write: byte at %lld is %02x, expected %02x or 00",
-						 i, rb[i], pat(i, 1));
-					im.bad++;
-				}
-				memcpy(im.want, rb, (size_t)sb.st_size);
-			}
-			free(rb);
-			im.size = sb.st_size;
-		}
-	} else if (r < 0 || r > 2 * PAGE) {
-		diag_add(d, "write of 16384 with an unmapped 3rd page returned %zd%s%s, expected EFAULT or <= 8192",
-			 r, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-		im.bad++;
-	} else {
-		image_write(&im, 0, (size_t)r, 1);
-	}
+	efault_write(fd, m, len, &im, d);
 	verify(env->path, &im, "after write from a partly unmapped buffer",
 	       VIA_DIRECT | VIA_BUFFERED, d);
 	/* The file is now 16 KiB of pattern 2, read into the holed buffer. */
@@ -180,6 +192,66 @@ out:
 
 #define MB_LEN (256 * KIB)
 
+/* MB_FRESH_READ: a direct read into a never-touched anonymous mmap (*m,
+ * MB_LEN bytes). 0 when the file is to be checked, -1 when the test ends. */
+static int mb_fresh_read(int fd, unsigned char *buf, unsigned char **m,
+			 struct image *im, struct diag *d)
+{
+	ssize_t r;
+
+	if (put(fd, buf, 0, MB_LEN, 1, im, "prefill", d) != 0)
+		return -1;
+	*m = mmap(NULL, MB_LEN, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*m == MAP_FAILED) {
+		diag_add(d, "mmap: %s", strerror(errno));
+		im->bad++;
+		return -1;
+	}
+	r = pread(fd, *m, MB_LEN, 0);
+	if (r != MB_LEN) {
+		diag_add(d, "read of %ld into a never-touched mmap returned %zd%s%s",
+			 MB_LEN, r, r < 0 ? ": " : "",
+			 r < 0 ? strerror(errno) : "");
+		im->bad++;
+		return -1;
+	}
+	im->bad += compare("read into a never-touched mmap", *m, im, 0,
+			   MB_LEN, d);
+	return 0;
+}
+
+/* MB_SAME_FILE: a direct write from an mmap (*m, *mlen bytes) of the
+ * target file itself. 0 when the file is to be checked, -1 when the test
+ * ends. */
+static int mb_same_file(int fd, unsigned char *buf, unsigned char **m,
+			size_t *mlen, struct image *im, struct diag *d)
+{
+	ssize_t r;
+
+	/* The source is [0, 128K) of the file, the target [128K, 256K). */
+	if (put(fd, buf, 0, MB_LEN, 1, im, "prefill", d) != 0)
+		return -1;
+	*mlen = MB_LEN / 2;
+	*m = mmap(NULL, *mlen, PROT_READ, MAP_SHARED, fd, 0);
+	if (*m == MAP_FAILED) {
+		diag_add(d, "mmap of the file itself: %s", strerror(errno));
+		im->bad++;
+		return -1;
+	}
+	r = pwrite(fd, *m, *mlen, (off_t)*mlen);
+	if (r != (ssize_t)*mlen) {
+		diag_add(d, "write of %zu from an mmap of the same file returned %zd%s%s",
+			 *mlen, r, r < 0 ? ": " : "",
+			 r < 0 ? strerror(errno) : "");
+		im->bad++;
+		if (r <= 0)
+			return 0;
+	}
+	memcpy(im->want + *mlen, im->want, (size_t)r);
+	return 0;
+}
+
 /*
  * Direct I/O whose user pages are not present yet, so the kernel must
  * fault them in half-way (fstests generic/708 and generic/362): the result
@@ -209,48 +281,13 @@ enum test_status test_mmap_buffer(const struct suite_test *t,
 		goto out;
 	}
 	if (t->flags & MB_FRESH_READ) {
-		if (put(fd, buf, 0, MB_LEN, 1, &im, "prefill", d) != 0)
+		if (mb_fresh_read(fd, buf, &m, &im, d) != 0)
 			goto out;
-		m = mmap(NULL, MB_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED) {
-			diag_add(d, "mmap: %s", strerror(errno));
-			im.bad++;
-			goto out;
-		}
-		r = pread(fd, m, MB_LEN, 0);
-		if (r != MB_LEN) {
-			diag_add(d, "read of %ld into a never-touched mmap returned %zd%s%s",
-				 MB_LEN, r, r < 0 ? ": " : "",
-				 r < 0 ? strerror(errno) : "");
-			im.bad++;
-			goto out;
-		}
-		im.bad += compare("read into a never-touched mmap", m, &im, 0,
-				  MB_LEN, d);
 		goto check;
 	}
 	if (t->flags & MB_SAME_FILE) {
-		/* The source is [0, 128K) of the file, the target [128K, 256K). */
-		if (put(fd, buf, 0, MB_LEN, 1, &im, "prefill", d) != 0)
+		if (mb_same_file(fd, buf, &m, &mlen, &im, d) != 0)
 			goto out;
-		mlen = MB_LEN / 2;
-		m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED) {
-			diag_add(d, "mmap of the file itself: %s", strerror(errno));
-			im.bad++;
-			goto out;
-		}
-		r = pwrite(fd, m, mlen, (off_t)mlen);
-		if (r != (ssize_t)mlen) {
-			diag_add(d, "write of %zu from an mmap of the same file returned %zd%s%s",
-				 mlen, r, r < 0 ? ": " : "",
-				 r < 0 ? strerror(errno) : "");
-			im.bad++;
-			if (r <= 0)
-				goto check;
-		}
-		memcpy(im.want + mlen, im.want, (size_t)r);
 		goto check;
 	}
 	/* Another file, written buffered, mapped: page cache present but
