@@ -38,8 +38,10 @@
 #define AGENT_VERSION "0.1"
 #endif
 
-/* Where the fatal-signal handler can still write: console and port. */
-static volatile int crash_fds[2] = { -1, -1 };
+/* Where the fatal-signal handler can still write: console and port. The
+ * handler reads them, so they are of the one type C lets a handler share
+ * with the code it interrupts. */
+static volatile sig_atomic_t crash_fds[2] = { -1, -1 };
 static long long agent_start_ms;
 
 static void write_all(int fd, const char *buf, size_t len)
