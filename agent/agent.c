@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rcgate-agent: the guest's /init. Owns the guest side of a job: mounting
- * the pseudo filesystems, the kernel command line keys (rcgate.*), module
- * loading, finding the results port and the disks, mounting each disk, the
- * phase of a crash-consistency run, the top level of the KTAP output with its
- * completeness marker, and powering the guest off whatever happens. The
- * tests themselves live in suite.c.
+ * rcgate-agent: the guest's /init, the top of the agent. Owns the run of a
+ * job in the guest: what the agent was told (cmdline.c) and its early setup
+ * (boot.c), the phase of a crash-consistency run, the top level of the KTAP
+ * output with its completeness marker, and powering the guest off whatever
+ * happens. The suites are table.c's (and the files below it), the
+ * power-cut promises crash.c's.
  *
  * Host use (debugging): rcgate-agent --dir <path> [--fs name] [--timeout s]
  *                       [--phase crash-write|crash-verify --expect bytes]
@@ -28,84 +28,22 @@
 #include <unistd.h>
 
 #include "protocol.h"
-#include "exer.h"
 #include "suite.h"
+#include "table.h"
+#include "tests.h"
+#include "cmdline.h"
+#include "boot.h"
+#include "exer.h"
 
 #ifndef AGENT_VERSION
 #define AGENT_VERSION "0.1"
 #endif
 
-#define DEVICE_WAIT_MS 10000
-#define MODULE_DIR "/" RCGATE_INITRAMFS_MODULE_DIR
-#define MODULE_LIST "/" RCGATE_INITRAMFS_MODULE_LIST
-#define MODULE_LIST_MAX (64 * 1024)
-#define NOTES_MAX 32
-#define NOTE_LEN 200
-#define MOUNT_POINT "/mnt"
-#define FAILED_MODULES_MAX 16
-
-enum phase {
-	PHASE_SUITE,        /* rcgate.phase absent: the test table per disk */
-	PHASE_CRASH_WRITE,  /* boot 1 of the crash test: write, then wait */
-	PHASE_CRASH_VERIFY, /* boot 2: check what survived the power cut */
-	PHASE_INVALID,      /* an infrastructure error, not a default */
-};
-
-struct agent_config {
-	char port[128];
-	char disk[64]; /* rcgate.disk + rcgate.fs: used without rcgate.disks */
-	char fs[32];
-	struct disk_spec disks[SUITE_MAX_DISKS];
-	unsigned int ndisks; /* from rcgate.disks; 0: not given */
-	/*
-	 * A bad rcgate.disks must not fall back to one default disk: the
-	 * host would take a smaller run for a complete one.
-	 */
-	char disks_error[160];
-	enum phase phase;
-	char phase_value[64]; /* for the infra line of an unknown phase */
-	long long expect;     /* rcgate.expect, -1 when not given */
-	unsigned int timeout_s;
-	char only[1024];      /* rcgate.only: test names, "" for all */
-};
-
-/* Module files whose finit_module failed, to tell "not supported by this
- * kernel" apart from "our initramfs is broken". */
-struct failed_modules {
-	unsigned int count;
-	char name[FAILED_MODULES_MAX][64];
-};
-
-/*
- * Lines gathered before the output channel exists (module loading happens
- * before virtio_console is loaded); printed once KTAP output has started.
- */
-struct notes {
-	unsigned int count;
-	unsigned int dropped;
-	char line[NOTES_MAX][NOTE_LEN];
-};
-
-/* Where the fatal-signal handler can still write: console and port. */
-static volatile int crash_fds[2] = { -1, -1 };
+/* Where the fatal-signal handler can still write: console and port. The
+ * handler reads them, so they are of the one type C lets a handler share
+ * with the code it interrupts. */
+static volatile sig_atomic_t crash_fds[2] = { -1, -1 };
 static long long agent_start_ms;
-
-static void note_add(struct notes *n, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void note_add(struct notes *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (n->count >= NOTES_MAX) {
-		n->dropped++;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(n->line[n->count], NOTE_LEN, fmt, ap);
-	va_end(ap);
-	n->count++;
-}
 
 static void write_all(int fd, const char *buf, size_t len)
 {
@@ -176,639 +114,6 @@ static void install_fatal_handlers(unsigned int watchdog_s)
 	 * already bounded in suite.c): SIGALRM reports and powers off.
 	 */
 	alarm(watchdog_s);
-}
-
-/* ---- kernel command line ---- */
-
-static int parse_port(const char *v, struct agent_config *cfg, char *err,
-		      size_t errlen)
-{
-	if (!suite_valid_name(v, sizeof(cfg->port))) {
-		snprintf(err, errlen, "bad port name");
-		return -1;
-	}
-	snprintf(cfg->port, sizeof(cfg->port), "%s", v);
-	return 0;
-}
-
-static int parse_disk(const char *v, struct agent_config *cfg, char *err,
-		      size_t errlen)
-{
-	if (strncmp(v, "/dev/", 5) != 0 || strstr(v, "..") != NULL ||
-	    !suite_valid_name(v + 5, sizeof(cfg->disk) - 5)) {
-		snprintf(err, errlen, "disk must be /dev/<name>");
-		return -1;
-	}
-	snprintf(cfg->disk, sizeof(cfg->disk), "%s", v);
-	return 0;
-}
-
-static int parse_fs(const char *v, struct agent_config *cfg, char *err,
-		    size_t errlen)
-{
-	/* Also the KTAP suite name, so it must be a valid test name. */
-	if (!suite_valid_name(v, sizeof(cfg->fs))) {
-		snprintf(err, errlen, "bad filesystem type");
-		return -1;
-	}
-	snprintf(cfg->fs, sizeof(cfg->fs), "%s", v);
-	return 0;
-}
-
-static int parse_disks(const char *v, struct agent_config *cfg, char *err,
-		       size_t errlen)
-{
-	unsigned int n;
-
-	if (disks_parse(v, cfg->disks, &n, err, errlen) != 0) {
-		cfg->ndisks = 0;
-		snprintf(cfg->disks_error, sizeof(cfg->disks_error),
-			 RCGATE_KEY_DISKS "=%.60s: %s", v, err);
-		return 0; /* reported as an infra error, not as a note */
-	}
-	cfg->ndisks = n;
-	cfg->disks_error[0] = '\0';
-	return 0;
-}
-
-static const struct phase_name {
-	const char *name;
-	enum phase phase;
-} phase_names[] = {
-	{ RCGATE_PHASE_CRASH_WRITE, PHASE_CRASH_WRITE },
-	{ RCGATE_PHASE_CRASH_VERIFY, PHASE_CRASH_VERIFY },
-};
-
-static int parse_phase(const char *v, struct agent_config *cfg, char *err,
-		       size_t errlen)
-{
-	size_t i;
-
-	(void)err;
-	(void)errlen;
-	snprintf(cfg->phase_value, sizeof(cfg->phase_value), "%s", v);
-	cfg->phase = PHASE_INVALID;
-	for (i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
-		if (strcmp(v, phase_names[i].name) == 0)
-			cfg->phase = phase_names[i].phase;
-	return 0;
-}
-
-static int parse_expect(const char *v, struct agent_config *cfg, char *err,
-			size_t errlen)
-{
-	char *end;
-	long long n;
-
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || n < 0 ||
-	    n > (1LL << 40)) {
-		snprintf(err, errlen, "expect must be 0..2^40 bytes");
-		return -1;
-	}
-	cfg->expect = n;
-	return 0;
-}
-
-static int parse_timeout(const char *v, struct agent_config *cfg, char *err,
-			 size_t errlen)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || n < 1 || n > 86400) {
-		snprintf(err, errlen, "timeout must be 1..86400 seconds");
-		return -1;
-	}
-	cfg->timeout_s = (unsigned int)n;
-	return 0;
-}
-
-/* rcgate.only=write_seq,append_4096: names as the suite's table has them. */
-static int parse_only(const char *v, struct agent_config *cfg, char *err,
-		      size_t errlen)
-{
-	char name[64];
-
-	if (strlen(v) >= sizeof(cfg->only)) {
-		snprintf(err, errlen, "only: list too long");
-		return -1;
-	}
-	for (const char *p = v; *p != '\0';) {
-		size_t n = strcspn(p, ",");
-
-		if (n == 0 || n >= sizeof(name)) {
-			snprintf(err, errlen, "only: empty or long name");
-			return -1;
-		}
-		memcpy(name, p, n);
-		name[n] = '\0';
-		if (!suite_valid_name(name, sizeof(name))) {
-			snprintf(err, errlen, "only: bad test name");
-			return -1;
-		}
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	snprintf(cfg->only, sizeof(cfg->only), "%s", v);
-	return 0;
-}
-
-static int parse_exer(const char *v, struct agent_config *cfg, char *err,
-		      size_t errlen)
-{
-	(void)cfg;
-	if (strcmp(v, RCGATE_EXER_DEEP) == 0)
-		exer_seed_factor = EXER_DEEP_FACTOR;
-	else if (strcmp(v, "default") == 0)
-		exer_seed_factor = 1;
-	else {
-		snprintf(err, errlen, "exer: deep or default");
-		return -1;
-	}
-	return 0;
-}
-
-static const struct cmdline_key {
-	const char *key;
-	int (*parse)(const char *v, struct agent_config *cfg, char *err,
-		     size_t errlen);
-} cmdline_keys[] = {
-	{ RCGATE_KEY_PORT, parse_port },
-	{ RCGATE_KEY_DISK, parse_disk },
-	{ RCGATE_KEY_FS, parse_fs },
-	{ RCGATE_KEY_DISKS, parse_disks },
-	{ RCGATE_KEY_PHASE, parse_phase },
-	{ RCGATE_KEY_EXPECT, parse_expect },
-	{ RCGATE_KEY_TIMEOUT, parse_timeout },
-	{ RCGATE_KEY_ONLY, parse_only },
-	{ RCGATE_KEY_EXER, parse_exer },
-};
-
-static void config_defaults(struct agent_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->port, sizeof(cfg->port), RCGATE_CHANNEL_NAME);
-	snprintf(cfg->disk, sizeof(cfg->disk), "/dev/vda");
-	snprintf(cfg->fs, sizeof(cfg->fs), "ext4");
-	cfg->phase = PHASE_SUITE;
-	cfg->expect = -1;
-	cfg->timeout_s = 60;
-}
-
-/* Without rcgate.disks, the one disk of rcgate.disk and rcgate.fs. */
-static void config_finish(struct agent_config *cfg)
-{
-	if (cfg->ndisks > 0 || cfg->disks_error[0] != '\0')
-		return;
-	snprintf(cfg->disks[0].dev, sizeof(cfg->disks[0].dev), "%s", cfg->disk);
-	snprintf(cfg->disks[0].fs, sizeof(cfg->disks[0].fs), "%s", cfg->fs);
-	cfg->ndisks = 1;
-}
-
-/*
- * Apply the rcgate.* keys of a command line. Bad values keep the default and
- * leave a note; unknown words belong to the kernel and are ignored.
- */
-static void cmdline_apply(const char *line, struct agent_config *cfg,
-			  struct notes *notes)
-{
-	const char *p = line;
-
-	while (*p != '\0') {
-		char word[1100], err[128];
-		size_t len = 0, i;
-		const char *eq;
-
-		while (*p == ' ' || *p == '\t' || *p == '\n')
-			p++;
-		while (p[len] != '\0' && p[len] != ' ' && p[len] != '\t' &&
-		       p[len] != '\n')
-			len++;
-		if (len == 0)
-			break;
-		if (len >= sizeof(word)) {
-			p += len;
-			continue;
-		}
-		memcpy(word, p, len);
-		word[len] = '\0';
-		p += len;
-		eq = strchr(word, '=');
-		if (eq == NULL)
-			continue;
-		for (i = 0; i < sizeof(cmdline_keys) / sizeof(cmdline_keys[0]); i++) {
-			size_t klen = strlen(cmdline_keys[i].key);
-
-			if ((size_t)(eq - word) != klen ||
-			    strncmp(word, cmdline_keys[i].key, klen) != 0)
-				continue;
-			if (cmdline_keys[i].parse(eq + 1, cfg, err, sizeof(err)) != 0)
-				note_add(notes, "# rcgate-agent: ignoring %.100s: %s",
-					 word, err);
-		}
-	}
-}
-
-static void cmdline_read(struct agent_config *cfg, struct notes *notes)
-{
-	char buf[4096];
-	ssize_t n;
-	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		note_add(notes, "# rcgate-agent: /proc/cmdline: %s", strerror(errno));
-		return;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0) {
-		note_add(notes, "# rcgate-agent: /proc/cmdline: %s", strerror(errno));
-		return;
-	}
-	buf[n] = '\0';
-	cmdline_apply(buf, cfg, notes);
-}
-
-/* ---- early setup ---- */
-
-static void mount_one(const char *src, const char *dir, const char *type,
-		      unsigned long flags, struct notes *notes)
-{
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		note_add(notes, "# rcgate-agent: mkdir %s: %s", dir, strerror(errno));
-	if (mount(src, dir, type, flags, NULL) != 0 && errno != EBUSY)
-		note_add(notes, "# rcgate-agent: mount %s on %s: %s", type, dir,
-			 strerror(errno));
-}
-
-/*
- * Make fds 0-2 the console. The kernel opens them for init only when the
- * initramfs has a /dev/console node, so usually they are closed here. Without
- * a console they become /dev/null, so that no later open() lands on 0-2 and
- * gets mistaken for the console. Returns 1 with a console, 0 without.
- */
-static int console_open(void)
-{
-	int fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	int ret = 1;
-
-	if (fd < 0) {
-		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		ret = 0;
-	}
-	if (fd < 0)
-		return 0;
-	dup2(fd, 0);
-	dup2(fd, 1);
-	dup2(fd, 2);
-	if (fd > 2)
-		close(fd);
-	return ret;
-}
-
-/* ---- modules ---- */
-
-static void module_failed(struct failed_modules *failed, const char *name)
-{
-	if (failed->count < FAILED_MODULES_MAX)
-		snprintf(failed->name[failed->count++], sizeof(failed->name[0]),
-			 "%s", name);
-}
-
-static void module_load(const char *name, struct notes *notes,
-			struct failed_modules *failed)
-{
-	char path[512];
-	int n, fd;
-
-	if (name[0] == '/' || strstr(name, "..") != NULL) {
-		note_add(notes, "# module %.100s: refusing path outside " MODULE_DIR,
-			 name);
-		return;
-	}
-	n = snprintf(path, sizeof(path), MODULE_DIR "/%s", name);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		note_add(notes, "# module %.100s: name too long", name);
-		return;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		note_add(notes, "# module %.100s: open %s: %s", name, path,
-			 strerror(errno));
-		module_failed(failed, name);
-		return;
-	}
-	if (syscall(SYS_finit_module, fd, "", 0) != 0 && errno != EEXIST) {
-		int e = errno;
-
-		/* The kernel says ENOENT for unresolved symbols, not a file. */
-		note_add(notes, "# module %.100s: finit_module: %s%s", name,
-			 strerror(e),
-			 e == ENOENT ? " (unresolved symbols: a dependency missing or listed later?)" : "");
-		module_failed(failed, name);
-	}
-	close(fd);
-}
-
-/*
- * Load every module named in load.list, in order (the daemon wrote it in
- * dependency order). Failures are notes, not fatal: what matters is whether
- * the disk and the port show up, which is checked afterwards.
- */
-static void modules_load(struct notes *notes, struct failed_modules *failed)
-{
-	static char list[MODULE_LIST_MAX];
-	ssize_t n;
-	size_t used = 0;
-	char *line, *nl;
-	int fd = open(MODULE_LIST, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		if (errno != ENOENT)
-			note_add(notes, "# rcgate-agent: " MODULE_LIST ": %s",
-				 strerror(errno));
-		return;
-	}
-	while (used < sizeof(list) - 1 &&
-	       (n = read(fd, list + used, sizeof(list) - 1 - used)) > 0)
-		used += (size_t)n;
-	close(fd);
-	list[used] = '\0';
-	for (line = list; *line != '\0'; line = nl) {
-		char *end;
-
-		nl = strchr(line, '\n');
-		if (nl != NULL)
-			*nl++ = '\0';
-		else
-			nl = line + strlen(line);
-		while (*line == ' ' || *line == '\t')
-			line++;
-		end = line + strlen(line);
-		while (end > line && (end[-1] == ' ' || end[-1] == '\t' ||
-				      end[-1] == '\r'))
-			*--end = '\0';
-		if (*line == '\0' || *line == '#')
-			continue;
-		module_load(line, notes, failed);
-	}
-}
-
-/* ---- devices ---- */
-
-/*
- * Find the virtio-serial port called name: its /dev node is named after its
- * sysfs directory (vportNpM, N depending on the bus). Returns 0 with the path
- * in dev, -1 when not (yet) present.
- */
-static int port_find(const char *name, char *dev, size_t devlen)
-{
-	DIR *dir = opendir("/sys/class/virtio-ports");
-	struct dirent *de;
-	int found = -1;
-
-	if (dir == NULL)
-		return -1;
-	while (found != 0 && (de = readdir(dir)) != NULL) {
-		char path[512], buf[256];
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		n = snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name",
-			     de->d_name);
-		if (n < 0 || (size_t)n >= sizeof(path))
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		if (buf[n - 1] == '\n')
-			buf[n - 1] = '\0';
-		if (strcmp(buf, name) != 0)
-			continue;
-		n = snprintf(dev, devlen, "/dev/%s", de->d_name);
-		if (n > 0 && (size_t)n < devlen && access(dev, W_OK) == 0)
-			found = 0;
-	}
-	closedir(dir);
-	return found;
-}
-
-static int is_block_device(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
-}
-
-/*
- * Read /sys/block/<name>/serial. Returns 1 with the text in buf, 0 when the
- * device has no serial attribute, -1 when it cannot be read (yet).
- */
-static int block_serial(const char *name, char *buf, size_t len)
-{
-	char path[300];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/block/%s/serial", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	if (n > 0 && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
-	return 1;
-}
-
-/*
- * The host names disks by their virtio serial, "rcgate-vda" and so on,
- * because the kernel's vda, vdb, ... follow probe order, which is reversed
- * on virtio-mmio. One scan of /sys/block: for each wanted disk the node
- * whose serial names it. A host that sets no such serials (bare qemu) gets
- * the names as they are, but only once the name's own serial says it is
- * not someone else's disk.
- */
-static void disks_find(const struct agent_config *cfg,
-		       char node[][64], int *found)
-{
-	static const char prefix[] = RCGATE_DISK_SERIAL_PREFIX;
-	DIR *dir = opendir("/sys/block");
-	struct dirent *de;
-	int host_serials = 0;
-	unsigned int i;
-
-	while (dir != NULL && (de = readdir(dir)) != NULL) {
-		char serial[64];
-
-		if (de->d_name[0] == '.' ||
-		    block_serial(de->d_name, serial, sizeof(serial)) != 1 ||
-		    strncmp(serial, prefix, sizeof(prefix) - 1) != 0)
-			continue;
-		host_serials = 1;
-		for (i = 0; i < cfg->ndisks; i++) {
-			char path[300];
-
-			if (found[i] ||
-			    strcmp(serial + sizeof(prefix) - 1,
-				   cfg->disks[i].dev + 5) != 0)
-				continue;
-			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-			if (strlen(path) < 64 && is_block_device(path)) {
-				memcpy(node[i], path, strlen(path) + 1);
-				found[i] = 1;
-			}
-		}
-	}
-	if (dir != NULL)
-		closedir(dir);
-	if (host_serials)
-		return;
-	for (i = 0; i < cfg->ndisks; i++) {
-		char serial[64];
-
-		if (found[i] || !is_block_device(cfg->disks[i].dev) ||
-		    block_serial(cfg->disks[i].dev + 5, serial,
-				 sizeof(serial)) < 0 ||
-		    strncmp(serial, prefix, sizeof(prefix) - 1) == 0)
-			continue;
-		snprintf(node[i], 64, "%s", cfg->disks[i].dev);
-		found[i] = 1;
-	}
-}
-
-/*
- * Devices appear asynchronously after module load: poll for the port and
- * every disk (node[i] receives disk i's device node). Returns the index of
- * the first disk still missing at the deadline, or -1 when all are there.
- */
-static int devices_wait(const struct agent_config *cfg, char *port_dev,
-			size_t port_len, int *have_port, char node[][64])
-{
-	long long deadline = now_ms() + DEVICE_WAIT_MS;
-	int found[SUITE_MAX_DISKS] = { 0 };
-
-	*have_port = 0;
-	for (;;) {
-		int missing = -1;
-		unsigned int i;
-
-		if (!*have_port)
-			*have_port = port_find(cfg->port, port_dev, port_len) == 0;
-		disks_find(cfg, node, found);
-		for (i = 0; i < cfg->ndisks && missing < 0; i++)
-			if (!found[i])
-				missing = (int)i;
-		if ((*have_port && missing < 0) || now_ms() >= deadline)
-			return missing;
-		sleep_ms(20);
-	}
-}
-
-/* ---- mounting the disks ---- */
-
-/* DISK_RAW: the "bdev" disk, no filesystem; its suite runs on the device. */
-enum disk_state { DISK_MOUNTED, DISK_UNSUPPORTED, DISK_RAW };
-
-static int fs_in_kernel(const char *fs)
-{
-	static char text[8192];
-	ssize_t n;
-	int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return fs_listed(text, fs);
-}
-
-static int module_did_fail(const struct failed_modules *failed,
-			   const char *fs)
-{
-	char file[64];
-	unsigned int i;
-
-	snprintf(file, sizeof(file), "%s.ko", fs);
-	for (i = 0; i < failed->count; i++)
-		if (strcmp(failed->name[i], file) == 0 ||
-		    strcmp(failed->name[i], fs) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * Mount disk d (found at node) on /mnt/<fs> (path receives it). Returns 0 with *state set,
- * or -1 with an infrastructure problem in err. A filesystem this kernel does
- * not have is DISK_UNSUPPORTED (a SKIP), unless its module was in the
- * initramfs and failed to load: that is our problem, not the kernel's.
- */
-/*
- * Mounts disk d (the nth of its filesystem: /mnt/<fs>, then /mnt/<fs>-1,
- * ...) with options opts (NULL for none). A filesystem the kernel lacks is
- * DISK_UNSUPPORTED, not an error: every phase reports it as a SKIP.
- */
-static int disk_mount(const struct disk_spec *d, const char *node,
-		      unsigned int nth, const char *opts,
-		      const struct failed_modules *failed,
-		      char *path, size_t pathlen, enum disk_state *state,
-		      char *err, size_t errlen)
-{
-	int n, e, listed;
-
-	if (strcmp(d->fs, RCGATE_FS_BDEV) == 0) {
-		n = snprintf(path, pathlen, "%s", node);
-		if (n < 0 || (size_t)n >= pathlen) {
-			snprintf(err, errlen, "device name %.64s too long", node);
-			return -1;
-		}
-		*state = DISK_RAW;
-		return 0;
-	}
-	n = nth == 0 ? snprintf(path, pathlen, MOUNT_POINT "/%s", d->fs) :
-		       snprintf(path, pathlen, MOUNT_POINT "/%s-%u", d->fs, nth);
-	if (n < 0 || (size_t)n >= pathlen) {
-		snprintf(err, errlen, "mount point for %s too long", d->fs);
-		return -1;
-	}
-	if ((mkdir(MOUNT_POINT, 0755) != 0 && errno != EEXIST) ||
-	    (mkdir(path, 0755) != 0 && errno != EEXIST)) {
-		snprintf(err, errlen, "mkdir %.64s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (mount(node, path, d->fs, 0, opts) == 0) {
-		*state = DISK_MOUNTED;
-		return 0;
-	}
-	e = errno;
-	listed = fs_in_kernel(d->fs);
-	if (mount_error_unsupported(e, listed) && !module_did_fail(failed, d->fs)) {
-		*state = DISK_UNSUPPORTED;
-		return 0;
-	}
-	/* Mount points are short ("/mnt/btrfs-4"): the bounds only tell the
-	 * compiler so. */
-	snprintf(err, errlen, "mount %.64s on %.64s (%s): %s%s", node, path, d->fs,
-		 strerror(e),
-		 module_did_fail(failed, d->fs) ? " (its module failed to load)" :
-		 !listed ? " (not in /proc/filesystems)" : "");
-	return -1;
 }
 
 /* ---- output ---- */
@@ -1142,6 +447,61 @@ static int phase_check(const struct agent_config *cfg, char *err,
 	return 0;
 }
 
+/*
+ * The output: the port (port_dev, when *have_port; a port that does not
+ * open is a note and no port) and the console, mirrored; the fatal-signal
+ * handler learns the port's fd. *port_fd receives it, or -1.
+ */
+static FILE *output_open(struct mirror *m, const char *port_dev,
+			 int *have_port, int have_console, int *port_fd,
+			 struct notes *notes)
+{
+	if (*have_port) {
+		*port_fd = open(port_dev, O_WRONLY | O_CLOEXEC);
+		if (*port_fd < 0) {
+			note_add(notes, "# rcgate-agent: open %s: %s", port_dev,
+				 strerror(errno));
+			*have_port = 0;
+		}
+	}
+	if (*have_port) {
+		m->fd[m->n++] = *port_fd;
+		crash_fds[1] = *port_fd;
+	}
+	if (have_console)
+		m->fd[m->n++] = 1;
+	return mirror_open(m);
+}
+
+/*
+ * Mounts every disk of cfg (found at node[i]) on dirs[i] (dirp[i] points
+ * there), its state in state[i]: everything first, so that an infra
+ * problem does not cost a suite. A disk that cannot be mounted is an infra
+ * line and the power off. Returns the number mounted (all of them).
+ */
+static unsigned int disks_mount_all(FILE *out, const struct agent_config *cfg,
+				    char node[][64],
+				    const struct failed_modules *failed,
+				    char dirs[][48], const char **dirp,
+				    enum disk_state *state)
+{
+	char err[512];
+	unsigned int i;
+
+	for (i = 0; i < cfg->ndisks; i++) {
+		dirp[i] = dirs[i];
+		if (disk_mount(&cfg->disks[i], node[i], disk_nth(cfg, i),
+			       cfg->phase == PHASE_CRASH_WRITE ?
+			       crash_mount_options(cfg->disks[i].fs) : NULL,
+			       failed, dirs[i], sizeof(dirs[i]), &state[i],
+			       err, sizeof(err)) != 0) {
+			infra(out, "%s", err);
+			power_off();
+		}
+	}
+	return i;
+}
+
 static void __attribute__((noreturn)) init_main(void)
 {
 	static struct agent_config cfg;
@@ -1183,21 +543,8 @@ static void __attribute__((noreturn)) init_main(void)
 	missing = devices_wait(&cfg, port_dev, sizeof(port_dev), &have_port,
 			       node);
 
-	if (have_port) {
-		port_fd = open(port_dev, O_WRONLY | O_CLOEXEC);
-		if (port_fd < 0) {
-			note_add(&notes, "# rcgate-agent: open %s: %s", port_dev,
-				 strerror(errno));
-			have_port = 0;
-		}
-	}
-	if (have_port) {
-		m.fd[m.n++] = port_fd;
-		crash_fds[1] = port_fd;
-	}
-	if (have_console)
-		m.fd[m.n++] = 1;
-	out = mirror_open(&m);
+	out = output_open(&m, port_dev, &have_port, have_console, &port_fd,
+			  &notes);
 
 	print_header(out);
 	if (!have_port)
@@ -1220,17 +567,7 @@ static void __attribute__((noreturn)) init_main(void)
 	if (cfg.phase == PHASE_CRASH_WRITE)
 		crash_quiet_timers();
 	/* Mount everything first: an infra problem should not cost a suite. */
-	for (i = 0; i < cfg.ndisks; i++, mounted++) {
-		dirp[i] = dirs[i];
-		if (disk_mount(&cfg.disks[i], node[i], disk_nth(&cfg, i),
-			       cfg.phase == PHASE_CRASH_WRITE ?
-			       crash_mount_options(cfg.disks[i].fs) : NULL,
-			       &failed, dirs[i], sizeof(dirs[i]), &state[i],
-			       err, sizeof(err)) != 0) {
-			infra(out, "%s", err);
-			power_off();
-		}
-	}
+	mounted = disks_mount_all(out, &cfg, node, &failed, dirs, dirp, state);
 	nslots = crash_slots(&cfg, dirp, state, 0, slots);
 
 	switch (cfg.phase) {
@@ -1273,15 +610,16 @@ static void __attribute__((noreturn)) init_main(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rcgate-agent --dir <path> [--fs name] [--timeout seconds] [--only test,...] [--deep]\n"
-		   "       rcgate-agent --dir <path|device> --replay SEED [--ops N,N,...] [--nops N]\n"
 		   "       rcgate-agent --dir <path> [--fs name] --phase "
 		   RCGATE_PHASE_CRASH_WRITE "\n"
 		   "       rcgate-agent --dir <path> [--fs name] --phase "
 		   RCGATE_PHASE_CRASH_VERIFY " --expect bytes\n"
+		   "       rcgate-agent --dir <path|device> --replay SEED [--ops N,N,...] [--nops N]\n"
 		   "As PID 1 (the guest's /init) it takes no arguments and reads\n"
 		   RCGATE_KEY_PORT ", " RCGATE_KEY_DISKS " (or " RCGATE_KEY_DISK
 		   " and " RCGATE_KEY_FS "),\n"
-		   RCGATE_KEY_PHASE ", " RCGATE_KEY_EXPECT " and " RCGATE_KEY_TIMEOUT
+		   RCGATE_KEY_PHASE ", " RCGATE_KEY_EXPECT ", " RCGATE_KEY_TIMEOUT
+		   ", " RCGATE_KEY_ONLY " and " RCGATE_KEY_EXER
 		   " from /proc/cmdline.\n");
 }
 
@@ -1298,7 +636,56 @@ static long number_arg(const char *s, long lo, long hi)
 	return v;
 }
 
-static int host_main(int argc, char **argv)
+/* What the command line asks on the host beyond cfg. */
+struct host_options {
+	const char *dir;
+	long replay;            /* -1: no replay */
+	const char *replay_ops; /* NULL: every op */
+	long nops;
+};
+
+/* One option into cfg or h: 0, or -1 with a message in err. */
+static int host_option(int c, const char *arg, struct agent_config *cfg,
+		       struct host_options *h, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'd':
+		h->dir = arg;
+		return 0;
+	case 'f':
+		return parse_fs(arg, cfg, err, errlen);
+	case 't':
+		return parse_timeout(arg, cfg, err, errlen);
+	case 'p':
+		parse_phase(arg, cfg, err, errlen);
+		return 0;
+	case 'e':
+		return parse_expect(arg, cfg, err, errlen);
+	case 'o':
+		return parse_only(arg, cfg, err, errlen);
+	case 'r':
+		h->replay = number_arg(arg, 1, 0x7fffffffL);
+		snprintf(err, errlen, "a seed number");
+		return h->replay < 0 ? -1 : 0;
+	case 'O':
+		h->replay_ops = arg;
+		return 0;
+	case 'N':
+		h->nops = number_arg(arg, 1, EXER_MAX_OPS);
+		snprintf(err, errlen, "1-%d", EXER_MAX_OPS);
+		return h->nops < 0 ? -1 : 0;
+	case 'D':
+		exer_seed_factor = EXER_DEEP_FACTOR;
+		return 0;
+	default:
+		snprintf(err, errlen, "unknown option");
+		return -1;
+	}
+}
+
+/* 0 to go on, or the exit status (--help: 0 after printing it). */
+static int host_options(int argc, char **argv, struct agent_config *cfg,
+			struct host_options *h, int *exit_status)
 {
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' },
@@ -1314,94 +701,64 @@ static int host_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char err[256];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "d:f:t:p:e:o:h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			*exit_status = 0;
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			usage(stderr);
+			*exit_status = 2;
+			return 1;
+		}
+		if (host_option(c, optarg, cfg, h, err, sizeof(err)) != 0) {
+			const struct option *o = opts;
+
+			while (o->name != NULL && o->val != c)
+				o++;
+			fprintf(stderr, "rcgate-agent: --%s: %s\n",
+				o->name != NULL ? o->name : "?", err);
+			*exit_status = 2;
+			return 1;
+		}
+	}
+	if (h->dir == NULL || optind != argc) {
+		usage(stderr);
+		*exit_status = 2;
+		return 1;
+	}
+	return 0;
+}
+
+static int host_main(int argc, char **argv)
+{
 	static struct agent_config cfg;
+	struct host_options h = { .replay = -1 };
 	struct suite_counts counts;
-	const char *dir = NULL;
 	const char *dirp[1];
 	enum disk_state state[1] = { DISK_MOUNTED };
 	struct crash_slot slots[CRASH_PROMISES];
 	unsigned int nslots;
 	char err[256];
-	const char *replay_ops = NULL;
-	long replay = -1, nops = 0;
-	int c;
+	int status;
 
 	config_defaults(&cfg);
-	while ((c = getopt_long(argc, argv, "d:f:t:p:e:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			replay = number_arg(optarg, 1, 0x7fffffffL);
-			if (replay < 0) {
-				fprintf(stderr, "rcgate-agent: --replay: a seed number\n");
-				return 2;
-			}
-			break;
-		case 'O':
-			replay_ops = optarg;
-			break;
-		case 'N':
-			nops = number_arg(optarg, 1, EXER_MAX_OPS);
-			if (nops < 0) {
-				fprintf(stderr, "rcgate-agent: --nops: 1-%d\n",
-					EXER_MAX_OPS);
-				return 2;
-			}
-			break;
-		case 'D':
-			exer_seed_factor = EXER_DEEP_FACTOR;
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'f':
-			if (parse_fs(optarg, &cfg, err, sizeof(err)) != 0) {
-				fprintf(stderr, "rcgate-agent: --fs: %s\n", err);
-				return 2;
-			}
-			break;
-		case 't':
-			if (parse_timeout(optarg, &cfg, err, sizeof(err)) != 0) {
-				fprintf(stderr, "rcgate-agent: --timeout: %s\n", err);
-				return 2;
-			}
-			break;
-		case 'p':
-			parse_phase(optarg, &cfg, err, sizeof(err));
-			break;
-		case 'e':
-			if (parse_expect(optarg, &cfg, err, sizeof(err)) != 0) {
-				fprintf(stderr, "rcgate-agent: --expect: %s\n", err);
-				return 2;
-			}
-			break;
-		case 'o':
-			if (parse_only(optarg, &cfg, err, sizeof(err)) != 0) {
-				fprintf(stderr, "rcgate-agent: --only: %s\n", err);
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (dir == NULL || optind != argc) {
-		usage(stderr);
-		return 2;
-	}
-	if (replay >= 0)
-		return exer_replay(dir, (unsigned int)replay, replay_ops,
-				   nops > 0 ? (unsigned int)nops : EXER_DEFAULT_OPS,
+	if (host_options(argc, argv, &cfg, &h, &status) != 0)
+		return status;
+	if (h.replay >= 0)
+		return exer_replay(h.dir, (unsigned int)h.replay, h.replay_ops,
+				   h.nops > 0 ? (unsigned int)h.nops : EXER_DEFAULT_OPS,
 				   stdout);
 	config_finish(&cfg);
 	if (phase_check(&cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rcgate-agent: %s\n", err);
 		return 2;
 	}
-	dirp[0] = dir;
+	dirp[0] = h.dir;
 	nslots = crash_slots(&cfg, dirp, state, 1, slots);
 	signal(SIGPIPE, SIG_IGN);
 	print_header(stdout);

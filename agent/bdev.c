@@ -30,193 +30,10 @@
 #include <linux/aio_abi.h>
 #include <linux/fs.h>
 
-#include "dio.h"
-#include "exer.h"
 #include "suite.h"
-
-#define MIB (1024 * KIB)
-/* Each test's window and the smallest device that holds them all. */
-#define WIN (6 * MIB)
-#define BDEV_MIN_SIZE (48 * MIB)
-/* The seed of the pattern every window starts with. */
-#define SEED0 0
-
-/* ---- a window of the device ---- */
-
-struct win {
-	int fd;    /* O_RDWR|O_DIRECT on the device */
-	long long base;
-	struct image im; /* window-relative offsets */
-};
-
-static void win_end(struct win *w)
-{
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	image_free(&w->im);
-}
-
-/* "returned 4096" or "returned -1: Invalid argument", for diagnostics. */
-static const char *ret_text(long long r, int e, char *buf, size_t len)
-{
-	if (r < 0)
-		snprintf(buf, len, "returned %lld: %s", r, strerror(e));
-	else
-		snprintf(buf, len, "returned %lld", r);
-	return buf;
-}
-
-/* An AIO or io_uring result for diagnostics: "res 4096", "res -11
- * Resource temporarily unavailable" (a negative errno). */
-static const char *res_text(long long res, char *buf, size_t len)
-{
-	if (res < 0 && res > -4096)
-		snprintf(buf, len, "res %lld %s", res, strerror((int)-res));
-	else
-		snprintf(buf, len, "res %lld", res);
-	return buf;
-}
-
-/*
- * Opens the device and writes the whole window with SEED0. Returns 0, or
- * -1 with *st set (a failure with a diagnostic).
- */
-static int win_begin(const struct suite_test *t, const struct suite_env *env,
-		     struct win *w, enum test_status *st, struct diag *d)
-{
-	unsigned char *buf;
-	char rt[96];
-	ssize_t r;
-	int e;
-
-	w->fd = -1;
-	memset(&w->im, 0, sizeof(w->im));
-	*st = TEST_FAIL;
-	w->base = t->window >= 0 ? (long long)t->window * MIB :
-				   env->dev_size + (long long)t->window * MIB;
-	if (w->base < 0 || w->base + WIN > env->dev_size) {
-		diag_add(d, "window %d MiB outside the %lld-byte device",
-			 t->window, env->dev_size);
-		return -1;
-	}
-	w->fd = open(env->path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	if (w->fd < 0) {
-		diag_add(d, "open %s O_DIRECT: %s", env->path, strerror(errno));
-		return -1;
-	}
-	if (image_init(&w->im, WIN, d) != 0)
-		goto fail;
-	buf = aligned(WIN, d);
-	if (buf == NULL)
-		goto fail;
-	pat_fill(buf, WIN, 0, SEED0);
-	r = pwrite(w->fd, buf, WIN, (off_t)w->base);
-	e = errno;
-	free(buf);
-	if (r != WIN) {
-		diag_add(d, "prefill: pwrite of %ld bytes at %lld %s", WIN, w->base,
-			 ret_text(r, e, rt, sizeof(rt)));
-		goto fail;
-	}
-	image_write(&w->im, 0, WIN, SEED0);
-	return 0;
-fail:
-	win_end(w);
-	return -1;
-}
-
-/*
- * A direct write of seed's pattern at window offset off from buf + boff
- * (boff: how far from page alignment the user buffer starts) that must be
- * complete. 0, or -1 with a diagnostic.
- */
-static int win_put(struct win *w, long long off, size_t len, size_t boff,
-		   unsigned int seed, const char *what, struct diag *d)
-{
-	unsigned char *buf = aligned(len + boff, d);
-	char rt[96];
-	ssize_t r;
-
-	if (buf == NULL) {
-		w->im.bad++;
-		return -1;
-	}
-	pat_fill(buf + boff, len, off, seed);
-	r = pwrite(w->fd, buf + boff, len, (off_t)(w->base + off));
-	free(buf);
-	if (r != (ssize_t)len) {
-		diag_add(d, "%s: pwrite of %zu bytes at %lld (buffer at page + %zu) %s, expected %zu",
-			 what, len, w->base + off, boff,
-			 ret_text(r, errno, rt, sizeof(rt)), len);
-		w->im.bad++;
-		if (r > 0)
-			image_write(&w->im, off, (size_t)r, seed);
-		return -1;
-	}
-	image_write(&w->im, off, len, seed);
-	return 0;
-}
-
-/* Reads [off, off + len) of the window through fd into a buffer starting
- * boff bytes after a page (poisoned first) and compares it with the
- * image. Returns the number of problems (0 or 1). */
-static unsigned int win_get(struct win *w, int fd, long long off, size_t len,
-			    size_t boff, const char *how, struct diag *d)
-{
-	unsigned char *buf = aligned(len + boff, d);
-	char rt[96];
-	ssize_t r;
-	unsigned int bad = 0;
-
-	if (buf == NULL)
-		return 1;
-	memset(buf, 0xa5, len + boff);
-	r = pread(fd, buf + boff, len, (off_t)(w->base + off));
-	if (r != (ssize_t)len) {
-		diag_add(d, "%s: pread of %zu bytes at %lld %s, expected %zu", how,
-			 len, w->base + off, ret_text(r, errno, rt, sizeof(rt)),
-			 len);
-		bad = 1;
-	} else {
-		/* compare() names window offsets: the label adds the base. */
-		char label[128];
-
-		snprintf(label, sizeof(label), "%s (window at %lld)", how,
-			 w->base);
-		bad = compare(label, buf + boff, &w->im, off, len, d);
-	}
-	free(buf);
-	return bad;
-}
-
-/* The whole window through O_DIRECT and through the page cache. */
-static void win_verify(struct win *w, const struct suite_env *env,
-		       const char *step, struct diag *d)
-{
-	char how[112];
-	int bfd;
-
-	snprintf(how, sizeof(how), "%s, direct read", step);
-	w->im.bad += win_get(w, w->fd, 0, WIN, 0, how, d);
-	bfd = open(env->path, O_RDONLY | O_CLOEXEC);
-	if (bfd < 0) {
-		diag_add(d, "%s: open buffered: %s", step, strerror(errno));
-		w->im.bad++;
-		return;
-	}
-	snprintf(how, sizeof(how), "%s, buffered read", step);
-	w->im.bad += win_get(w, bfd, 0, WIN, 0, how, d);
-	close(bfd);
-}
-
-static enum test_status win_finish(struct win *w)
-{
-	enum test_status st = w->im.bad == 0 ? TEST_PASS : TEST_FAIL;
-
-	win_end(w);
-	return st;
-}
+#include "testio.h"
+#include "bdevio.h"
+#include "tests.h"
 
 /* ---- plain and positional direct I/O ---- */
 
@@ -474,6 +291,66 @@ out:
 /* More pages than one bio holds (256), one segment each. */
 #define NOWAIT_SEGS 264
 
+/* One I/O of test_bdev_nowait: an RWF_NOWAIT write of len bytes at window
+ * offset off (nseg 0: from buf in one segment; else nseg shuffled pages of
+ * seg), complete or EAGAIN with nothing written, then an RWF_NOWAIT read
+ * of the same range and a direct one. */
+static void nowait_op(struct win *w, unsigned char *buf, unsigned char *seg,
+		      struct iovec *iov, long long off, size_t len,
+		      unsigned int nseg, struct diag *d)
+{
+	unsigned int nv = nseg ? nseg : 1, k;
+	char rt[96];
+	ssize_t r;
+
+	if (nseg == 0) {
+		iov[0].iov_base = buf;
+		iov[0].iov_len = len;
+		pat_fill(buf, len, off, 4);
+	}
+	for (k = 0; k < nseg; k++) {
+		/* 101 is coprime with NOWAIT_SEGS: a permutation. */
+		iov[k].iov_base = seg + (size_t)((k * 101) % NOWAIT_SEGS) * PAGE;
+		iov[k].iov_len = PAGE;
+		pat_fill(iov[k].iov_base, PAGE, off + (long long)k * PAGE, 4);
+	}
+	r = pwritev2(w->fd, iov, (int)nv, (off_t)(w->base + off), RWF_NOWAIT);
+	diag_add(d, "RWF_NOWAIT write of %zu in %u segment%s: %s", len,
+		 nv, nv > 1 ? "s" : "",
+		 r == (ssize_t)len ? "complete" :
+		 r < 0 && errno == EAGAIN ? "EAGAIN" : "other");
+	if (r == (ssize_t)len) {
+		image_write(&w->im, off, len, 4);
+	} else if (!(r < 0 && errno == EAGAIN)) {
+		diag_add(d, "RWF_NOWAIT pwritev2 of %zu at %lld %s, expected %zu or EAGAIN",
+			 len, w->base + off,
+			 ret_text(r, errno, rt, sizeof(rt)), len);
+		w->im.bad++;
+		if (r > 0)
+			image_write(&w->im, off, (size_t)r, 4);
+	}
+	/* EAGAIN: the image still says SEED0, and the reads tell. */
+	memset(buf, 0xa5, MIB + 8 * KIB);
+	memset(seg, 0xa5, NOWAIT_SEGS * PAGE);
+	r = preadv2(w->fd, iov, (int)nv, (off_t)(w->base + off), RWF_NOWAIT);
+	if (r == (ssize_t)len) {
+		for (k = 0; k < nv; k++)
+			if (compare("RWF_NOWAIT preadv2", iov[k].iov_base, &w->im,
+				    off + (long long)k * PAGE,
+				    iov[k].iov_len, d) != 0) {
+				w->im.bad++;
+				break;
+			}
+	} else if (!(r < 0 && errno == EAGAIN)) {
+		diag_add(d, "RWF_NOWAIT preadv2 of %zu at %lld %s, expected %zu or EAGAIN",
+			 len, w->base + off,
+			 ret_text(r, errno, rt, sizeof(rt)), len);
+		w->im.bad++;
+	}
+	w->im.bad += win_get(w, w->fd, off, len, 0,
+			     "after RWF_NOWAIT, direct read", d);
+}
+
 /*
  * RWF_NOWAIT direct writes of one page and of 1 MiB + 8 KiB (more than one
  * bio: kernels refuse those with EAGAIN rather than risk a partial write),
@@ -516,56 +393,9 @@ enum test_status test_bdev_nowait(const struct suite_test *t,
 		w.im.bad++;
 		goto out;
 	}
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		unsigned int nv = ops[i].nseg ? ops[i].nseg : 1, k;
-
-		if (ops[i].nseg == 0) {
-			iov[0].iov_base = buf;
-			iov[0].iov_len = ops[i].len;
-			pat_fill(buf, ops[i].len, ops[i].off, 4);
-		}
-		for (k = 0; k < ops[i].nseg; k++) {
-			/* 101 is coprime with NOWAIT_SEGS: a permutation. */
-			iov[k].iov_base = seg + (size_t)((k * 101) % NOWAIT_SEGS) * PAGE;
-			iov[k].iov_len = PAGE;
-			pat_fill(iov[k].iov_base, PAGE, ops[i].off + (long long)k * PAGE, 4);
-		}
-		r = pwritev2(w.fd, iov, (int)nv, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
-		diag_add(d, "RWF_NOWAIT write of %zu in %u segment%s: %s", ops[i].len,
-			 nv, nv > 1 ? "s" : "",
-			 r == (ssize_t)ops[i].len ? "complete" :
-			 r < 0 && errno == EAGAIN ? "EAGAIN" : "other");
-		if (r == (ssize_t)ops[i].len) {
-			image_write(&w.im, ops[i].off, ops[i].len, 4);
-		} else if (!(r < 0 && errno == EAGAIN)) {
-			diag_add(d, "RWF_NOWAIT pwritev2 of %zu at %lld %s, expected %zu or EAGAIN",
-				 ops[i].len, w.base + ops[i].off,
-				 ret_text(r, errno, rt, sizeof(rt)), ops[i].len);
-			w.im.bad++;
-			if (r > 0)
-				image_write(&w.im, ops[i].off, (size_t)r, 4);
-		}
-		/* EAGAIN: the image still says SEED0, and the reads tell. */
-		memset(buf, 0xa5, MIB + 8 * KIB);
-		memset(seg, 0xa5, NOWAIT_SEGS * PAGE);
-		r = preadv2(w.fd, iov, (int)nv, (off_t)(w.base + ops[i].off), RWF_NOWAIT);
-		if (r == (ssize_t)ops[i].len) {
-			for (k = 0; k < nv; k++)
-				if (compare("RWF_NOWAIT preadv2", iov[k].iov_base, &w.im,
-					    ops[i].off + (long long)k * PAGE,
-					    iov[k].iov_len, d) != 0) {
-					w.im.bad++;
-					break;
-				}
-		} else if (!(r < 0 && errno == EAGAIN)) {
-			diag_add(d, "RWF_NOWAIT preadv2 of %zu at %lld %s, expected %zu or EAGAIN",
-				 ops[i].len, w.base + ops[i].off,
-				 ret_text(r, errno, rt, sizeof(rt)), ops[i].len);
-			w.im.bad++;
-		}
-		w.im.bad += win_get(&w, w.fd, ops[i].off, ops[i].len, 0,
-				    "after RWF_NOWAIT, direct read", d);
-	}
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		nowait_op(&w, buf, seg, iov, ops[i].off, ops[i].len, ops[i].nseg,
+			  d);
 	bfd = open(env->path, O_RDWR | O_CLOEXEC);
 	if (bfd < 0) {
 		diag_add(d, "open buffered: %s", strerror(errno));
@@ -604,220 +434,6 @@ out:
 	return win_finish(&w);
 }
 
-/* ---- native AIO and io_uring ---- */
-
-/* One asynchronous I/O of a batch, and its result. */
-struct aop {
-	int write;
-	long long off; /* window-relative */
-	size_t len, boff;
-	int rwf;           /* RWF_ flags (aio_rw_flags, rw_flags) */
-	unsigned int seed; /* what a write writes */
-	unsigned char *mem; /* the page-aligned buffer (len + boff) */
-	long long res;
-};
-
-/* The batch both engines run: writes of every shape, out of order, one
- * with RWF_DSYNC, then reads of them into buffers at other offsets. */
-static const struct aop async_ops[] = {
-	{ 1, 2 * MIB, MIB + 4 * KIB, 0, 0, 1, NULL, 0 },
-	{ 1, 512, 512, 1024, 0, 2, NULL, 0 },
-	{ 1, 64 * KIB + 512, 24 * KIB, 512, 0, 3, NULL, 0 },
-	{ 1, 4 * MIB, 64 * KIB, 0, RWF_DSYNC, 4, NULL, 0 },
-	{ 0, 2 * MIB, MIB + 4 * KIB, 2048, 0, 0, NULL, 0 },
-	{ 0, 512, 512, 0, 0, 0, NULL, 0 },
-	{ 0, 64 * KIB + 512, 24 * KIB, 0, 0, 0, NULL, 0 },
-	{ 0, 4 * MIB, 64 * KIB, 512, 0, 0, NULL, 0 },
-};
-#define NASYNC (sizeof(async_ops) / sizeof(async_ops[0]))
-
-static int aops_alloc(struct aop *ops, size_t n, struct diag *d)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		ops[i].mem = aligned(ops[i].len + ops[i].boff, d);
-		if (ops[i].mem == NULL)
-			return -1;
-		if (ops[i].write)
-			pat_fill(ops[i].mem + ops[i].boff, ops[i].len, ops[i].off,
-				 ops[i].seed);
-		else
-			memset(ops[i].mem, 0xa5, ops[i].len + ops[i].boff);
-	}
-	return 0;
-}
-
-static void aops_free(struct aop *ops, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(ops[i].mem);
-}
-
-/* ops[0..n) on fd (their offsets from base) through native AIO in one
- * io_submit; res in each. 0, or -1: with *skip set to errno when this
- * kernel has no native AIO, else with a diagnostic. */
-static int aio_batch(int fd, long long base, struct aop *ops, size_t n,
-		     int *skip, struct diag *d)
-{
-	aio_context_t ctx = 0;
-	struct iocb cbs[NASYNC], *cbp[NASYNC];
-	struct io_event ev[NASYNC];
-	long got = 0, r;
-	size_t i;
-	int rc = -1;
-
-	if (n > NASYNC)
-		return -1;
-	if (syscall(__NR_io_setup, (long)NASYNC, &ctx) != 0) {
-		*skip = errno;
-		return -1;
-	}
-	memset(cbs, 0, sizeof(cbs));
-	for (i = 0; i < n; i++) {
-		cbs[i].aio_data = i;
-		cbs[i].aio_fildes = (uint32_t)fd;
-		cbs[i].aio_lio_opcode = ops[i].write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
-		cbs[i].aio_buf = (uint64_t)(uintptr_t)(ops[i].mem + ops[i].boff);
-		cbs[i].aio_nbytes = ops[i].len;
-		cbs[i].aio_offset = base + ops[i].off;
-		cbs[i].aio_rw_flags = ops[i].rwf;
-		cbp[i] = &cbs[i];
-		ops[i].res = LLONG_MIN;
-	}
-	r = syscall(__NR_io_submit, ctx, (long)n, cbp);
-	if (r != (long)n) {
-		diag_add(d, "io_submit of %zu returned %ld%s%s", n, r,
-			 r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-		if (r <= 0)
-			goto out;
-	}
-	while (got < r) {
-		long e = aio_getevents(ctx, 1L, r - got, ev);
-
-		if (e < 0 && errno == EINTR)
-			continue;
-		if (e <= 0) {
-			diag_add(d, "io_getevents: %s", strerror(errno));
-			goto out;
-		}
-		for (i = 0; i < (size_t)e; i++)
-			if (ev[i].data < n)
-				ops[ev[i].data].res = ev[i].res;
-		got += e;
-	}
-	rc = r == (long)n ? 0 : -1;
-out:
-	syscall(__NR_io_destroy, ctx);
-	return rc;
-}
-
-/* The same through io_uring (READ/WRITE with rw_flags), one enter. */
-static int uring_batch(int fd, long long base, struct aop *ops, size_t n,
-		       int *skip, struct diag *d)
-{
-	struct ring ring;
-	unsigned int got = 0;
-	size_t i;
-	long r;
-	int rc = -1;
-
-	if (n > NASYNC)
-		return -1;
-	if (ring_open(&ring, NASYNC) != 0) {
-		*skip = errno;
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		/* The sqe ring_queue fills is the one at the tail now. */
-		uint32_t idx = *ring_u32(ring.sq, ring.p.sq_off.tail) &
-			       *ring_u32(ring.sq, ring.p.sq_off.ring_mask);
-
-		ring_queue(&ring, ops[i].write ? IORING_OP_WRITE : IORING_OP_READ,
-			   fd, ops[i].mem + ops[i].boff, (unsigned int)ops[i].len,
-			   base + ops[i].off, i);
-		ring.sqes[idx].rw_flags = (uint32_t)ops[i].rwf;
-		ops[i].res = LLONG_MIN;
-	}
-	r = syscall(__NR_io_uring_enter, ring.fd, (unsigned int)n,
-		    (unsigned int)n, IORING_ENTER_GETEVENTS, NULL, 0);
-	if (r != (long)n) {
-		diag_add(d, "io_uring_enter of %zu returned %ld%s%s", n, r,
-			 r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-		goto out;
-	}
-	for (; got < n; got++) {
-		struct io_uring_cqe c;
-
-		if (ring_wait_cqe(&ring, &c) != 0) {
-			diag_add(d, "io_uring_enter (wait): %s", strerror(errno));
-			goto out;
-		}
-		if (c.user_data < n)
-			ops[c.user_data].res = c.res;
-	}
-	rc = 0;
-out:
-	ring_close(&ring);
-	return rc;
-}
-
-/*
- * ops[0..n) through one engine on fd (the window's own descriptor, or
- * another on the same device): their buffers made, then the batch. 1 when
- * it ran, 0 when this kernel lacks the engine (*skip set, nothing
- * counted), -1 after a problem counted in w->im.bad. aops_free() after.
- */
-static int engine_run(struct win *w, int fd, int uring, struct aop *ops,
-		      size_t n, int *skip, struct diag *d)
-{
-	int rc;
-
-	*skip = 0;
-	if (aops_alloc(ops, n, d) != 0) {
-		w->im.bad++;
-		return -1;
-	}
-	rc = uring ? uring_batch(fd, w->base, ops, n, skip, d) :
-		     aio_batch(fd, w->base, ops, n, skip, d);
-	if (rc == 0)
-		return 1;
-	if (*skip != 0)
-		return 0;
-	w->im.bad++;
-	return -1;
-}
-
-/* Checks every result of a batch that ran: a write's res is its length
- * (the image learns what it wrote), a read's res its length and its bytes
- * the image's. */
-static void aops_check(struct win *w, const char *engine, struct aop *ops,
-		       size_t n, struct diag *d)
-{
-	for (size_t i = 0; i < n; i++) {
-		const char *op = ops[i].write ? "write" : "read";
-		char label[96];
-
-		if (ops[i].res != (long long)ops[i].len) {
-			diag_add(d, "%s %s %zu of %zu bytes at %lld: %s, expected %zu",
-				 engine, op, i, ops[i].len, w->base + ops[i].off,
-				 res_text(ops[i].res, label, sizeof(label)), ops[i].len);
-			w->im.bad++;
-			if (ops[i].write && ops[i].res > 0)
-				image_write(&w->im, ops[i].off, (size_t)ops[i].res,
-					    ops[i].seed);
-			continue;
-		}
-		if (ops[i].write) {
-			image_write(&w->im, ops[i].off, ops[i].len, ops[i].seed);
-			continue;
-		}
-		snprintf(label, sizeof(label), "%s read %zu (window at %lld)",
-			 engine, i, w->base);
-		w->im.bad += compare(label, ops[i].mem + ops[i].boff, &w->im,
-				     ops[i].off, ops[i].len, d);
-	}
-}
 
 /*
  * The batch through one engine: the writes in one submission, the reads in
@@ -1042,6 +658,170 @@ out:
 
 /* ---- the end of the device ---- */
 
+/* test_bdev_eod's syscalls: pwrite across the end, at and past it, pread
+ * and preadv2 across it, write() across it and the position it leaves. */
+static void eod_syscalls(struct win *w, const struct suite_env *env,
+			 unsigned char *buf, long long tail, struct diag *d)
+{
+	struct iovec iov[2];
+	char rt[96];
+	ssize_t r;
+	int e;
+
+	pat_fill(buf, 8 * KIB, tail, 3);
+	r = pwrite(w->fd, buf, 8 * KIB, (off_t)(w->base + tail));
+	if (r != 4 * KIB) {
+		diag_add(d, "pwrite of 8192 at %lld, 4096 before the end, %s, expected 4096",
+			 w->base + tail, ret_text(r, errno, rt, sizeof(rt)));
+		w->im.bad++;
+	}
+	if (r > 0)
+		image_write(&w->im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 3);
+	for (long long past = 0; past <= MIB; past += MIB) {
+		r = pwrite(w->fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
+		e = errno;
+		if (r != -1 || e != ENOSPC) {
+			diag_add(d, "pwrite of 4096 at %lld (the end + %lld) %s, expected ENOSPC",
+				 env->dev_size + past, past,
+				 ret_text(r, e, rt, sizeof(rt)));
+			w->im.bad++;
+		}
+		r = pread(w->fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
+		if (r != 0) {
+			diag_add(d, "pread of 4096 at %lld (the end + %lld) %s, expected 0",
+				 env->dev_size + past, past,
+				 ret_text(r, errno, rt, sizeof(rt)));
+			w->im.bad++;
+		}
+	}
+	memset(buf, 0xa5, 16 * KIB);
+	r = pread(w->fd, buf, 8 * KIB, (off_t)(w->base + tail));
+	if (r != 4 * KIB) {
+		diag_add(d, "pread of 8192 at %lld, 4096 before the end, %s, expected 4096",
+			 w->base + tail, ret_text(r, errno, rt, sizeof(rt)));
+		w->im.bad++;
+	} else {
+		w->im.bad += compare("pread across the end", buf, &w->im, tail,
+				     4 * KIB, d);
+	}
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 2 * KIB;
+	iov[1].iov_base = buf + 4 * KIB;
+	iov[1].iov_len = 8 * KIB;
+	memset(buf, 0xa5, 16 * KIB);
+	r = preadv2(w->fd, iov, 2, (off_t)(w->base + tail), 0);
+	if (r != 4 * KIB) {
+		diag_add(d, "preadv2 of 2048 + 8192 at %lld %s, expected 4096",
+			 w->base + tail, ret_text(r, errno, rt, sizeof(rt)));
+		w->im.bad++;
+	} else {
+		w->im.bad += compare("preadv2 across the end, segment 1", buf,
+				     &w->im, tail, 2 * KIB, d);
+		w->im.bad += compare("preadv2 across the end, segment 2",
+				     buf + 4 * KIB, &w->im, tail + 2 * KIB, 2 * KIB, d);
+	}
+	/* write() across the end: short, and the position at the end. */
+	if (lseek(w->fd, (off_t)(w->base + tail), SEEK_SET) >= 0) {
+		long long pos;
+
+		pat_fill(buf, 8 * KIB, tail, 4);
+		r = write(w->fd, buf, 8 * KIB);
+		pos = lseek(w->fd, 0, SEEK_CUR);
+		if (r != 4 * KIB || pos != env->dev_size) {
+			diag_add(d, "write() of 8192 at %lld %s and left the position at %lld, expected 4096 and %lld",
+				 w->base + tail, ret_text(r, errno, rt, sizeof(rt)),
+				 pos, env->dev_size);
+			w->im.bad++;
+		}
+		if (r > 0)
+			image_write(&w->im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 4);
+	}
+}
+
+/* The engines: writes across the end, through O_DIRECT and (io_uring,
+ * which punts the buffered write of a block device to a worker and
+ * must still report the part written: 4d9cb92ca41d) the page cache. */
+static void eod_engine_writes(struct win *w, const struct suite_env *env,
+			      long long tail, struct diag *d)
+{
+	struct aop ops[1];
+	char rt[96];
+	int skip;
+
+	static const struct {
+		int uring, buffered;
+		const char *what;
+	} ew[] = {
+		{ 0, 0, "aio direct write" },
+		{ 1, 0, "io_uring direct write" },
+		{ 1, 1, "io_uring buffered write" },
+	};
+	int bfd = open(env->path, O_RDWR | O_CLOEXEC);
+
+	for (size_t k = 0; bfd >= 0 && k < sizeof(ew) / sizeof(ew[0]); k++) {
+		memset(ops, 0, sizeof(ops));
+		ops[0].write = 1;
+		ops[0].off = tail;
+		ops[0].len = 8 * KIB;
+		ops[0].seed = 5 + (unsigned int)k;
+		if (engine_run(w, ew[k].buffered ? bfd : w->fd, ew[k].uring,
+			       ops, 1, &skip, d) > 0) {
+			if (ops[0].res != 4 * KIB) {
+				diag_add(d, "%s of 8192 at %lld, 4096 before the end: %s, expected 4096",
+					 ew[k].what, w->base + tail,
+					 res_text(ops[0].res, rt, sizeof(rt)));
+				w->im.bad++;
+			}
+			/* What is on the device now is the new page
+			 * or (an error) the old one: the reads tell. */
+			if (ops[0].res > 0)
+				image_write(&w->im, tail, 4 * KIB, ops[0].seed);
+		}
+		aops_free(ops, 1);
+		if (ew[k].buffered && fsync(bfd) != 0) {
+			diag_add(d, "fsync of the device: %s", strerror(errno));
+			w->im.bad++;
+		}
+	}
+	if (bfd >= 0)
+		close(bfd);
+}
+
+/* The engines: a read across the end and one past it. */
+static void eod_engine_reads(struct win *w, long long tail, struct diag *d)
+{
+	struct aop ops[2];
+	char rt[96];
+	int skip;
+
+	for (int uring = 0; uring < 2; uring++) {
+		const char *engine = uring ? "io_uring" : "aio";
+		int ran;
+
+		memset(ops, 0, sizeof(ops));
+		ops[0].off = tail;
+		ops[0].len = 8 * KIB;
+		ops[1].off = WIN;
+		ops[1].len = 4 * KIB;
+		ran = engine_run(w, w->fd, uring, ops, 2, &skip, d);
+		if (ran > 0 && ops[0].res != 4 * KIB) {
+			diag_add(d, "%s read of 8192 at %lld, 4096 before the end: %s, expected 4096",
+				 engine, w->base + tail, res_text(ops[0].res, rt, sizeof(rt)));
+			w->im.bad++;
+		} else if (ran > 0) {
+			w->im.bad += compare(uring ? "io_uring read across the end" :
+						     "aio read across the end",
+					     ops[0].mem, &w->im, tail, 4 * KIB, d);
+		}
+		if (ran > 0 && ops[1].res != 0) {
+			diag_add(d, "%s read of 4096 at the end: %s, expected 0",
+				 engine, res_text(ops[1].res, rt, sizeof(rt)));
+			w->im.bad++;
+		}
+		aops_free(ops, 2);
+	}
+}
+
 /*
  * At the last bytes of the device (its window is its last 6 MiB): a read
  * across the end returns the bytes up to it (pread, preadv2, AIO and
@@ -1056,11 +836,6 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 	struct win w;
 	unsigned char *buf = NULL;
 	const long long tail = WIN - 4 * KIB; /* window offset of the last page */
-	struct aop ops[2];
-	struct iovec iov[2];
-	char rt[96];
-	ssize_t r;
-	int skip, e;
 
 	if (win_begin(t, env, &w, &st, d) != 0)
 		return st;
@@ -1069,251 +844,11 @@ enum test_status test_bdev_eod(const struct suite_test *t,
 		w.im.bad++;
 		goto out;
 	}
-	pat_fill(buf, 8 * KIB, tail, 3);
-	r = pwrite(w.fd, buf, 8 * KIB, (off_t)(w.base + tail));
-	if (r != 4 * KIB) {
-		diag_add(d, "pwrite of 8192 at %lld, 4096 before the end, %s, expected 4096",
-			 w.base + tail, ret_text(r, errno, rt, sizeof(rt)));
-		w.im.bad++;
-	}
-	if (r > 0)
-		image_write(&w.im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 3);
-	for (long long past = 0; past <= MIB; past += MIB) {
-		r = pwrite(w.fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
-		e = errno;
-		if (r != -1 || e != ENOSPC) {
-			diag_add(d, "pwrite of 4096 at %lld (the end + %lld) %s, expected ENOSPC",
-				 env->dev_size + past, past,
-				 ret_text(r, e, rt, sizeof(rt)));
-			w.im.bad++;
-		}
-		r = pread(w.fd, buf, 4 * KIB, (off_t)(env->dev_size + past));
-		if (r != 0) {
-			diag_add(d, "pread of 4096 at %lld (the end + %lld) %s, expected 0",
-				 env->dev_size + past, past,
-				 ret_text(r, errno, rt, sizeof(rt)));
-			w.im.bad++;
-		}
-	}
-	memset(buf, 0xa5, 16 * KIB);
-	r = pread(w.fd, buf, 8 * KIB, (off_t)(w.base + tail));
-	if (r != 4 * KIB) {
-		diag_add(d, "pread of 8192 at %lld, 4096 before the end, %s, expected 4096",
-			 w.base + tail, ret_text(r, errno, rt, sizeof(rt)));
-		w.im.bad++;
-	} else {
-		w.im.bad += compare("pread across the end", buf, &w.im, tail,
-				    4 * KIB, d);
-	}
-	iov[0].iov_base = buf;
-	iov[0].iov_len = 2 * KIB;
-	iov[1].iov_base = buf + 4 * KIB;
-	iov[1].iov_len = 8 * KIB;
-	memset(buf, 0xa5, 16 * KIB);
-	r = preadv2(w.fd, iov, 2, (off_t)(w.base + tail), 0);
-	if (r != 4 * KIB) {
-		diag_add(d, "preadv2 of 2048 + 8192 at %lld %s, expected 4096",
-			 w.base + tail, ret_text(r, errno, rt, sizeof(rt)));
-		w.im.bad++;
-	} else {
-		w.im.bad += compare("preadv2 across the end, segment 1", buf,
-				    &w.im, tail, 2 * KIB, d);
-		w.im.bad += compare("preadv2 across the end, segment 2",
-				    buf + 4 * KIB, &w.im, tail + 2 * KIB, 2 * KIB, d);
-	}
-	/* write() across the end: short, and the position at the end. */
-	if (lseek(w.fd, (off_t)(w.base + tail), SEEK_SET) >= 0) {
-		long long pos;
-
-		pat_fill(buf, 8 * KIB, tail, 4);
-		r = write(w.fd, buf, 8 * KIB);
-		pos = lseek(w.fd, 0, SEEK_CUR);
-		if (r != 4 * KIB || pos != env->dev_size) {
-			diag_add(d, "write() of 8192 at %lld %s and left the position at %lld, expected 4096 and %lld",
-				 w.base + tail, ret_text(r, errno, rt, sizeof(rt)),
-				 pos, env->dev_size);
-			w.im.bad++;
-		}
-		if (r > 0)
-			image_write(&w.im, tail, r < 4 * KIB ? (size_t)r : 4 * KIB, 4);
-	}
-	/* The engines: writes across the end, through O_DIRECT and (io_uring,
-	 * which punts the buffered write of a block device to a worker and
-	 * must still report the part written: 4d9cb92ca41d) the page cache. */
-	{
-		static const struct {
-			int uring, buffered;
-			const char *what;
-		} ew[] = {
-			{ 0, 0, "aio direct write" },
-			{ 1, 0, "io_uring direct write" },
-			{ 1, 1, "io_uring buffered write" },
-		};
-		int bfd = open(env->path, O_RDWR | O_CLOEXEC);
-
-		for (size_t k = 0; bfd >= 0 && k < sizeof(ew) / sizeof(ew[0]); k++) {
-			memset(ops, 0, sizeof(ops));
-			ops[0].write = 1;
-			ops[0].off = tail;
-			ops[0].len = 8 * KIB;
-			ops[0].seed = 5 + (unsigned int)k;
-			if (engine_run(&w, ew[k].buffered ? bfd : w.fd, ew[k].uring,
-				       ops, 1, &skip, d) > 0) {
-				if (ops[0].res != 4 * KIB) {
-					diag_add(d, "%s of 8192 at %lld, 4096 before the end: %s, expected 4096",
-						 ew[k].what, w.base + tail,
-						 res_text(ops[0].res, rt, sizeof(rt)));
-					w.im.bad++;
-				}
-				/* What is on the device now is the new page
-				 * or (an error) the old one: the reads tell. */
-				if (ops[0].res > 0)
-					image_write(&w.im, tail, 4 * KIB, ops[0].seed);
-			}
-			aops_free(ops, 1);
-			if (ew[k].buffered && fsync(bfd) != 0) {
-				diag_add(d, "fsync of the device: %s", strerror(errno));
-				w.im.bad++;
-			}
-		}
-		if (bfd >= 0)
-			close(bfd);
-	}
-	/* The engines: a read across the end and one past it. */
-	for (int uring = 0; uring < 2; uring++) {
-		const char *engine = uring ? "io_uring" : "aio";
-		int ran;
-
-		memset(ops, 0, sizeof(ops));
-		ops[0].off = tail;
-		ops[0].len = 8 * KIB;
-		ops[1].off = WIN;
-		ops[1].len = 4 * KIB;
-		ran = engine_run(&w, w.fd, uring, ops, 2, &skip, d);
-		if (ran > 0 && ops[0].res != 4 * KIB) {
-			diag_add(d, "%s read of 8192 at %lld, 4096 before the end: %s, expected 4096",
-				 engine, w.base + tail, res_text(ops[0].res, rt, sizeof(rt)));
-			w.im.bad++;
-		} else if (ran > 0) {
-			w.im.bad += compare(uring ? "io_uring read across the end" :
-						    "aio read across the end",
-					    ops[0].mem, &w.im, tail, 4 * KIB, d);
-		}
-		if (ran > 0 && ops[1].res != 0) {
-			diag_add(d, "%s read of 4096 at the end: %s, expected 0",
-				 engine, res_text(ops[1].res, rt, sizeof(rt)));
-			w.im.bad++;
-		}
-		aops_free(ops, 2);
-	}
+	eod_syscalls(&w, env, buf, tail, d);
+	eod_engine_writes(&w, env, tail, d);
+	eod_engine_reads(&w, tail, d);
 	win_verify(&w, env, "after the end-of-device checks", d);
 out:
 	free(buf);
 	return win_finish(&w);
-}
-
-/* ---- the table and the probe ---- */
-
-#define BDEV(nm, fn, win)                                                      \
-	{ .name = nm, .run = fn, .block_size = 512, .nblocks = 1,              \
-	  .blocks_per_call = 1, .write_op = OP_PWRITE, .read_op = RD_PREAD,    \
-	  .window = win }
-
-static const struct suite_test bdev_table[] = {
-	BDEV("bdev_rw", test_bdev_rw, 0),
-	BDEV("bdev_vectored", test_bdev_vectored, 6),
-	BDEV("bdev_nowait", test_bdev_nowait, 12),
-	BDEV("bdev_aio", test_bdev_aio, 18),
-	BDEV("bdev_uring", test_bdev_uring, 24),
-	BDEV("bdev_coherence", test_bdev_coherence, 30),
-	BDEV("bdev_efault", test_bdev_efault, 36),
-	/* From the end: the last WIN bytes. */
-	BDEV("bdev_eod", test_bdev_eod, -6),
-	/* exer.c: random operations on the device's last 2 MiB. */
-	{ .name = "exer_bdev", .run = test_exer, .block_size = 512,
-	  .nblocks = 1, .blocks_per_call = 1, .write_op = OP_PWRITE,
-	  .read_op = RD_PREAD, .window = -6,
-	  .exer_seed = EXER_PROFILE_BDEV * EXER_SEEDS_PER_PROFILE + 1,
-	  .exer_seeds = 3, .exer_ops = EXER_DEFAULT_OPS },
-};
-
-const struct suite_test *bdev_tests(size_t *n)
-{
-	*n = sizeof(bdev_table) / sizeof(bdev_table[0]);
-	return bdev_table;
-}
-
-/*
- * Devices split requests at max_sectors_kb (often 128 KiB-1 MiB on real
- * hardware, more on virtio): lowered to BDEV_SPLIT_KB, every I/O of the
- * suite above it is split, the path where a NOWAIT request may not be
- * split (9cea62b2cbab) and a multi-bio one must not be partly issued
- * (67d59247d4b5). Best effort: a device that refuses keeps its own.
- */
-#define BDEV_SPLIT_KB 64
-
-static void bdev_split_small(int fd)
-{
-	struct stat st;
-	char path[96], cur[32];
-	ssize_t n;
-	int sfd;
-
-	if (fstat(fd, &st) != 0)
-		return;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/max_sectors_kb",
-		 major(st.st_rdev), minor(st.st_rdev));
-	sfd = open(path, O_RDWR | O_CLOEXEC);
-	if (sfd < 0)
-		return;
-	n = read(sfd, cur, sizeof(cur) - 1);
-	if (n > 0) {
-		cur[n] = '\0';
-		if (strtol(cur, NULL, 10) > BDEV_SPLIT_KB) {
-			int len = snprintf(cur, sizeof(cur), "%d\n", BDEV_SPLIT_KB);
-
-			/* Refused (a device whose minimum is above it): the
-			 * device keeps its own limit, nothing else to do. */
-			(void)!pwrite(sfd, cur, (size_t)len, 0);
-		}
-	}
-	close(sfd);
-}
-
-int bdev_probe(const char *dev, struct suite_env *env, char *err,
-	       size_t errlen)
-{
-	unsigned long long size = 0;
-	int lbs = 0, fd, n;
-
-	memset(env, 0, sizeof(*env));
-	env->bdev = 1;
-	n = snprintf(env->path, sizeof(env->path), "%s", dev);
-	if (n < 0 || (size_t)n >= sizeof(env->path)) {
-		snprintf(err, errlen, "device name too long: %s", dev);
-		return -1;
-	}
-	fd = open(dev, O_RDWR | O_DIRECT | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "open %s O_DIRECT: %s", dev, strerror(errno));
-		return -1;
-	}
-	if (ioctl(fd, BLKGETSIZE64, &size) != 0 || ioctl(fd, BLKSSZGET, &lbs) != 0) {
-		snprintf(err, errlen, "%s: size and sector size: %s", dev,
-			 strerror(errno));
-		close(fd);
-		return -1;
-	}
-	bdev_split_small(fd);
-	close(fd);
-	if ((long long)size < BDEV_MIN_SIZE || lbs < 512 || lbs > 4096) {
-		snprintf(err, errlen, "%s: %llu bytes of %d-byte sectors, need >= %ld bytes of 512-4096",
-			 dev, size, lbs, (long)BDEV_MIN_SIZE);
-		return -1;
-	}
-	env->odirect = 1;
-	env->dev_size = (long long)size;
-	env->dio_offset_align = (unsigned int)lbs;
-	env->dio_mem_align = (unsigned int)lbs;
-	return 0;
 }

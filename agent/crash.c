@@ -24,8 +24,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "dio.h"
+#include "testio.h"
 #include "suite.h"
+#include "tests.h"
 
 #ifndef RWF_NOWAIT
 #define RWF_NOWAIT 0x00000008

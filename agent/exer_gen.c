@@ -14,7 +14,7 @@
 #include <linux/falloc.h>
 #include <linux/fs.h>
 
-#include "dio.h"
+#include "testio.h"
 #include "exer_internal.h"
 
 static uint32_t rnd(struct exer_rng *r)

@@ -58,6 +58,28 @@ void exer_gen_op(struct exer_rng *r, const struct exer_gen *g,
 void exer_gen_assume(struct exer_model *m, const struct exer_op *op,
 		     const struct exer_gen *g);
 
+/* The operation x buffer x layout cells a run can reach. */
+#define EXER_CELLS (XO_NKINDS * XB_NKINDS * XL_NLAYOUTS)
+
+/* What one run of a sequence came to (exer.c). */
+struct exer_outcome {
+	int failed;
+	unsigned int fail_step; /* the op whose check failed */
+	char why[DIAG_LEN];
+	unsigned int skipped;   /* ops not issued (unsupported, invalid) */
+	unsigned char cells[EXER_CELLS / 8 + 1];
+};
+
+/* Draw seed's first nops operations for env. */
+void exer_draw(unsigned int seed, const struct suite_env *env,
+	       struct exer_op *ops, unsigned int nops);
+/* Run ops (those keep says, all when keep is NULL) on a fresh file.
+ * Returns 1 when a check failed (out says which), 0 when all held, -1
+ * when the file could not be set up (d says why). */
+int exer_run_ops(const struct suite_env *env, const struct exer_op *ops,
+		 unsigned int nops, const unsigned char *keep, FILE *trace,
+		 struct exer_outcome *out, struct diag *d);
+
 int exer_kind_is_read(unsigned int kind);
 int exer_kind_is_write(unsigned int kind);
 const char *exer_kind_name(unsigned int kind);

@@ -23,7 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "dio.h"
+#include "testio.h"
 #include "exer.h"
 
 #define NVARIANTS 8

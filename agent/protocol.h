@@ -3,8 +3,9 @@
  * protocol.h - the contract between rcgated and rcgate-agent, written once:
  * what the daemon puts on the kernel command line and in the initramfs,
  * what the agent prints on the results port, and the files the daemon keeps
- * each boot's output in. Both sides include this file: agent/agent.c and
- * agent/suite.c; daemon/ktap.c (the parser of the output) directly, and the
+ * each boot's output in. Both sides include this file: agent/ (agent.c,
+ * cmdline.c, boot.c, and the suite's files through suite.h);
+ * daemon/ktap.c (the parser of the output) directly, and the
  * daemon's other modules (sched.c boots the guest, initramfs.c builds its
  * /, api.c serves the job log) through daemon/rcgate.h.
  *
@@ -102,7 +103,7 @@
 /*
  * The crash-write phase makes RCGATE_CRASH_PROMISES promises, one per disk:
  * the k-th disk of a filesystem in rcgate.disks holds promise k (mod
- * RCGATE_CRASH_PROMISES; agent/suite.h lists them, 0 being O_SYNC), so the
+ * RCGATE_CRASH_PROMISES; agent/tests.h lists them, 0 being O_SYNC), so the
  * daemon attaches RCGATE_CRASH_PROMISES disks of each filesystem. Each
  * writes RCGATE_CRASH_BLOCKS blocks of RCGATE_CRASH_BLOCK bytes and prints
  * "# rcgate-durable: fs=ext4 dev=/dev/vda test=crash_osync_extend

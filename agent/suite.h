@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The agent's O_DIRECT test suite: the test table, the runner that prints one
- * nested KTAP block per suite, and the pure check helpers (exposed so the unit
- * tests can pin the exact diagnostic wording the daemon stores and reports).
+ * suite.c: the runner of the agent's O_DIRECT suites and what every test
+ * shares: the types of a test and its row, the pure check helpers (exposed
+ * so the unit tests can pin the exact diagnostic wording the daemon stores
+ * and reports), the probe of a directory, each test isolated in a child
+ * process, the result lines, and the disks of one boot. The lowest floor of
+ * the agent: it calls no other agent file.
  */
 #ifndef RCGATE_AGENT_SUITE_H
 #define RCGATE_AGENT_SUITE_H
@@ -11,7 +14,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "catalogue.h"
 #include "protocol.h"
 
 enum test_status {
@@ -77,6 +79,13 @@ int check_size(long long have, long long want, const char *op,
 int check_io_len(long long have, size_t want, const char *op,
 		 long long file_off, struct diag *d);
 
+/* Buffers for O_DIRECT: page alignment satisfies every device we boot. */
+#define IO_ALIGN 4096
+/* The most blocks a row writes per syscall (iovecs). */
+#define MAX_IOV 16
+/* The skip of every test on a filesystem that refuses O_DIRECT. */
+#define NO_ODIRECT "O_DIRECT not supported"
+
 struct iovec;
 
 /*
@@ -99,7 +108,7 @@ enum misalign { MIS_NONE, MIS_BUFFER, MIS_OFFSET, MIS_LENGTH };
 
 /* Test flags. */
 #define ST_REOPEN 0x1 /* close and reopen the file before the readback */
-/* test_mmap_buffer's variants (dio.c) */
+/* test_mmap_buffer's variants (t_read.c) */
 #define MB_FRESH_READ 0x10  /* read into a never-touched anonymous mmap */
 #define MB_FILE_SRC 0x20    /* write from another file's mmap, 1st page touched */
 #define MB_FILE_APPEND 0x40 /* the same, O_APPEND onto existing data */
@@ -178,23 +187,6 @@ struct suite_options {
  * name "smoke" (RCGATE_ONLY_SMOKE) stands for RCGATE_SMOKE_TESTS. */
 int suite_selected(const char *only, const char *name);
 
-/* One row of catalogue.h. */
-struct catalogue_entry {
-	const char *name;
-	const char *filesystems;
-	const char *checks;
-	const char *failure;
-	const char *fixes;
-};
-
-/* catalogue.h as a table; *n receives its length. */
-const struct catalogue_entry *suite_catalogue(size_t *n);
-/* The entry of a test ("write_seq_4096" -> "write_seq"), or NULL. */
-const struct catalogue_entry *suite_catalogue_find(const char *test);
-
-/* The built-in table; *n receives its length. */
-const struct suite_test *suite_tests(size_t *n);
-
 /*
  * Find out whether dir takes O_DIRECT and with which alignment. Returns 0
  * (env->odirect says whether O_DIRECT works), or -1 with a message in err when
@@ -228,127 +220,6 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 void suite_print_result(FILE *out, int indent, unsigned int number,
 			long long duration_ms, const char *name,
 			enum test_status st, const struct diag *d);
-
-/*
- * Run every test of the table in dir and print the nested KTAP block
- * (indentation 4, "KTAP version 1", "# Subtest: <suite_name>", plan, results)
- * to out. The caller prints the parent's result line from counts (the suite
- * is "not ok" when counts->fail > 0). Each test runs in a forked child, bounded
- * by opt->timeout_s, so a crash or a hang becomes a failed test and not a
- * stuck agent. Returns 0, or -1 with a message in err when dir is unusable; in
- * that case nothing has been printed.
- */
-int suite_run(const char *dir, const char *suite_name, FILE *out,
-	      const struct suite_options *opt, struct suite_counts *counts,
-	      char *err, size_t errlen);
-
-/*
- * ---- dio.c: the tests beyond sequential extension (issue 26) ----
- * Each is a suite_test_fn; the rows are in suite.c's table, what each one
- * checks and what its failure means in catalogue.h.
- */
-enum test_status test_rwf_offsets(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-enum test_status test_nowait(const struct suite_test *t,
-			     const struct suite_env *env, struct diag *d);
-enum test_status test_append_flags(const struct suite_test *t,
-				   const struct suite_env *env, struct diag *d);
-enum test_status test_aio(const struct suite_test *t,
-			  const struct suite_env *env, struct diag *d);
-enum test_status test_uring(const struct suite_test *t,
-			    const struct suite_env *env, struct diag *d);
-enum test_status test_efault(const struct suite_test *t,
-			     const struct suite_env *env, struct diag *d);
-enum test_status test_mmap_buffer(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-enum test_status test_many_iovecs(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-enum test_status test_large_io(const struct suite_test *t,
-			       const struct suite_env *env, struct diag *d);
-enum test_status test_mixed_extents(const struct suite_test *t,
-				    const struct suite_env *env,
-				    struct diag *d);
-enum test_status test_eof(const struct suite_test *t,
-			  const struct suite_env *env, struct diag *d);
-enum test_status test_truncate(const struct suite_test *t,
-			       const struct suite_env *env, struct diag *d);
-enum test_status test_punch(const struct suite_test *t,
-			    const struct suite_env *env, struct diag *d);
-enum test_status test_reflink(const struct suite_test *t,
-			      const struct suite_env *env, struct diag *d);
-enum test_status test_btrfs_extents(const struct suite_test *t,
-				    const struct suite_env *env,
-				    struct diag *d);
-enum test_status test_reflink_nocow(const struct suite_test *t,
-				    const struct suite_env *env,
-				    struct diag *d);
-enum test_status test_race(const struct suite_test *t,
-			   const struct suite_env *env, struct diag *d);
-enum test_status test_coherence(const struct suite_test *t,
-				const struct suite_env *env, struct diag *d);
-enum test_status test_race_append(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-enum test_status test_race_aio_read(const struct suite_test *t,
-				    const struct suite_env *env, struct diag *d);
-enum test_status test_full_prealloc(const struct suite_test *t,
-				    const struct suite_env *env,
-				    struct diag *d);
-enum test_status test_aio_fallocate(const struct suite_test *t,
-				    const struct suite_env *env, struct diag *d);
-enum test_status test_aio_close(const struct suite_test *t,
-				const struct suite_env *env, struct diag *d);
-enum test_status test_splice_read(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-enum test_status test_eof_pollute(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-/* The operations that test_eof_pollute grows a file by, over garbage
- * written through mmap past its EOF. */
-enum eof_grow {
-	EOF_GROW_BUFFERED,
-	EOF_GROW_DIRECT,
-	EOF_GROW_DIRECT_SECTOR,
-	EOF_GROW_TRUNCATE,
-	EOF_GROW_FALLOCATE,
-};
-/*
- * Why a filesystem (statfs f_type) on kernel release ("6.1.192-...") is
- * known to leave that garbage when op grows the file, or NULL: ext4 before
- * 6.13 (c7fc0366c656) for every operation, ext4 for a direct write on
- * every kernel seen. There test_eof_pollute would fail every run of a
- * correct kernel, so it does not check that operation and says so.
- */
-const char *eof_zeroing_gap(unsigned long fs_type, const char *release,
-			    enum eof_grow op);
-
-/*
- * ---- bdev.c: the suite on a raw block device ----
- * suite_run runs this table instead of suite_tests' when its dir is a
- * block device (a disk the host gave as "<dev>:bdev", or a loop device on
- * the host); each test owns a window of the device.
- */
-const struct suite_test *bdev_tests(size_t *n);
-/* env for the device dev: its size and logical sector size (BLKGETSIZE64,
- * BLKSSZGET). -1 with a message in err when it cannot be used (too small,
- * no O_DIRECT). */
-int bdev_probe(const char *dev, struct suite_env *env, char *err,
-	       size_t errlen);
-enum test_status test_bdev_rw(const struct suite_test *t,
-			      const struct suite_env *env, struct diag *d);
-enum test_status test_bdev_vectored(const struct suite_test *t,
-				    const struct suite_env *env, struct diag *d);
-enum test_status test_bdev_nowait(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-enum test_status test_bdev_aio(const struct suite_test *t,
-			       const struct suite_env *env, struct diag *d);
-enum test_status test_bdev_uring(const struct suite_test *t,
-				 const struct suite_env *env, struct diag *d);
-enum test_status test_bdev_coherence(const struct suite_test *t,
-				     const struct suite_env *env,
-				     struct diag *d);
-enum test_status test_bdev_efault(const struct suite_test *t,
-				  const struct suite_env *env, struct diag *d);
-enum test_status test_bdev_eod(const struct suite_test *t,
-			       const struct suite_env *env, struct diag *d);
 
 /* ---- several filesystems in one boot (rcgate.disks) ---- */
 
@@ -390,81 +261,12 @@ int fs_listed(const char *proc_filesystems, const char *fs);
  */
 int mount_error_unsupported(int e, int listed);
 
-/* ---- crash consistency (91562895f803 and the other promises): crash.c ---- */
-
-#define CRASH_FILE "crash.dat"
-/* How much is written is part of the contract with the daemon. */
-#define CRASH_BLOCK RCGATE_CRASH_BLOCK
-#define CRASH_BLOCKS RCGATE_CRASH_BLOCKS
-#define CRASH_PROMISES RCGATE_CRASH_PROMISES
-#define CRASH_TEST_NAME "crash_osync_extend"
-
-/*
- * The promises, in the daemon's disk order (protocol.h): 0 O_SYNC write()
- * extension (crash_osync_extend, crash.dat), 1 O_DSYNC pwrite() extension,
- * 2 pwritev() extension then fdatasync, 3 native AIO RWF_DSYNC writes into
- * blocks fallocated (and fsynced) before, 4 io_uring RWF_NOWAIT|RWF_DSYNC
- * writes into such blocks (-EAGAIN goes again without RWF_NOWAIT), 5
- * O_APPEND write()s (the position checked after each), then fsync. Each
- * writes CRASH_BLOCKS blocks of CRASH_BLOCK bytes at 0, block i filled with
- * crash_pattern. NULL for a promise number out of range.
- */
-const char *crash_test_name(unsigned int promise);
-const char *crash_file_name(unsigned int promise);
-
-/* The byte expected at file offset off: block i holds 'A' + i (mod 26). */
-unsigned char crash_pattern(long long off);
-
-/* Why this kernel cannot make promise at all (no AIO, no io_uring): the
- * reason in why, or NULL when it can. */
-const char *crash_unsupported(unsigned int promise, char *why, size_t len);
-
-/*
- * Phase crash-write of one promise: create <dir>/<its file> (O_TRUNC) and
- * write it. Promise 0 checks the file position after each write() (a wrong
- * one is a diagnostic in d, and writing goes on); a failed or short write
- * ends the writing. The file is deliberately left open and never synced
- * beyond what the promise does: the caller's power cut is the point.
- * Returns the bytes the kernel promised are durable (0 when a batch or
- * fdatasync failed), or -1 with a message in err when the file cannot be
- * created or the promise's interface is missing (see crash_unsupported).
- * *fd_out (may be NULL) receives the open descriptor, else it is closed.
- */
-long long crash_write(const char *dir, unsigned int promise, int *fd_out,
-		      struct diag *d, char *err, size_t errlen);
-
-/*
- * Phase crash-verify of one promise, after the power cut and a fresh mount:
- * its file must exist, have st_size >= expect, and its first expect bytes
- * must match crash_pattern. TEST_SKIP when crash_unsupported. Diagnostics
- * such as "st_size 0 after power cut, expected >= 65536 (O_SYNC|O_DIRECT
- * extension not durable)", "buffer wrong at 4096 have 00 expected 42" or
- * "crash.dat missing after power cut".
- */
-enum test_status crash_verify(const char *dir, unsigned int promise,
-			      long long expect, struct diag *d);
-
-/* One disk (or directory) of crash-verify and the promise it holds. */
-struct crash_disk {
-	const char *dir;
-	unsigned int promise;
-	int unsupported;	/* its filesystem is not in this kernel: SKIP */
-};
-
-/*
- * crash_verify of each disk as a nested KTAP block like suite_run's:
- * header, "# Subtest: <suite_name>", "1..n", one result per disk named
- * after its promise. The caller prints the parent's result line from
- * counts.
- */
-void crash_verify_run(const struct crash_disk *disks, unsigned int n,
-		      const char *suite_name, long long expect, FILE *out,
-		      struct suite_counts *counts);
-
-/* suite.c's pieces crash.c shares: the nested block's head, a result's
- * count, and the write() the unit tests can replace (suite_set_io). */
+/* suite.c's pieces the tests, crash.c and suite_run share: the nested
+ * block's head, a result's count, and the write() and writev() the unit
+ * tests can replace (suite_set_io). */
 void print_subtest_head(FILE *out, const char *name, size_t ntests);
 void counts_add_status(struct suite_counts *c, enum test_status st);
 ssize_t suite_write(int fd, const void *buf, size_t len);
+ssize_t suite_writev(int fd, const struct iovec *iov, int iovcnt);
 
 #endif

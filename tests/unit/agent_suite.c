@@ -27,6 +27,8 @@
 #include <cmocka.h>
 
 #include "../../agent/suite.h"
+#include "../../agent/table.h"
+#include "../../agent/tests.h"
 
 /* ---- check helpers ---- */
 
