@@ -193,6 +193,8 @@ struct config {
 	char *build_tree_origins;	/* git URL prefixes builds may use */
 	char *build_file_origins;	/* tarball, sums and patch prefixes */
 	long build_memory_mb, build_file_mb, build_tree_max_mb, build_fetch_max_mb;
+	/* a build's cgroup (build/cgroup.c): 0 no limit / default weight */
+	long build_cgroup_pids_max, build_cgroup_memory_mb, build_cgroup_cpu_weight;
 	long build_cache_max_gb;	/* trees and clones kept; 0: no cap */
 	long allow_root;		/* 1: root may build and boot */
 	char *bisect_upstream_git;	/* "": no prerequisite search */

@@ -151,6 +151,26 @@ static void child_close_rest(posix_spawn_file_actions_t *fa, int seccomp,
 	posix_spawn_file_actions_addclosefrom_np(fa, top + 1);
 }
 
+/* build_run's spawn into the build's cgroup (cgroup.c), with the same
+ * descriptors as its posix_spawn: 0 with *pid, or an errno. */
+static int spawn_in_cgroup(const struct build_options *o, const char **sargv,
+			   char *const env[], int logfd, int sfd,
+			   const char *cwd, pid_t *pid)
+{
+	int dups[5][2] = { { logfd, 1 }, { logfd, 2 } }, e = 0;
+	size_t n = 2;
+
+	if (sfd >= 0)
+		dups[n][0] = sfd, dups[n++][1] = SANDBOX_SECCOMP_FD;
+	if (o->jobserver != NULL && o->jobserver->held) {
+		dups[n][0] = o->jobserver->fds[0], dups[n++][1] = JOBSERVER_FD_R;
+		dups[n][0] = o->jobserver->fds[1], dups[n++][1] = JOBSERVER_FD_W;
+	}
+	*pid = cgroup_spawn(o->cgroup, sargv, env, (const int (*)[2])dups, n,
+			    cwd, &e);
+	return *pid < 0 ? e : 0;
+}
+
 int build_run(const char *const argv[], const char *cwd, char *const env[],
 	      int logfd, const struct build_options *o, double deadline,
 	      char *err, size_t errlen)
@@ -188,7 +208,11 @@ int build_run(const char *const argv[], const char *cwd, char *const env[],
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
 	posix_spawnattr_setpgroup(&attr, 0);
-	rc = posix_spawnp(&pid, sargv[0], &fa, &attr, (char *const *)sargv, env);
+	if (o->cgroup != NULL && o->cgroup->fd >= 0)
+		rc = spawn_in_cgroup(o, sargv, env, logfd, sfd, cwd, &pid);
+	else
+		rc = posix_spawnp(&pid, sargv[0], &fa, &attr,
+				  (char *const *)sargv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (sfd >= 0)

@@ -144,6 +144,9 @@ struct build_options {
 	/* jobserver.c: the token of the build these options run, NULL:
 	 * make counts its own -j. build_run gives make the pipe. */
 	const struct jobserver_token *jobserver;
+	/* cgroup.c: the build's cgroup its programs start in, NULL (or fd
+	 * -1): none. */
+	const struct build_cgroup *cgroup;
 };
 
 /* The command line that runs argv under o's sandbox and limits, into out
@@ -345,38 +348,76 @@ int origin_pin(const char *allow, const char *what, const char *url,
 int origin_pin_file(void *allow, const char *url, char *out, size_t outlen,
 		    char *err, size_t errlen);
 
-/* ---- jobserver.c: the build budget, one make jobserver ---- */
-/* The descriptors make finds the pipe at (MAKEFLAGS --jobserver-auth),
- * after SANDBOX_SECCOMP_FD. */
+/* ---- jobserver.c: the build budget, a make jobserver per build ---- */
+/* The descriptors make finds its build's pipe at (MAKEFLAGS
+ * --jobserver-auth), after SANDBOX_SECCOMP_FD. */
 #define JOBSERVER_FD_R 4
 #define JOBSERVER_FD_W 5
 #define JOBSERVER_MAX_TOKENS 32
 /* What a build holds while it runs. */
 struct jobserver_token {
 	int held;
-	char token;
 	int slot;		/* 0 .. tokens-1, the lowest free: a build's
-				 * own scratch names */
-	int fds[2];		/* the pipe, for build_run to hand make */
+				 * own scratch names, its pipe, its cgroup */
+	int fds[2];		/* its own pipe, for build_run to hand make */
 	long tokens;		/* the full count */
 };
 /* Waits (cancellable, polling cancelled every 250 ms) for one of the
  * process's `tokens` ([build] jobs, capped at JOBSERVER_MAX_TOKENS) build
  * tokens: 0 with t held, 1 cancelled (err says so), -1 with err. Waiting
  * builds enter in the order of their rank (strcmp; NULL after any rank;
- * equal ranks in arrival order): buildjob_rank. */
+ * equal ranks in arrival order): buildjob_rank. A build holding more
+ * than its share does not keep another from entering. */
 int jobserver_enter(long tokens, const char *rank,
 		    int (*cancelled)(void *cls), void *cls,
 		    struct jobserver_token *t, char *err, size_t errlen);
-/* Gives t's token back (nothing if not held); the last build out
- * refills the pipe to the full count. */
+/* Gives back t's token and every token lent to its pipe, whatever its
+ * makes did with them, and closes the pipe (nothing if not held). */
 void jobserver_leave(struct jobserver_token *t);
 /* "MAKEFLAGS=-j<tokens> --jobserver-auth=R,W" for t into out: 0, or -1. */
 int jobserver_makeflags(const struct jobserver_token *t, char *out, size_t len);
-/* Tokens in the pipe now (for tests; no build should be starting). */
+/* Tokens no make holds now: the budget's free ones and those lent and
+ * unused in the builds' pipes (for tests). */
 int jobserver_free(void);
 /* Builds waiting to enter (for tests). */
 int jobserver_waiting(void);
+/* Bytes the build in slot has written into its pipe beyond the tokens
+ * lent to it (discarded), while it is in (for tests). */
+long jobserver_forged(int slot);
+
+/* ---- cgroup.c: a cgroup v2 subtree per build ---- */
+/* [build] cgroup_pids_max, cgroup_memory_mb, cgroup_cpu_weight (0: no
+ * limit, or the default weight). */
+struct cgroup_limits {
+	long pids_max, memory_mb, cpu_weight;
+};
+/* A build's cgroup while it runs. */
+struct build_cgroup {
+	int fd;			/* its directory, for clone3; -1 none */
+	int slot;
+	char dir[PATH_MAX];
+};
+/* The cgroup v2 directory of the "0::" line of proc_cgroup (the text of
+ * /proc/self/cgroup) under the cgroup2 mount of mountinfo (the text of
+ * /proc/self/mountinfo), into out: 0; 1 if it is the hierarchy's root
+ * (never delegated); -1 if either has none. */
+int cgroup_parse(const char *proc_cgroup, const char *mountinfo, char *out,
+		 size_t len);
+/* The build in slot's cgroup, new, with l's limits, into out: 0; or -1
+ * (out->fd -1) when rcgated has no delegated cgroup with the pids, memory
+ * and cpu controllers (the first call says so in the log, once) or this
+ * one could not be made (logged). The first call moves rcgated into the
+ * leaf daemon/ of its cgroup. */
+int cgroup_build_open(int slot, const struct cgroup_limits *l,
+		      struct build_cgroup *out);
+/* Kills what is left in c's cgroup and removes it (nothing if none). */
+void cgroup_build_close(struct build_cgroup *c);
+/* argv (PATH lookup) started in c's cgroup (clone3 CLONE_INTO_CGROUP),
+ * in its own process group, stdin /dev/null, each dups[i][0] at
+ * dups[i][1] in order, in cwd (NULL: ours): its pid, or -1 with *errp. */
+pid_t cgroup_spawn(const struct build_cgroup *c, const char *const argv[],
+		   char *const env[], const int dups[][2], size_t ndups,
+		   const char *cwd, int *errp);
 
 /* ---- buildjob.c: a job's build phase ---- */
 struct buildjob_result {

@@ -89,7 +89,8 @@ static int job_build_init(struct job_build *b, const struct job *job,
 		(void *)cancel, NULL, NULL, NULL, NULL, cfg->build_git_config,
 		NULL, strcmp(cfg->build_sandbox, "none") == 0,
 		cfg->build_memory_mb, cfg->build_file_mb, cfg->build_tree_max_mb,
-		cfg->build_fetch_max_mb, cfg->build_hosts, cfg->nbuild_hosts, NULL };
+		cfg->build_fetch_max_mb, cfg->build_hosts, cfg->nbuild_hosts, NULL,
+		NULL };
 	return 0;
 }
 
@@ -310,6 +311,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 	struct build_result res = { 0 };
 	double waited = now_monotonic();
 	struct jobserver_token tok;
+	struct build_cgroup bcg;
 	char key[300], rank[64];
 	int rc, lockfd = -1;
 
@@ -327,6 +329,12 @@ int buildjob_build(const struct job *job, const struct target *t,
 			    errlen) != 0)
 		return -1;
 	b.o.jobserver = &tok;
+	/* The kernel's ceiling on the whole build, where rcgated has a
+	 * delegated cgroup (cgroup.c); the rlimits hold in any case. */
+	cgroup_build_open(tok.slot, &(struct cgroup_limits){
+		cfg->build_cgroup_pids_max, cfg->build_cgroup_memory_mb,
+		cfg->build_cgroup_cpu_weight }, &bcg);
+	b.o.cgroup = &bcg;
 	waited = now_monotonic() - waited;
 	{
 		FILE *blog = fopen(b.logpath, "ae");
@@ -376,6 +384,7 @@ int buildjob_build(const struct job *job, const struct target *t,
 unlock:
 	if (lockfd >= 0)
 		close(lockfd);
+	cgroup_build_close(&bcg);
 	jobserver_leave(&tok);
 	if (rc < 0 && src.tarball == NULL && src.tree == NULL)
 		return -1;	/* checkout or version: no build ran */

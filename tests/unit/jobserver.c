@@ -7,7 +7,10 @@
  * share the tokens: one build alone runs `jobs` recipes at once, two
  * builds together never more than `jobs` in all. Builds waiting for a
  * token enter in the order jobs are claimed (buildjob_rank), not as they
- * came.
+ * came. Each build has a pipe of its own: a recipe that writes 100
+ * tokens into it changes neither another build's parallelism nor the
+ * budget's count, and one that takes tokens and sits on them keeps no
+ * other build from entering and running its share.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,7 +216,8 @@ static void test_waiting_builds_enter_by_rank(void **state)
 
 /* ---- real makes ---- */
 
-static char dir[256];
+static char dir[256];	/* an honest tree: traced recipes */
+static char evil[256];	/* a hostile one: its Makefile per test */
 
 /* Six recipes of 0.4 s, each writing "+ <ns>" when it starts and
  * "- <ns>" when it ends into <dir>/trace (appends of one short line). */
@@ -233,8 +237,25 @@ static void write_makefile(void)
 	fclose(f);
 }
 
+/* The hostile tree's Makefile: one recipe, marked + so make hands it
+ * the jobserver's descriptors. */
+static void write_hostile(const char *recipe)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/Makefile", evil);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "all:\n\t+@%s\n", recipe);
+	fclose(f);
+}
+
 struct run {
+	const char *dir;
+	long tokens;
 	int status;
+	double seconds;	/* from entering to leaving */
 	char err[256];
 };
 
@@ -242,15 +263,17 @@ static void *one_build(void *arg)
 {
 	struct run *r = arg;
 	struct jobserver_token tok;
-	struct sandbox sb = { { NULL }, { dir }, 0, 0, NULL };
-	struct build_options o = { .root = dir, .timeout = 60, .sandbox = &sb };
+	struct sandbox sb = { { NULL }, { r->dir }, 0, 0, NULL };
+	struct build_options o = { .root = r->dir, .timeout = 60, .sandbox = &sb };
 	char mf[96], path[PATH_MAX + 8];
 	char *env[] = { path, mf, NULL };
-	const char *argv[] = { "make", "-s", "-C", dir, NULL };
+	const char *argv[] = { "make", "-s", "-C", r->dir, NULL };
+	double t0 = now_monotonic();
 	int fd;
 
 	snprintf(path, sizeof(path), "PATH=%s", getenv("PATH"));
-	if (enter(&tok, r->err) != 0) {
+	if (jobserver_enter(r->tokens, NULL, NULL, NULL, &tok, r->err,
+			    sizeof(r->err)) != 0) {
 		r->status = -1;
 		return NULL;
 	}
@@ -261,6 +284,7 @@ static void *one_build(void *arg)
 			      r->err, sizeof(r->err));
 	close(fd);
 	jobserver_leave(&tok);
+	r->seconds = now_monotonic() - t0;
 	return NULL;
 }
 
@@ -306,9 +330,11 @@ static int setup_dir(void **state)
 {
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/rcgate-jobserver.XXXXXX");
-	if (mkdtemp(dir) == NULL)
+	snprintf(evil, sizeof(evil), "/tmp/rcgate-jobserver-evil.XXXXXX");
+	if (mkdtemp(dir) == NULL || mkdtemp(evil) == NULL)
 		return -1;
 	chmod(dir, 0755);
+	chmod(evil, 0755);
 	write_makefile();
 	return 0;
 }
@@ -317,12 +343,13 @@ static int teardown_dir(void **state)
 {
 	(void)state;
 	rm_rf(dir);
+	rm_rf(evil);
 	return 0;
 }
 
 static void test_one_make_uses_the_tokens(void **state)
 {
-	struct run r = { 0 };
+	struct run r = { dir, 2, 0, 0, "" };
 	int n;
 
 	(void)state;
@@ -335,7 +362,7 @@ static void test_one_make_uses_the_tokens(void **state)
 
 static void test_two_makes_share_them(void **state)
 {
-	struct run r[2] = { 0 };
+	struct run r[2] = { { dir, 2, 0, 0, "" }, { dir, 2, 0, 0, "" } };
 	pthread_t th[2];
 	int n;
 
@@ -351,6 +378,76 @@ static void test_two_makes_share_them(void **state)
 	assert_int_equal(jobserver_free(), 2);
 }
 
+static int marked(int unused)
+{
+	char path[PATH_MAX + 8];
+
+	(void)unused;
+	snprintf(path, sizeof(path), "%s/marker", evil);
+	return access(path, F_OK) == 0;
+}
+
+/* Issue 49: a build's recipe writes 100 tokens into its jobserver. With
+ * 3 tokens, one held all along by another build: an honest build beside
+ * it still runs at most the 2 the others leave, and once both are done
+ * the budget counts exactly the 2 it had. */
+static void test_forged_tokens_stay_in_their_build(void **state)
+{
+	struct run h = { evil, 3, 0, 0, "" }, w = { dir, 3, 0, 0, "" };
+	struct jobserver_token keep;
+	pthread_t th[2];
+	char err[256];
+	int n, most;
+
+	(void)state;
+	write_hostile("head -c 100 /dev/zero | tr '\\0' + >&5; touch marker;"
+		      " sleep 1.5");
+	assert_int_equal(jobserver_enter(3, NULL, NULL, NULL, &keep, err,
+					 sizeof(err)), 0);
+	assert_int_equal(pthread_create(&th[0], NULL, one_build, &h), 0);
+	assert_true(until(marked, 0));
+	assert_int_equal(pthread_create(&th[1], NULL, one_build, &w), 0);
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	assert_int_equal(h.status, 0);
+	assert_int_equal(w.status, 0);
+	most = max_at_once(&n);
+	if (most > 2)
+		print_error("the honest build ran %d recipes at once\n", most);
+	assert_true(most <= 2);
+	assert_int_equal(n, 6);
+	assert_int_equal(jobserver_free(), 2);
+	jobserver_leave(&keep);
+	assert_int_equal(jobserver_free(), 3);
+}
+
+/* Issue 49: a build's recipe takes every token it can and sits on them.
+ * With 4 tokens, an honest build that comes after it still enters and
+ * runs its share (2 at once), and is done long before the holder. */
+static void test_holding_tokens_starves_no_one(void **state)
+{
+	struct run h = { evil, 4, 0, 0, "" }, w = { dir, 4, 0, 0, "" };
+	pthread_t th[2];
+	int n, most;
+
+	(void)state;
+	write_hostile("head -c 3 <&4 >/dev/null; touch marker; sleep 6");
+	assert_int_equal(pthread_create(&th[0], NULL, one_build, &h), 0);
+	assert_true(until(marked, 0));
+	assert_int_equal(pthread_create(&th[1], NULL, one_build, &w), 0);
+	pthread_join(th[1], NULL);
+	pthread_join(th[0], NULL);
+	assert_int_equal(h.status, 0);
+	assert_int_equal(w.status, 0);
+	if (w.seconds > 4.5)
+		print_error("the honest build took %.1f s\n", w.seconds);
+	assert_true(w.seconds < 4.5);
+	most = max_at_once(&n);
+	assert_int_equal(n, 6);
+	assert_int_equal(most, 2);
+	assert_int_equal(jobserver_free(), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +458,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_make_uses_the_tokens,
 						setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_two_makes_share_them,
+						setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_forged_tokens_stay_in_their_build,
+						setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_holding_tokens_starves_no_one,
 						setup_dir, teardown_dir),
 	};
 
