@@ -14,6 +14,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "base/base.h"
@@ -207,10 +208,11 @@ int build_config_missing(const char *fragment, const char *config, char *out,
 
 /* ---- distcc.c: a build's compiles spread over the build hosts ---- */
 #define DISTCC_ENV 8
+struct distcc_relay;
 struct distcc {
 	char dir[64];			/* the relays' sockets; "": none */
-	pid_t relay[HOSTS_MAX];		/* socat per host */
-	size_t nrelay;
+	struct distcc_relay *relay;	/* distccrelay.c's, NULL: none */
+	size_t nrelay;			/* hosts relayed */
 	long slots;			/* the hosts' build_slots, summed */
 	char hosts[HOSTS_MAX * (HOST_NAME_MAX_LEN + 8) + 32];
 	char logpath[PATH_MAX];		/* distcc's log; "": none */
@@ -238,6 +240,57 @@ struct distcc_counts {
 };
 /* Counts distcc's log lines: compiles completed per host, fallbacks. */
 int distcc_count(const char *text, size_t len, struct distcc_counts *c);
+
+/* ---- distccwire.c: what a build may ask of a build host ---- */
+#define DCC_TOKEN_LEN 12		/* "ARGV" and 8 hex digits */
+#define DCC_ARGC_MAX 512
+#define DCC_ARG_MAX 4096
+#define DCC_ARGV_BYTES_MAX (64 * 1024)
+#define DCC_DOTI_MAX (128u << 20)	/* a preprocessed source */
+#define DCC_HEADER_MAX (DCC_TOKEN_LEN * (DCC_ARGC_MAX + 3) + DCC_ARGV_BYTES_MAX)
+struct dcc_request {
+	size_t argc;
+	char *argv[DCC_ARGC_MAX + 1];	/* each malloc'ed, NUL-terminated */
+	size_t arglen[DCC_ARGC_MAX];	/* as the protocol said */
+	uint32_t doti_len;		/* the source's bytes after the header */
+};
+/* A request's header (DIST .. DOTI's length) from the len bytes at buf:
+ * 1 when it is complete (*used: its bytes; the source follows), 0 when
+ * more bytes are needed, -1 with why if it is malformed, another
+ * protocol version or over a cap. On 1, dcc_request_free frees r. */
+int dcc_request_parse(const char *buf, size_t len, struct dcc_request *r,
+		      size_t *used, char *why, size_t whylen);
+void dcc_request_free(struct dcc_request *r);
+/* r's header as the relay sends it on (version 1): its length, 0 if it
+ * does not fit outlen. */
+size_t dcc_request_header(const struct dcc_request *r, char *out,
+			  size_t outlen);
+/* The answer of a compile that failed (exit status 1) with why on its
+ * stderr, as distccd sends it: its length, 0 if it does not fit. */
+size_t dcc_refusal_reply(const char *why, char *out, size_t outlen);
+/* 0 when argv is a compile a build host may run for a target whose gcc
+ * is one of compilers (NULL-terminated), else -1 with why. */
+int dcc_argv_check(char *const argv[], const size_t arglen[], size_t argc,
+		   const char *const compilers[], char *why, size_t whylen);
+/* The names a target's gcc reaches distccd under (cross_compile: the
+ * target's prefix, NULL for the host's gcc) into out, NULL-terminated
+ * (names holds what is made): their count; max is out's size (3). */
+size_t dcc_target_compilers(const char *cross_compile, char names[][64],
+			    const char *out[], size_t max);
+
+/* ---- distccrelay.c: the relay between the sandbox and the hosts ---- */
+/* Listens on <dir>/<host>.sock for each of the n hosts and relays what
+ * dcc_argv_check lets through to the host's distccd; refusals are
+ * written to log (the first few) and counted. NULL with err if nothing
+ * can listen. */
+struct distcc_relay *distcc_relay_start(const char *dir,
+					const struct host_conf *const hosts[],
+					size_t n, const char *const compilers[],
+					FILE *log, char *err, size_t errlen);
+/* Compiles refused so far. */
+long distcc_relay_refused(struct distcc_relay *r);
+/* Stops listening, ends every connection, waits for them, frees r. */
+void distcc_relay_stop(struct distcc_relay *r);
 
 /* ---- gitsrc.c: rcs from a git tree ---- */
 int gitsrc_is_commit(const char *s);	/* 40 lowercase hex digits */

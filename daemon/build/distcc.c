@@ -7,35 +7,30 @@
  * down or broken slows a build and never fails it.
  *
  * The build runs in a sandbox without network (sandbox.c); distcc reaches
- * the hosts without it. Each host gets a relay outside the sandbox, socat
- * from a unix socket to that host's distccd and to nothing else, and
- * distcc inside talks to the sockets in its "ssh" mode: DISTCC_SSH is a
- * connector that joins its stdin and stdout to the host's socket, the same
- * protocol distccd speaks over TCP. The untrusted build can thus reach the
- * configured distccds only, as its own compiler client would.
+ * the hosts without it. Each host has a unix socket of the build's relay
+ * outside the sandbox (distccrelay.c), to that host's distccd and to
+ * nothing else, and distcc inside talks to the sockets in its "ssh"
+ * mode: DISTCC_SSH is a connector that joins its stdin and stdout to the
+ * host's socket. The relay reads each request and lets through only a
+ * compile with the target's gcc in the shapes kbuild makes
+ * (distccwire.c), so the untrusted build can make a host run that
+ * compiler on the source it sends and nothing else; what it refuses is
+ * compiled in the sandbox instead.
  *
  * Where the compiles went is read back from distcc's log (DISTCC_LOG) and
  * written to the build log: per host the compiles it completed, and how
  * many fell back to local compiles.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "build/build.h"
 
-extern char **environ;
-
-#define RELAY_WAIT_MS 3000	/* for socat to listen on its socket */
 #define DISTCC_LOG_MAX (64u << 20)
 
 /* Does host h compile target t? Its compilers list names it. */
@@ -65,102 +60,63 @@ static int write_connector(const char *dir, char *path, size_t len)
 	return 0;
 }
 
-/* socat UNIX-LISTEN:<dir>/<name>.sock,fork TCP:<distcc>: the relay of one
- * host, its messages in <dir>/<name>.log. 0 with *pid, or -1. */
-static int relay_start(const char *dir, const struct host_conf *h,
-		       pid_t *pid, char *err, size_t errlen)
-{
-	char sock[PATH_MAX], listen[PATH_MAX + 64], to[192], logpath[PATH_MAX];
-	const char *argv[] = { "socat", "-lf", logpath, listen, to, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	int rc;
-
-	if (pathf(sock, sizeof(sock), "%s/%s.sock", dir, h->name) < 0 ||
-	    pathf(logpath, sizeof(logpath), "%s/%s.log", dir, h->name) < 0 ||
-	    strlen(sock) >= 100) {
-		errf(err, errlen, "socket path too long");
-		return -1;
-	}
-	snprintf(listen, sizeof(listen), "UNIX-LISTEN:%s,fork,unlink-early",
-		 sock);
-	/* h->distcc is checked as HOST:PORT of [A-Za-z0-9.-] (config.c):
-	 * nothing in it is a socat option. */
-	snprintf(to, sizeof(to), "TCP:%s,connect-timeout=5", h->distcc);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	/* Its own process group (it and the children it forks per
-	 * connection are stopped together), and signals as a fresh process
-	 * has them: rcgated's threads block SIGTERM, which a spawned child
-	 * would inherit. */
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-				 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	rc = posix_spawnp(pid, "socat", &fa, &attr, (char *const *)argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0) {
-		errf(err, errlen, "cannot run socat: %s", strerror(rc));
-		return -1;
-	}
-	for (int ms = 0; ms < RELAY_WAIT_MS; ms += 20) {
-		struct stat sb;
-		int status;
-
-		if (stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode))
-			return 0;
-		if (waitpid(*pid, &status, WNOHANG) == *pid) {
-			errf(err, errlen, "socat exited (see %s)", logpath);
-			*pid = 0;
-			return -1;
-		}
-		sleep_ms(20);
-	}
-	errf(err, errlen, "socat did not listen on %s", sock);
-	return -1;
-}
-
 void distcc_stop_relays(struct distcc *d)
 {
-	for (size_t i = 0; i < d->nrelay; i++) {
-		if (d->relay[i] > 0) {
-			/* The group: socat and its connections' children. */
-			int gone = 0;
-
-			kill(-d->relay[i], SIGTERM);
-			for (int ms = 0; ms < 1000 && !gone; ms += 20) {
-				gone = waitpid(d->relay[i], NULL, WNOHANG) != 0;
-				if (!gone)
-					sleep_ms(20);
-			}
-			if (!gone) {
-				kill(-d->relay[i], SIGKILL);
-				while (waitpid(d->relay[i], NULL, 0) < 0 &&
-				       errno == EINTR)
-					;
-			}
-		}
-		d->relay[i] = 0;
-	}
+	distcc_relay_stop(d->relay);
+	d->relay = NULL;
 	d->nrelay = 0;
 	if (d->dir[0] != '\0')
 		rm_rf(d->dir);
 	d->dir[0] = '\0';
 }
 
+/* The relay of the hosts that compile target, for its gcc only, and
+ * their part of DISTCC_HOSTS: 0, or -1 (logged) if it cannot start. */
+static int relay_hosts(const struct build_options *o, const char *target,
+		       struct distcc *d, FILE *log)
+{
+	const struct host_conf *hosts[HOSTS_MAX];
+	const struct target *t = target_find(target);
+	const char *compilers[3];
+	char names[1][64], err[256];
+	size_t n = 0, hl = 0;
+
+	for (size_t i = 0; i < o->nbuild_hosts && n < HOSTS_MAX; i++) {
+		if (host_compiles(&o->build_hosts[i], target))
+			hosts[n++] = &o->build_hosts[i];
+	}
+	if (t == NULL ||
+	    dcc_target_compilers(t->cross_compile, names, compilers, 3) == 0) {
+		fprintf(log, "build: distcc: no compiler known for %s\n", target);
+		return -1;
+	}
+	d->relay = distcc_relay_start(d->dir, hosts, n, compilers, log, err,
+				      sizeof(err));
+	if (d->relay == NULL) {
+		fprintf(log, "build: distcc: no relay: %s\n", err);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct host_conf *h = hosts[i];
+		int w = snprintf(d->hosts + hl, sizeof(d->hosts) - hl,
+				 "@%s/%ld ", h->name, h->build_slots);
+
+		if (w > 0 && (size_t)w < sizeof(d->hosts) - hl)
+			hl += (size_t)w;
+		d->slots += h->build_slots;
+		d->nrelay++;
+		fprintf(log, "build: distcc: host %s (%s), %ld slots, through"
+			" %s/%s.sock, compiles with %s only\n", h->name,
+			h->distcc, h->build_slots, d->dir, h->name,
+			compilers[0]);
+	}
+	return 0;
+}
+
 int distcc_start(const struct build_options *o, const char *target,
 		 const char *statedir, struct distcc *d, FILE *log)
 {
 	char err[256], connector[PATH_MAX];
-	size_t hl = 0;
 	long local = o->jobs > 0 ? o->jobs : 1;
 
 	memset(d, 0, sizeof(*d));
@@ -184,28 +140,8 @@ int distcc_start(const struct build_options *o, const char *target,
 		distcc_stop_relays(d);
 		return 0;
 	}
-	for (size_t i = 0; i < o->nbuild_hosts && d->nrelay < HOSTS_MAX; i++) {
-		const struct host_conf *h = &o->build_hosts[i];
-		int n;
-
-		if (!host_compiles(h, target))
-			continue;
-		if (relay_start(d->dir, h, &d->relay[d->nrelay], err,
-				sizeof(err)) < 0) {
-			fprintf(log, "build: distcc: host %s left out: %s\n",
-				h->name, err);
-			continue;
-		}
-		d->nrelay++;
-		n = snprintf(d->hosts + hl, sizeof(d->hosts) - hl, "@%s/%ld ",
-			     h->name, h->build_slots);
-		if (n > 0 && (size_t)n < sizeof(d->hosts) - hl)
-			hl += (size_t)n;
-		d->slots += h->build_slots;
-		fprintf(log, "build: distcc: host %s (%s), %ld slots, through"
-			" %s/%s.sock\n", h->name, h->distcc, h->build_slots,
-			d->dir, h->name);
-	}
+	if (relay_hosts(o, target, d, log) < 0)
+		d->nrelay = 0;
 	if (d->nrelay == 0) {
 		fprintf(log, "build: distcc: no host reachable: compiling"
 			" locally\n");
@@ -213,7 +149,8 @@ int distcc_start(const struct build_options *o, const char *target,
 		d->slots = 0;
 		return 0;
 	}
-	snprintf(d->hosts + hl, sizeof(d->hosts) - hl, "localhost/%ld", local);
+	snprintf(d->hosts + strlen(d->hosts), sizeof(d->hosts) -
+		 strlen(d->hosts), "localhost/%ld", local);
 	if (mkdir_p(statedir, 0755, err, sizeof(err)) < 0) {
 		fprintf(log, "build: distcc: %s: compiling locally\n", err);
 		distcc_stop_relays(d);
@@ -377,7 +314,8 @@ void distcc_account(struct distcc *d, FILE *log)
 		fprintf(log, " %s %ld%s", c.host[k].name, c.host[k].compiles,
 			k + 1 < c.nhosts ? "," : "");
 	fprintf(log, "; %ld fell back to local compiles after a host"
-		" failed\n", c.fallbacks);
+		" failed; %ld refused by the relay\n", c.fallbacks,
+		d->relay != NULL ? distcc_relay_refused(d->relay) : 0);
 	unlink(d->logpath);
 	d->logpath[0] = '\0';
 }
