@@ -35,6 +35,7 @@ struct run {
 	unsigned char *back;   /* read-back, EXER_MAX_SIZE + a page */
 	struct exer_outcome o;
 	FILE *trace;
+	unsigned int seed;
 };
 
 static void fail(struct run *rn, const char *fmt, ...)
@@ -608,6 +609,10 @@ static void run_step(struct run *rn, const struct exer_op *op)
 	}
 	cover(rn, op);
 	exer_op_text(op, text, sizeof(text));
+	/* What the watchdog quotes if this op never returns. */
+	if (suite_progress != NULL)
+		snprintf(suite_progress, SUITE_PROGRESS_LEN, "seed %u op %u: %.96s",
+			 rn->seed, rn->step, text);
 	snprintf(what, sizeof(what), "%s", text);
 	if (exer_kind_is_write(op->kind))
 		source_bytes(rn, op, at, rn->expect);
@@ -726,8 +731,9 @@ void exer_draw(unsigned int seed, const struct suite_env *env,
 	}
 }
 
-int exer_run_ops(const struct suite_env *env, const struct exer_op *ops,
-		 unsigned int nops, const unsigned char *keep, FILE *trace,
+int exer_run_ops(const struct suite_env *env, unsigned int seed,
+		 const struct exer_op *ops, unsigned int nops,
+		 const unsigned char *keep, FILE *trace,
 		 struct exer_outcome *out, struct diag *d)
 {
 	struct run *rn = calloc(1, sizeof(*rn));
@@ -744,6 +750,7 @@ int exer_run_ops(const struct suite_env *env, const struct exer_op *ops,
 		return -1;
 	}
 	rn->trace = trace;
+	rn->seed = seed;
 	for (i = 0; i < nops && !rn->o.failed; i++) {
 		rn->step = i;
 		if (keep == NULL || keep[i])

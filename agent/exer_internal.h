@@ -76,8 +76,9 @@ void exer_draw(unsigned int seed, const struct suite_env *env,
 /* Run ops (those keep says, all when keep is NULL) on a fresh file.
  * Returns 1 when a check failed (out says which), 0 when all held, -1
  * when the file could not be set up (d says why). */
-int exer_run_ops(const struct suite_env *env, const struct exer_op *ops,
-		 unsigned int nops, const unsigned char *keep, FILE *trace,
+int exer_run_ops(const struct suite_env *env, unsigned int seed,
+		 const struct exer_op *ops, unsigned int nops,
+		 const unsigned char *keep, FILE *trace,
 		 struct exer_outcome *out, struct diag *d);
 
 int exer_kind_is_read(unsigned int kind);

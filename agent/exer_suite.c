@@ -26,6 +26,7 @@ unsigned int exer_seed_factor = 1;
 struct shrinker {
 	const struct suite_env *env;
 	const struct exer_op *ops;
+	unsigned int seed;
 	unsigned int n;
 	unsigned int replays;
 	long long deadline;
@@ -45,7 +46,7 @@ static int still_fails(struct shrinker *s, const unsigned int *idx,
 		keep[idx[i]] = 1;
 	diag_reset(&tmp);
 	s->replays++;
-	if (exer_run_ops(s->env, s->ops, s->n, keep, NULL, &o, &tmp) != 1)
+	if (exer_run_ops(s->env, s->seed, s->ops, s->n, keep, NULL, &o, &tmp) != 1)
 		return 0;
 	s->last = o;
 	return 1;
@@ -113,7 +114,8 @@ static void report_failure(const struct suite_env *env, unsigned int seed,
 			   const struct exer_op *ops, const struct exer_outcome *rn,
 			   int do_shrink, struct diag *d)
 {
-	struct shrinker s = { .env = env, .ops = ops, .n = rn->fail_step + 1 };
+	struct shrinker s = { .env = env, .ops = ops, .seed = seed,
+			      .n = rn->fail_step + 1 };
 	unsigned int idx[EXER_MAX_OPS], count, i;
 
 	s.deadline = now_ms() + SHRINK_MAX_MS;
@@ -131,6 +133,12 @@ static void report_failure(const struct suite_env *env, unsigned int seed,
 		count = count > 4 ? 4 : count;
 		trace_diag(seed, ops, idx + s.n - count, count, d);
 		return;
+	}
+	/* Most failures need few ops and the last is one of them: try the
+	 * failing op alone before cutting halves. */
+	if (count > 1 && still_fails(&s, idx + count - 1, 1)) {
+		idx[0] = idx[count - 1];
+		count = 1;
 	}
 	count = shrink(&s, idx, count);
 	diag_add(d, "seed %u step %u: %s", seed, s.last.fail_step, s.last.why);
@@ -161,7 +169,7 @@ static enum test_status run_seed(const struct suite_env *env,
 		return TEST_FAIL;
 	}
 	exer_draw(o->seed, env, ops, n);
-	rc = exer_run_ops(env, ops, n, o->keep, o->trace, &rn, d);
+	rc = exer_run_ops(env, o->seed, ops, n, o->keep, o->trace, &rn, d);
 	if (stats != NULL && rc >= 0) {
 		for (i = 0; i < sizeof(stats->cells); i++)
 			stats->cells[i] |= rn.cells[i];

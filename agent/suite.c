@@ -5,6 +5,7 @@
  * in a child process, its result line and the nested KTAP block's head,
  * and the parsing of the disks of one boot.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -300,7 +301,73 @@ struct child_result {
 	int done;
 	enum test_status status;
 	struct diag diag;
+	char progress[SUITE_PROGRESS_LEN];
 };
+
+char *suite_progress;
+
+/* The first line of a /proc file of pid's task tid, without its newline. */
+static void proc_line(pid_t pid, const char *tid, const char *file, char *buf,
+		      size_t len)
+{
+	char path[96];
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/%s", (int)pid, tid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * A test that did not return in time: what the agent's watchdog can tell
+ * of it before the kill. Each task of the test process: its state (D: in
+ * the kernel, uninterruptible), the kernel function it waits in, and the
+ * top of its kernel stack where the kernel shows it (CONFIG_STACKTRACE).
+ */
+static void describe_stuck(pid_t pid, const char *progress, struct diag *d)
+{
+	char path[64], stat[512], wchan[64], stack[512], frames[96];
+	struct dirent *e;
+	DIR *dir;
+
+	if (progress[0] != '\0')
+		diag_add(d, "it was at %s", progress);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (dir == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL && d->count < DIAG_MAX) {
+		const char *st, *p;
+		size_t f = 0;
+
+		if (e->d_name[0] == '.')
+			continue;
+		proc_line(pid, e->d_name, "stat", stat, sizeof(stat));
+		proc_line(pid, e->d_name, "wchan", wchan, sizeof(wchan));
+		proc_line(pid, e->d_name, "stack", stack, sizeof(stack));
+		st = strrchr(stat, ')');
+		/* "[<0>] func+0x1/0x2\n" lines: the function names, top first. */
+		frames[0] = '\0';
+		for (p = stack; (p = strstr(p, "] ")) != NULL && f < 3; f++) {
+			size_t n = strcspn(p + 2, "+\n");
+
+			snprintf(frames + strlen(frames), sizeof(frames) - strlen(frames),
+				 "%s%.*s", f ? " < " : "", (int)n, p + 2);
+			p += 2 + n;
+		}
+		diag_add(d, "task %s state %c wchan %s%s%s", e->d_name,
+			 st != NULL && st[1] == ' ' ? st[2] : '?',
+			 wchan[0] != '\0' ? wchan : "?", frames[0] ? " stack " : "",
+			 frames);
+	}
+	closedir(dir);
+}
 
 /*
  * Wait for pid until deadline_ms. Returns 1 when reaped (*status set), 0 on
@@ -371,6 +438,7 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 		 */
 		for (i = 0; i < suite_nfatal_signals; i++)
 			signal(suite_fatal_signals[i], SIG_DFL);
+		suite_progress = res->progress;
 		res->status = suite_test_exec(t, dir, env, &res->diag);
 		__atomic_store_n(&res->done, 1, __ATOMIC_SEQ_CST);
 		_exit(0);
@@ -378,10 +446,17 @@ enum test_status suite_test_isolated(const struct suite_test *t,
 	w = wait_until(pid, &chld, now_ms() + (long long)timeout_s * 1000,
 		       &status);
 	if (w == 0) {
+		char progress[SUITE_PROGRESS_LEN];
+
+		memcpy(progress, res->progress, sizeof(progress));
+		progress[sizeof(progress) - 1] = '\0';
+		diag_add(d, "timed out after %u s: the agent's watchdog killed it",
+			 timeout_s);
+		describe_stuck(pid, progress, d);
 		kill(pid, SIGKILL);
 		w = wait_until(pid, &chld, now_ms() + KILL_GRACE_MS, &status);
-		diag_add(d, "timed out after %u s%s", timeout_s,
-			 w == 1 ? "" : " (process stuck in the kernel, not reaped)");
+		if (w != 1)
+			diag_add(d, "process stuck in the kernel, not reaped");
 		st = TEST_FAIL;
 	} else if (w < 0) {
 		diag_add(d, "waitpid: %s", strerror(errno));

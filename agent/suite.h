@@ -35,6 +35,14 @@ void sleep_ms(long ms);
  * to the default, so that a crash there ends only the test.
  */
 extern const int suite_fatal_signals[];
+
+/*
+ * Where a test in its child process says what it is doing (NULL outside
+ * suite_test_isolated's child): a test that never returns is reported
+ * with it, beside what /proc says of the stuck task.
+ */
+#define SUITE_PROGRESS_LEN 128
+extern char *suite_progress;
 extern const size_t suite_nfatal_signals;
 
 /*

@@ -693,6 +693,8 @@ static ssize_t write_hang(int fd, const void *buf, size_t len)
 	(void)fd;
 	(void)buf;
 	(void)len;
+	if (suite_progress != NULL)
+		snprintf(suite_progress, SUITE_PROGRESS_LEN, "the first write");
 	for (;;)
 		pause();
 	return -1;
@@ -722,7 +724,12 @@ static void test_isolation_timeout_and_crash(void **state)
 	assert_non_null(t);
 	suite_set_io(&hang);
 	assert_int_equal(suite_test_isolated(t, h->path, &h->env, 1, &d), TEST_FAIL);
-	assert_string_equal(d.line[d.count - 1], "timed out after 1 s");
+	/* The watchdog says where the test was and what /proc says of its
+	 * task (asleep in pause(): S), not just that time ran out. */
+	assert_string_equal(d.line[0], "timed out after 1 s: the agent's watchdog killed it");
+	assert_string_equal(d.line[1], "it was at the first write");
+	assert_non_null(strstr(d.line[2], " state S wchan "));
+	assert_int_equal(strncmp(d.line[2], "task ", 5), 0);
 	suite_set_io(&crash);
 	assert_int_equal(suite_test_isolated(t, h->path, &h->env, 10, &d), TEST_FAIL);
 	assert_non_null(strstr(d.line[d.count - 1], "killed by signal 11"));
