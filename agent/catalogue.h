@@ -317,6 +317,10 @@ static inline unsigned long rcgate_catalogue_family_len(const char *test)
 	  "The exerciser over every path at once: syscalls, AIO, io_uring, mmap stores and loads, splice both ways, sendfile, copy_file_range, FICLONERANGE, fallocate, truncate, writes from a mapping of the file itself or of another file, checked through buffered, direct and mmap reads.", \
 	  "Two ways of reaching the same data disagree (page cache vs. disk, mapping vs. read) or a copy, clone or splice moved the wrong bytes: file corruption.", "", \
 	  EXER, EXER_PROFILE_MIXED, 3, EXER_DEFAULT_OPS) \
+	T(X, "exer_full", RCGATE_ALL_FS,                                       \
+	  "The exerciser on a filesystem filled to its last 0.75-2.25 MiB: preallocation, writes into it and around it (direct, buffered, AIO, io_uring), truncate and syncs; an op that needs new blocks may fail with ENOSPC (what it did is adopted), a write into blocks the file already has (written or preallocated; on btrfs a direct write into preallocated ones) must not.", \
+	  "A write into space the file already owns fails for lack of space, or a failed allocation leaves wrong data or size: applications that preallocate (databases, VM images, download managers) lose writes when the disk fills.", "", \
+	  EXER, EXER_PROFILE_FULL, 2, 100) \
 	T(X, "bdev_rw", "bdev",                                                \
 	  "On a raw block device: direct writes of one sector at an odd sector, a page at a sector offset, 64 KiB, 1 MiB + 4 KiB (two bios) and 2 MiB + 1536 from a buffer 512 bytes into a page (every page partial), each read back directly into a buffer at another offset; write()/writev()/read()/readv() move the position by what they return; the whole window read back direct and buffered.", \
 	  "Direct I/O to block devices (databases, VM images, LVM and RAID users) misplaces or loses sectors, or leaves the position wrong.", "", \

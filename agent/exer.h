@@ -42,7 +42,8 @@ enum exer_profile {
 	EXER_PROFILE_ASYNC = 2, /* native AIO and io_uring */
 	EXER_PROFILE_MIXED = 3, /* everything: mmap, splice, copy, clone */
 	EXER_PROFILE_BDEV = 4,  /* a raw block device window */
-	EXER_PROFILE_MAX = 4,
+	EXER_PROFILE_FULL = 5,  /* a nearly full filesystem: ENOSPC's contract */
+	EXER_PROFILE_MAX = 5,
 };
 
 enum exer_opkind {

@@ -73,6 +73,13 @@ static const uint8_t weights[EXER_PROFILE_MAX + 1][XO_NKINDS] = {
 		[XO_CLONE] = 5, [XO_FALLOCATE] = 8, [XO_TRUNCATE] = 5,
 		[XO_SYNC] = 3, [XO_DROP] = 3, [XO_SEEK] = 3,
 	},
+	/* Preallocate, then write into it with the filesystem full. */
+	[EXER_PROFILE_FULL] = {
+		[XO_PWRITE] = 12, [XO_PWRITEV2] = 8, [XO_WRITE] = 4,
+		[XO_AIO_WRITE] = 6, [XO_URING_WRITE] = 6, [XO_PREAD] = 3,
+		[XO_FALLOCATE] = 20, [XO_TRUNCATE] = 3, [XO_SYNC] = 3,
+		[XO_DROP] = 2, [XO_SEEK] = 2, [XO_COPY_RANGE] = 2,
+	},
 	[EXER_PROFILE_BDEV] = {
 		[XO_WRITE] = 5, [XO_PWRITE] = 8, [XO_PWRITEV2] = 10,
 		[XO_PREAD] = 5, [XO_PREADV2] = 6, [XO_AIO_WRITE] = 8,
@@ -142,11 +149,38 @@ static void units_from_hole(struct exer_model *m, long long off, long long len)
 			m->unit[u] = XL_UNWRITTEN;
 }
 
+void exer_model_alloc(struct exer_model *m, long long off, long long len,
+		      int allocated, int whole)
+{
+	long long s0, s1, s;
+
+	if (len <= 0)
+		return;
+	s0 = whole ? (off + EXER_SECTOR - 1) / EXER_SECTOR : off / EXER_SECTOR;
+	s1 = whole ? (off + len) / EXER_SECTOR :
+		     (off + len + EXER_SECTOR - 1) / EXER_SECTOR;
+	for (s = s0 < 0 ? 0 : s0; s < s1 && s < EXER_SECTORS; s++)
+		m->alloc[s] = (uint8_t)allocated;
+}
+
+int exer_model_allocated(const struct exer_model *m, long long off,
+			 long long len)
+{
+	long long s;
+
+	for (s = off / EXER_SECTOR;
+	     s * EXER_SECTOR < off + len && s < EXER_SECTORS; s++)
+		if (!m->alloc[s])
+			return 0;
+	return off + len <= EXER_MAX_SIZE;
+}
+
 void exer_model_write(struct exer_model *m, long long at, long long n,
 		      const unsigned char *src, int grows)
 {
 	if (n <= 0)
 		return;
+	exer_model_alloc(m, at, n, 1, 0);
 	if (m->data != NULL && src != NULL)
 		memcpy(m->data + at, src, (size_t)n);
 	units_set(m, at, n, XL_WRITTEN, 0);
@@ -170,6 +204,8 @@ void exer_model_resize(struct exer_model *m, long long size)
 		if (m->data != NULL)
 			memset(m->data + size, 0, (size_t)(m->size - size));
 		units_set(m, size, m->size - size + EXER_UNIT, XL_HOLE, 1);
+		/* Blocks past the new EOF are freed (preallocated ones too). */
+		exer_model_alloc(m, size, EXER_MAX_SIZE - size, 0, 1);
 	}
 	m->size = size;
 }
@@ -197,6 +233,9 @@ void exer_model_falloc(struct exer_model *m, unsigned int variant,
 	long long old = m->size;
 
 	if (mode & FALLOC_FL_COLLAPSE_RANGE) {
+		memmove(m->alloc + off / EXER_SECTOR,
+			m->alloc + (off + len) / EXER_SECTOR,
+			(size_t)(EXER_SECTORS - (off + len) / EXER_SECTOR));
 		if (m->data != NULL)
 			memmove(m->data + off, m->data + off + len,
 				(size_t)(old - off - len));
@@ -205,6 +244,10 @@ void exer_model_falloc(struct exer_model *m, unsigned int variant,
 		return;
 	}
 	if (mode & FALLOC_FL_INSERT_RANGE) {
+		memmove(m->alloc + (off + len) / EXER_SECTOR,
+			m->alloc + off / EXER_SECTOR,
+			(size_t)(EXER_SECTORS - (off + len) / EXER_SECTOR));
+		memset(m->alloc + off / EXER_SECTOR, 0, (size_t)(len / EXER_SECTOR));
 		if (m->data != NULL) {
 			memmove(m->data + off + len, m->data + off,
 				(size_t)(old - off));
@@ -217,8 +260,10 @@ void exer_model_falloc(struct exer_model *m, unsigned int variant,
 	if (mode & FALLOC_FL_PUNCH_HOLE) {
 		exer_model_zero(m, off, len);
 		units_set(m, off, len, XL_HOLE, 1);
+		exer_model_alloc(m, off, len, 0, 1);
 		return;
 	}
+	exer_model_alloc(m, off, len, 1, 0);
 	if (mode & FALLOC_FL_ZERO_RANGE) {
 		exer_model_zero(m, off, len);
 		units_set(m, off, len, XL_UNWRITTEN, 1);
@@ -248,10 +293,29 @@ unsigned int exer_layout_of(const struct exer_model *m, long long off,
 /* ---- drawing one operation ---- */
 
 /* A place worth hitting: EOF, a layout change, an extent-ish boundary. */
-static long long anchor(struct exer_rng *r, const struct exer_model *m,
-			long long a)
+/* Inside a run of preallocated (unwritten) units, or -1 (the full
+ * profile's writes go there: a write into preallocated space must not
+ * fail for lack of space). */
+static long long inside_unwritten(struct exer_rng *r, const struct exer_model *m)
 {
 	long long u, tries;
+
+	for (tries = 0; tries < 32; tries++) {
+		u = rnd_in(r, 0, EXER_UNITS);
+		if (m->unit[u] == XL_UNWRITTEN && u * EXER_UNIT < m->size)
+			return u * EXER_UNIT + rnd_in(r, 0, EXER_UNIT);
+	}
+	return -1;
+}
+
+static long long anchor(struct exer_rng *r, const struct exer_model *m,
+			long long a, unsigned int profile)
+{
+	long long u, tries;
+
+	if (profile == EXER_PROFILE_FULL && chance(r, 50) &&
+	    (u = inside_unwritten(r, m)) >= 0)
+		return u;
 
 	switch (rnd(r) % 8) {
 	case 0:
@@ -300,9 +364,10 @@ static long long align_down(long long v, long long a)
 
 /* Offset and length, aligned to a (0: as drawn), inside EXER_MAX_SIZE. */
 static void place(struct exer_rng *r, const struct exer_model *m,
-		  struct exer_op *op, long long a, long long align, long long cap)
+		  struct exer_op *op, long long a, long long align, long long cap,
+		  unsigned int profile)
 {
-	long long off = anchor(r, m, a), len = length(r, a);
+	long long off = anchor(r, m, a, profile), len = length(r, a);
 
 	if (len > cap)
 		len = cap;
@@ -407,7 +472,7 @@ static void shape(struct exer_rng *r, const struct exer_gen *g,
 	direct = is_direct_fd(g, op->fd);
 	/* One in twelve direct operations is deliberately misaligned. */
 	place(r, m, op, a, direct && !chance(r, 8) ? a : (chance(r, 50) ? a : 1),
-	      EXER_MAX_IO);
+	      EXER_MAX_IO, g->profile);
 	if (op->kind <= XO_URING_READ) {
 		op->niov = (uint8_t)rnd_in(r, 1, (op->kind >= XO_AIO_WRITE ?
 						  EXER_MAX_AIO : EXER_MAX_IOV) + 1);
@@ -423,7 +488,7 @@ static void shape(struct exer_rng *r, const struct exer_gen *g,
 			op->buf = XB_HEAP;
 		break;
 	case XO_URING_LINKED:
-		place(r, m, op, a, a, EXER_MAX_IO);
+		place(r, m, op, a, a, EXER_MAX_IO, g->profile);
 		op->fd = chance(r, 70) ? XF_DIRECT : XF_BUFFERED;
 		break;
 	case XO_MMAP_WRITE:
@@ -441,19 +506,21 @@ static void shape(struct exer_rng *r, const struct exer_gen *g,
 	case XO_COPY_RANGE:
 	case XO_CLONE:
 		place(r, m, op, a, op->kind == XO_CLONE || direct ? b : 1,
-		      EXER_AUX_SIZE / 2);
+		      EXER_AUX_SIZE / 2, g->profile);
 		op->src = align_down(rnd_in(r, 0, EXER_AUX_SIZE - op->len),
 				     op->kind == XO_CLONE || direct ? b : 1);
 		break;
 	case XO_FALLOCATE:
 		op->variant = (uint8_t)(g->bdev ? (chance(r, 50) ? 2 : 4) :
+					g->profile == EXER_PROFILE_FULL && chance(r, 60) ?
+						  rnd(r) % 2 :
 						  rnd(r) % EXER_FALLOC_VARIANTS);
 		place(r, m, op, a, op->variant >= 5 || g->bdev ? b : 1,
-		      EXER_MAX_IO);
+		      EXER_MAX_IO, g->profile);
 		break;
 	case XO_TRUNCATE:
 		op->off = chance(r, 50) ? rnd_in(r, 0, m->size + 1) :
-					  anchor(r, m, a);
+					  anchor(r, m, a, g->profile);
 		op->off = op->off < 0 ? 0 : op->off % (EXER_MAX_SIZE + 1);
 		break;
 	case XO_SYNC:
@@ -463,7 +530,7 @@ static void shape(struct exer_rng *r, const struct exer_gen *g,
 		op->variant = (uint8_t)(rnd(r) % 2);
 		break;
 	case XO_BLKZERO:
-		place(r, m, op, a, a, EXER_MAX_IO);
+		place(r, m, op, a, a, EXER_MAX_IO, g->profile);
 		break;
 	}
 	if (op->fd == XF_APPEND && (op->kind == XO_SPLICE_WRITE ||

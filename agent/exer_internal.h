@@ -9,6 +9,9 @@
 #include "exer.h"
 
 #define EXER_UNITS (EXER_MAX_SIZE / EXER_UNIT)
+/* Allocation is tracked per 512-byte sector (the smallest block). */
+#define EXER_SECTOR 512L
+#define EXER_SECTORS (EXER_MAX_SIZE / EXER_SECTOR)
 
 struct exer_rng {
 	uint64_t s;
@@ -25,6 +28,11 @@ struct exer_model {
 	long long size;
 	long long pos[XF_NFDS];
 	uint8_t unit[EXER_UNITS];
+	/* 1: the file surely has a block under this sector (written or
+	 * preallocated, not shared): never more than it has, so a full
+	 * filesystem's contract (exer.c may_enospc) errs to the lenient
+	 * side. */
+	uint8_t alloc[EXER_SECTORS];
 };
 
 int exer_model_init(struct exer_model *m, long long size, int with_data);
@@ -38,6 +46,13 @@ void exer_model_resize(struct exer_model *m, long long size);
 void exer_model_falloc(struct exer_model *m, unsigned int variant,
 		       long long off, long long len);
 /* The layout [off, off+len) has in m (enum exer_layout). */
+/* 1 when every sector [off, off+len) meets is allocated. */
+int exer_model_allocated(const struct exer_model *m, long long off,
+			 long long len);
+/* Sectors [off, off+len) lose (0) or surely have (1) their blocks:
+ * whole: only sectors inside the range, else every one it touches. */
+void exer_model_alloc(struct exer_model *m, long long off, long long len,
+		      int allocated, int whole);
 unsigned int exer_layout_of(const struct exer_model *m, long long off,
 			    long long len);
 /* Whether a fallocate op is well-formed against m (collapse and insert

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "bdevio.h"
 #include "exer_internal.h"
@@ -197,6 +198,31 @@ static unsigned int cells_count(const struct exer_stats *s)
 	return n;
 }
 
+/* The full profile fills the filesystem: only one made for the test
+ * (a guest's scratch disk), never a host's. */
+#define FULL_MAX_FS (2LL << 30)
+
+static int too_big_to_fill(const struct suite_env *env, struct diag *d)
+{
+	char dir[4096], *slash;
+	struct statfs sf;
+	long long bytes;
+
+	snprintf(dir, sizeof(dir), "%s", env->path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	if (statfs(slash != NULL ? dir : ".", &sf) != 0)
+		return 0;
+	bytes = (long long)sf.f_blocks * (long long)sf.f_bsize;
+	if (bytes <= FULL_MAX_FS)
+		return 0;
+	snprintf(d->skip_reason, sizeof(d->skip_reason),
+		 "a filesystem of %lld MiB is not filled (at most %lld MiB)",
+		 bytes >> 20, FULL_MAX_FS >> 20);
+	return 1;
+}
+
 enum test_status test_exer(const struct suite_test *t,
 		 	   const struct suite_env *env, struct diag *d)
 {
@@ -204,6 +230,10 @@ enum test_status test_exer(const struct suite_test *t,
 	struct exer_run_options o = { .nops = t->exer_ops };
 	unsigned int seeds = t->exer_seeds * exer_seed_factor, i;
 	long long start = now_ms();
+
+	if (t->exer_seed / EXER_SEEDS_PER_PROFILE == EXER_PROFILE_FULL &&
+	    !env->bdev && too_big_to_fill(env, d))
+		return TEST_SKIP;
 
 	memset(&stats, 0, sizeof(stats));
 	for (i = 0; i < seeds; i++) {
@@ -269,6 +299,11 @@ int exer_replay(const char *dir, unsigned int seed, const char *ops,
 	else
 		snprintf(env.path, sizeof(env.path), "%s", dir);
 	diag_reset(&d);
+	if (seed / EXER_SEEDS_PER_PROFILE == EXER_PROFILE_FULL && !env.bdev &&
+	    too_big_to_fill(&env, &d)) {
+		fprintf(stderr, "rcgate-agent: %s\n", d.skip_reason);
+		return 2;
+	}
 	st = exer_run_seed(&env, &o, &d);
 	for (i = 0; i < d.count && i < DIAG_MAX; i++)
 		fprintf(out, "# %s\n", d.line[i]);
