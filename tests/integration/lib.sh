@@ -127,22 +127,7 @@ start_daemon() {
 	} > "$STATE/rcgated.conf"
 	"$RCGATED" -n -f "$STATE/rcgated.conf" 2>/dev/null || { echo "Bail out! bad test config"; exit 1; }
 	TOKEN=$("$RCGATED" -f "$STATE/rcgated.conf" -T test -s write) || { echo "Bail out! token"; exit 1; }
-	# Built with --enable-sanitizers, a report lands in the state dir and
-	# stop_daemon turns it into a failure.
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$STATE/sanitizer" \
-	UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:log_path=$STATE/sanitizer" \
-		"$RCGATED" -d -f "$STATE/rcgated.conf" &
-	DAEMON_PID=$!
-	for _ in $(seq 1 100); do
-		[ -s "$STATE/rcgated.port" ] && break
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	if [ ! -s "$STATE/rcgated.port" ]; then
-		echo "Bail out! rcgated did not start"; cat "$STATE/rcgated.log" >&2; exit 1
-	fi
-	PORT=$(cat "$STATE/rcgated.port")
-	BASE="http://127.0.0.1:$PORT"
+	launch_daemon "did not start"
 }
 
 # This daemon's guest name prefix, "rcgate-<instance>-": another rcgated on
@@ -159,10 +144,11 @@ stop_daemon() {
 	DAEMON_PID=
 	sanitizer_check
 }
-# restart_daemon: rcgated again on the same state dir and configuration
-# (after stop_daemon), as a restart of the service is; sets PORT and BASE.
-restart_daemon() {
-	rm -f "$STATE/rcgated.port"
+# launch_daemon WHAT: rcgated on $STATE's configuration, waiting for its
+# port (sets DAEMON_PID, PORT, BASE); "Bail out! rcgated WHAT" if it never
+# listens. Built with --enable-sanitizers, a report lands in the state dir
+# and stop_daemon turns it into a failure.
+launch_daemon() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$STATE/sanitizer" \
 	UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:log_path=$STATE/sanitizer" \
 		"$RCGATED" -d -f "$STATE/rcgated.conf" &
@@ -173,10 +159,16 @@ restart_daemon() {
 		sleep 0.1
 	done
 	if [ ! -s "$STATE/rcgated.port" ]; then
-		echo "Bail out! rcgated did not start again"; tail -n 20 "$STATE/rcgated.log" >&2; exit 1
+		echo "Bail out! rcgated $1"; tail -n 50 "$STATE/rcgated.log" >&2; exit 1
 	fi
 	PORT=$(cat "$STATE/rcgated.port")
 	BASE="http://127.0.0.1:$PORT"
+}
+# restart_daemon: rcgated again on the same state dir and configuration
+# (after stop_daemon), as a restart of the service is; sets PORT and BASE.
+restart_daemon() {
+	rm -f "$STATE/rcgated.port"
+	launch_daemon "did not start again"
 }
 # A sanitizer report from any rcgated of this test is a failure of its own.
 sanitizer_check() {
