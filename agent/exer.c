@@ -275,6 +275,14 @@ static long long judge(struct run *rn, const struct allowance *a,
 	}
 	if (res == want)
 		return res;
+	/* Nothing moved is never a short count: a read returning 0 says end
+	 * of file (42c498c18a94's bug: a direct read of a hole into a
+	 * read-only buffer returned 0, not EFAULT). */
+	if (res == 0) {
+		fail(rn, "%s: returned 0, expected %lld bytes%s", what, want,
+		     faults ? " or EFAULT" : "");
+		return -1;
+	}
 	if (res > want) {
 		fail(rn, "%s: returned %lld, expected %lld", what, res, want);
 		return -1;
