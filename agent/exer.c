@@ -598,11 +598,11 @@ static int op_valid(const struct run *rn, const struct exer_op *op)
 		return 0;
 	/*
 	 * Not issued: an io_uring buffered write from a buffer with a
-	 * PROT_NONE page. Debian's 6.1.192 i386 kernel spins for ever in
-	 * its io-wq worker (generic_perform_write, state R; seed 2002 op 75),
-	 * a kernel bug the exerciser found that every i386 baseline and rc
-	 * share, so it is no regression and would only cost each i386 run
-	 * a timeout. docs/agent.md says so.
+	 * PROT_NONE page. Debian's 6.1.192 i386 and armv7 kernels spin for
+	 * ever in their io-wq worker (generic_perform_write, state R; seed
+	 * 2002 op 75), a kernel bug the exerciser found that every 32-bit
+	 * baseline and rc share, so it is no regression and would only cost
+	 * each such run a timeout. docs/agent.md says so.
 	 */
 	if (op->kind == XO_URING_WRITE && op->buf == XB_HOLE &&
 	    op->fd == XF_BUFFERED)
