@@ -174,6 +174,7 @@ struct allowance {
 	int nospace;    /* the filesystem is full and this op needs space:
 			 * ENOSPC, or short, with what it did adopted */
 	long long asked; /* the length the transfer was given */
+	int async_dev;  /* AIO or io_uring on a block device */
 };
 
 static int op_direct(const struct run *rn, const struct exer_op *op)
@@ -242,6 +243,8 @@ static void allowance_of(const struct run *rn, const struct exer_op *op,
 	a->fault_len = r->fault_len;
 	a->short_ok = op->kind == XO_COPY_RANGE || op->kind == XO_SPLICE_READ;
 	a->nospace = may_enospc(rn, op, at);
+	a->async_dev = exer_io_is_bdev(rn->io) && op->kind >= XO_AIO_WRITE &&
+		       op->kind <= XO_URING_LINKED;
 }
 
 /* The allowance of the piece [st, st+ln) of the buffer. */
@@ -292,6 +295,9 @@ static long long judge(struct run *rn, const struct allowance *a,
 	if ((e == EINVAL && a->misaligned) ||
 	    ((e == EAGAIN || e == EOPNOTSUPP) && a->nowait) ||
 	    (e == EFAULT && faults) ||
+	    /* A device's async direct I/O fails a faulting buffer's bio
+	     * after others went out as an I/O error (seen on the host). */
+	    (e == EIO && faults && a->async_dev) ||
 	    (e == ENOSPC && (a->enospc || a->nospace)))
 		return 0;
 	if (res < 0)
@@ -584,7 +590,8 @@ static int op_valid(const struct run *rn, const struct exer_op *op)
 	if (exer_io_unsupported(rn->io, op->kind, op->variant))
 		return 0;
 	if (exer_kind_is_write(op->kind) &&
-	    write_at(rn, op) + op->len > EXER_MAX_SIZE)
+	    write_at(rn, op) + op->len > EXER_MAX_SIZE &&
+	    !(exer_io_is_bdev(rn->io) && op->kind <= XO_URING_READ))
 		return 0;
 	if ((op->kind == XO_MMAP_WRITE || op->kind == XO_MMAP_READ) &&
 	    (op->len <= 0 || op->off + op->len > m->size))

@@ -26,8 +26,11 @@
 #define EXER_MAX_SIZE (2L * 1024 * 1024)
 /* The source file's size (copy, clone, sendfile, mmap sources). */
 #define EXER_AUX_SIZE (1L * 1024 * 1024)
-/* The largest single transfer. */
-#define EXER_MAX_IO (512L * 1024)
+/* The largest single transfer: past 1 MiB a direct one takes more than
+ * one bio (the block device profile's huge writes). */
+#define EXER_MAX_IO (1280L * 1024)
+/* The largest transfer of the usual length classes. */
+#define EXER_TYPICAL_IO (512L * 1024)
 #define EXER_MAX_OPS 400
 /* Operations per seed in the suite's rows (and a replay's default). */
 #define EXER_DEFAULT_OPS 120
@@ -77,6 +80,10 @@ enum exer_opkind {
 	XO_BLKZERO,     /* bdev: BLKZEROOUT / BLKDISCARD (variant) */
 	XO_NKINDS,
 };
+
+/* A vectored write's variant: one iovec per page, the pages of the
+ * buffer taken out of order (more segments than one bio holds). */
+#define EXER_PAGE_IOVECS 0x40
 
 /* Which descriptor an operation goes through. */
 enum exer_fdkind { XF_DIRECT, XF_BUFFERED, XF_APPEND, XF_NFDS };

@@ -81,7 +81,8 @@ static const uint8_t weights[EXER_PROFILE_MAX + 1][XO_NKINDS] = {
 		[XO_DROP] = 2, [XO_SEEK] = 2, [XO_COPY_RANGE] = 2,
 	},
 	[EXER_PROFILE_BDEV] = {
-		[XO_WRITE] = 5, [XO_PWRITE] = 8, [XO_PWRITEV2] = 10,
+		[XO_WRITE] = 5, [XO_PWRITE] = 8, [XO_PWRITEV2] = 16,
+		[XO_PWRITEV] = 4,
 		[XO_PREAD] = 5, [XO_PREADV2] = 6, [XO_AIO_WRITE] = 8,
 		[XO_AIO_READ] = 5, [XO_URING_WRITE] = 10, [XO_URING_READ] = 6,
 		[XO_URING_LINKED] = 3, [XO_MMAP_WRITE] = 3, [XO_MMAP_READ] = 3,
@@ -316,6 +317,9 @@ static long long anchor(struct exer_rng *r, const struct exer_model *m,
 	if (profile == EXER_PROFILE_FULL && chance(r, 50) &&
 	    (u = inside_unwritten(r, m)) >= 0)
 		return u;
+	/* A device's last sectors: transfers across its end. */
+	if (profile == EXER_PROFILE_BDEV && chance(r, 30))
+		return m->size - rnd_in(r, 1, 65) * 512;
 
 	switch (rnd(r) % 8) {
 	case 0:
@@ -337,8 +341,12 @@ static long long anchor(struct exer_rng *r, const struct exer_model *m,
 	}
 }
 
-static long long length(struct exer_rng *r, long long a)
+static long long length(struct exer_rng *r, long long a, unsigned int profile)
 {
+	/* A device's huge writes: more than one bio (RWF_NOWAIT must then
+	 * fail whole or complete, 67d59247d4b5's class). */
+	if (profile == EXER_PROFILE_BDEV && chance(r, 20))
+		return rnd_in(r, 1024 * 1024 + a, EXER_MAX_IO + 1);
 	switch (rnd(r) % 10) {
 	case 0:
 	case 1:
@@ -353,7 +361,7 @@ static long long length(struct exer_rng *r, long long a)
 	case 8:
 		return rnd_in(r, 4096, 131072);
 	default:
-		return rnd_in(r, 131072, EXER_MAX_IO + 1);
+		return rnd_in(r, 131072, EXER_TYPICAL_IO + 1);
 	}
 }
 
@@ -367,7 +375,7 @@ static void place(struct exer_rng *r, const struct exer_model *m,
 		  struct exer_op *op, long long a, long long align, long long cap,
 		  unsigned int profile)
 {
-	long long off = anchor(r, m, a, profile), len = length(r, a);
+	long long off = anchor(r, m, a, profile), len = length(r, a, profile);
 
 	if (len > cap)
 		len = cap;
@@ -533,6 +541,23 @@ static void shape(struct exer_rng *r, const struct exer_gen *g,
 		place(r, m, op, a, a, EXER_MAX_IO, g->profile);
 		break;
 	}
+	/* On a device, transfers across its end (the window's): the part
+	 * before it is done and returned, at the end a write is ENOSPC. */
+	if (g->bdev && op->kind <= XO_URING_READ && chance(r, 25))
+		op->off = EXER_MAX_SIZE - align_down(rnd_in(r, 0, op->len + 1), 512);
+	/* A huge vectored write on a device: a page per iovec, out of
+	 * order, so that it takes more than one bio. */
+	if (g->bdev && (op->kind == XO_PWRITEV2 || op->kind == XO_PWRITEV) &&
+	    op->len >= 1024 * 1024 && chance(r, 70)) {
+		op->variant |= EXER_PAGE_IOVECS;
+		op->len = op->len / PAGE * PAGE;
+		op->buf = XB_HEAP;
+	}
+	/* On a device, many writes RWF_NOWAIT: with a huge one, more than
+	 * one bio must not be issued for it. */
+	if (g->bdev && (op->kind == XO_PWRITEV2 || op->kind == XO_AIO_WRITE ||
+			op->kind == XO_URING_WRITE) && chance(r, 30))
+		op->rwf |= RWF_NOWAIT;
 	if (op->fd == XF_APPEND && (op->kind == XO_SPLICE_WRITE ||
 				    op->kind == XO_SENDFILE ||
 				    op->kind == XO_COPY_RANGE))
@@ -677,6 +702,7 @@ void exer_op_text(const struct exer_op *op, char *buf, size_t len)
 			 fd_names[op->fd % XF_NFDS], fl,
 			 op->use_pos ? ", at pos" : "",
 			 op->niov ? op->niov : 1,
+			 op->variant & EXER_PAGE_IOVECS ? " page-iov" :
 			 op->kind >= XO_AIO_WRITE ? " parts" :
 			 (op->kind == XO_WRITEV || op->kind == XO_PWRITEV ||
 			  op->kind == XO_READV || op->kind == XO_PREADV ||

@@ -107,9 +107,10 @@ static int aux_create(struct exer_io *io, const char *path, struct diag *d)
 		diag_add(d, "open %s: %s", io->auxpath, strerror(errno));
 		return -1;
 	}
-	for (done = 0; done < EXER_AUX_SIZE; done += EXER_MAX_IO) {
-		fill(io->buf, EXER_MAX_IO, EXER_AUX_TAG, done);
-		if (pwrite(io->aux, io->buf, EXER_MAX_IO, done) != EXER_MAX_IO) {
+	for (done = 0; done < EXER_AUX_SIZE; done += EXER_TYPICAL_IO) {
+		fill(io->buf, EXER_TYPICAL_IO, EXER_AUX_TAG, done);
+		if (pwrite(io->aux, io->buf, EXER_TYPICAL_IO, done) !=
+		    EXER_TYPICAL_IO) {
 			diag_add(d, "writing the source file: %s", strerror(errno));
 			return -1;
 		}
@@ -398,12 +399,35 @@ void exer_pieces(long long len, unsigned int n, long long unit,
 
 /* ---- the read/write syscall families ---- */
 
+/*
+ * A write's iovecs of one page each, page k of the file from page perm(k)
+ * of the buffer (a stride coprime with the count): no two neighbours
+ * are neighbours in memory, so a bio holds one page per segment. The
+ * buffer is filled to match. Returns the count.
+ */
+static unsigned int page_iovecs(const struct exer_op *op, unsigned char *p,
+				long long at, struct iovec *iov)
+{
+	unsigned int n = (unsigned int)(op->len / PAGE), k, stride = 101;
+
+	while (n > 1 && (n % stride == 0 || stride % n == 0))
+		stride += 2;
+	for (k = 0; k < n; k++) {
+		unsigned char *page = p + (size_t)((k * stride) % n) * PAGE;
+
+		fill(page, PAGE, op->tag, at + (long long)k * PAGE);
+		iov[k].iov_base = page;
+		iov[k].iov_len = PAGE;
+	}
+	return n;
+}
+
 static long long sys_rw(struct exer_io *io, const struct exer_op *op,
-			unsigned char *p, int is_read)
+			unsigned char *p, int is_read, long long at)
 {
 	int fd = io->fd[op->fd];
 	long long off = io->base + op->off;
-	struct iovec iov[EXER_MAX_IOV];
+	static struct iovec iov[EXER_MAX_IO / PAGE];
 	long long st[EXER_MAX_IOV], ln[EXER_MAX_IOV];
 	unsigned int n = op->niov ? op->niov : 1, i;
 	ssize_t r;
@@ -413,6 +437,8 @@ static long long sys_rw(struct exer_io *io, const struct exer_op *op,
 		iov[i].iov_base = p + st[i];
 		iov[i].iov_len = (size_t)ln[i];
 	}
+	if ((op->variant & EXER_PAGE_IOVECS) && !is_read && op->len % PAGE == 0)
+		n = page_iovecs(op, p, at, iov);
 	switch (op->kind) {
 	case XO_WRITE:
 	case XO_READ:
@@ -822,7 +848,7 @@ void exer_io_run(struct exer_io *io, const struct exer_op *op,
 		r->fault_at = b.fault_at;
 		r->fault_len = b.fault_len;
 		if (op->kind <= XO_PREADV2)
-			r->res = sys_rw(io, op, b.p, is_read);
+			r->res = sys_rw(io, op, b.p, is_read, at);
 		else if (op->kind <= XO_AIO_READ)
 			aio_rw(io, op, b.p, is_read, r);
 		else
