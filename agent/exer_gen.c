@@ -84,7 +84,7 @@ static const uint8_t weights[EXER_PROFILE_MAX + 1][XO_NKINDS] = {
 		[XO_WRITE] = 5, [XO_PWRITE] = 8, [XO_PWRITEV2] = 16,
 		[XO_PWRITEV] = 4,
 		[XO_PREAD] = 5, [XO_PREADV2] = 6, [XO_AIO_WRITE] = 8,
-		[XO_AIO_READ] = 5, [XO_URING_WRITE] = 10, [XO_URING_READ] = 6,
+		[XO_AIO_READ] = 5, [XO_URING_WRITE] = 14, [XO_URING_READ] = 6,
 		[XO_URING_LINKED] = 3, [XO_MMAP_WRITE] = 3, [XO_MMAP_READ] = 3,
 		[XO_SPLICE_READ] = 3, [XO_SPLICE_WRITE] = 3, [XO_FALLOCATE] = 4,
 		[XO_SYNC] = 3, [XO_DROP] = 2, [XO_BLKZERO] = 4,
@@ -346,7 +346,7 @@ static long long length(struct exer_rng *r, long long a, unsigned int profile)
 	/* A device's huge writes: more than one bio (RWF_NOWAIT must then
 	 * fail whole or complete, 67d59247d4b5's class). */
 	if (profile == EXER_PROFILE_BDEV && chance(r, 20))
-		return rnd_in(r, 1024 * 1024 + a, EXER_MAX_IO + 1);
+		return 1024 * 1024 + rnd_in(r, 1, 33) * PAGE;
 	switch (rnd(r) % 10) {
 	case 0:
 	case 1:
@@ -543,8 +543,10 @@ static void shape(struct exer_rng *r, const struct exer_gen *g,
 	}
 	/* On a device, transfers across its end (the window's): the part
 	 * before it is done and returned, at the end a write is ENOSPC. */
-	if (g->bdev && op->kind <= XO_URING_READ && chance(r, 25))
+	if (g->bdev && op->kind <= XO_URING_READ && chance(r, 35)) {
 		op->off = EXER_MAX_SIZE - align_down(rnd_in(r, 0, op->len + 1), 512);
+		op->niov = 1; /* one piece, so that it is the one across */
+	}
 	/* A huge vectored write on a device: a page per iovec, out of
 	 * order, so that it takes more than one bio. */
 	if (g->bdev && (op->kind == XO_PWRITEV2 || op->kind == XO_PWRITEV) &&
@@ -556,7 +558,7 @@ static void shape(struct exer_rng *r, const struct exer_gen *g,
 	/* On a device, many writes RWF_NOWAIT: with a huge one, more than
 	 * one bio must not be issued for it. */
 	if (g->bdev && (op->kind == XO_PWRITEV2 || op->kind == XO_AIO_WRITE ||
-			op->kind == XO_URING_WRITE) && chance(r, 30))
+			op->kind == XO_URING_WRITE) && chance(r, 20))
 		op->rwf |= RWF_NOWAIT;
 	if (op->fd == XF_APPEND && (op->kind == XO_SPLICE_WRITE ||
 				    op->kind == XO_SENDFILE ||
