@@ -302,10 +302,17 @@ static void put_build(GString *out, const struct report_input *in)
 			g_string_append(out, ">\n");
 		}
 		if (a->unverified) {
-			g_string_append(out, "* announcement unverified (DKIM: ");
-			put_clean(out, a->dkim[0] ? a->dkim : "not checked");
-			g_string_append(out, "): this mail goes to the lists"
-					" alone\n");
+			/* Two lines within 78 columns: the reason is the
+			 * verifier's and may be long. */
+			char why[67];
+			const char *dkim = a->dkim[0] ? a->dkim : "not checked";
+
+			g_string_append(out, "* announcement unverified: this mail"
+					" goes to the lists alone\n  (DKIM: ");
+			snprintf(why, sizeof(why), "%.66s", dkim);
+			put_clean(out, why);
+			g_string_append(out, strlen(dkim) >= sizeof(why) ? "...)\n" :
+									  ")\n");
 		}
 		put_item(out, "deadline", a->deadline);
 	}
