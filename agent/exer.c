@@ -713,7 +713,7 @@ static void run_step(struct run *rn, const struct exer_op *op)
 	snprintf(what, sizeof(what), "%s", text);
 	if (exer_kind_is_write(op->kind))
 		source_bytes(rn, op, at, rn->expect);
-	exer_io_run(rn->io, op, rn->m.data, rn->m.size, &r);
+	exer_io_run(rn->io, op, rn->m.size, &r);
 	step_trace(rn, &r, text);
 	if (r.skipped != NULL) {
 		exer_io_mark_unsupported(rn->io, op->kind, op->variant);
@@ -736,8 +736,8 @@ static void run_step(struct run *rn, const struct exer_op *op)
 		     r.pos_after, rn->m.pos[op->fd]);
 		return;
 	}
-	lo = (op->kind == XO_FALLOCATE || op->kind == XO_TRUNCATE ?
-		      (op->kind == XO_TRUNCATE ? op->off : op->off) : at) - 512;
+	lo = (op->kind == XO_FALLOCATE || op->kind == XO_TRUNCATE ? op->off : at) -
+	     512;
 	hi = op->kind == XO_FALLOCATE && op->variant >= 5 ? rn->m.size + 512 :
 							    at + op->len + 512;
 	if (op->kind == XO_TRUNCATE)
@@ -907,7 +907,7 @@ int exer_run_ops(const struct suite_env *env, unsigned int seed,
 		struct exer_result r;
 
 		rn->step = nops;
-		exer_io_run(rn->io, &drop, rn->m.data, rn->m.size, &r);
+		exer_io_run(rn->io, &drop, rn->m.size, &r);
 		check_all(rn, "at the end, after dropping the page cache");
 	}
 	run_close(rn);

@@ -161,11 +161,11 @@ struct exer_result {
 struct exer_io *exer_io_open(const char *path, const struct suite_env *env,
 			     long long base, struct diag *d);
 void exer_io_close(struct exer_io *io);
-/* Issue op. The data a write puts down is built by the op itself from
- * model (for mapped sources) or exer_byte. */
+/* Issue op. The data a write puts down is built by the op itself
+ * (exer_byte, or a mapping of the source file or of the file); model_size
+ * is where an append lands. */
 void exer_io_run(struct exer_io *io, const struct exer_op *op,
-		 const unsigned char *model, long long model_size,
-		 struct exer_result *r);
+		 long long model_size, struct exer_result *r);
 /* Read [off, off+len) back through way (0 buffered, 1 direct, 2 mmap)
  * into out. Returns bytes read, or -errno. */
 long long exer_io_readback(struct exer_io *io, int way, long long off,

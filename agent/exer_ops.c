@@ -828,15 +828,13 @@ static int kind_is_read(unsigned int kind)
 }
 
 void exer_io_run(struct exer_io *io, const struct exer_op *op,
-		 const unsigned char *model, long long model_size,
-		 struct exer_result *r)
+		 long long model_size, struct exer_result *r)
 {
 	struct xbuf b;
 	int is_read = kind_is_read(op->kind);
 	long long at = op->fd == XF_APPEND || (op->rwf & RWF_APPEND) ?
 			       model_size : op->off;
 
-	(void)model;
 	memset(r, 0, sizeof(*r));
 	r->fault_at = -1;
 	if (op->kind <= XO_URING_READ) {
